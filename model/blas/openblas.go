@@ -1,0 +1,68 @@
+//go:build openblas
+
+package blas
+
+/*
+#cgo LDFLAGS: -lopenblas
+#include <cblas.h>
+*/
+import "C"
+
+import (
+	"unsafe"
+
+	gblas "gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/gonum"
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+const backend = "openblas"
+
+func ctrans(t bool) C.enum_CBLAS_TRANSPOSE {
+	if t {
+		return C.CblasTrans
+	}
+	return C.CblasNoTrans
+}
+
+func sgemm(tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	C.cblas_sgemm(C.CblasRowMajor, ctrans(tA), ctrans(tB), C.blasint(m), C.blasint(n), C.blasint(k),
+		C.float(alpha), (*C.float)(unsafe.Pointer(&a[0])), C.blasint(lda),
+		(*C.float)(unsafe.Pointer(&b[0])), C.blasint(ldb), C.float(beta),
+		(*C.float)(unsafe.Pointer(&c[0])), C.blasint(ldc))
+}
+
+func dgemm(tA, tB bool, m, n, k int, alpha float64, a []float64, lda int, b []float64, ldb int, beta float64, c []float64, ldc int) {
+	C.cblas_dgemm(C.CblasRowMajor, ctrans(tA), ctrans(tB), C.blasint(m), C.blasint(n), C.blasint(k),
+		C.double(alpha), (*C.double)(unsafe.Pointer(&a[0])), C.blasint(lda),
+		(*C.double)(unsafe.Pointer(&b[0])), C.blasint(ldb), C.double(beta),
+		(*C.double)(unsafe.Pointer(&c[0])), C.blasint(ldc))
+}
+
+// openBLAS satisfies tensor.BLAS: gonum's kernels for everything, with the
+// matrix-matrix and matrix-vector products that dominate Gorgonia's own
+// MatMul/MatVecMul replaced by OpenBLAS.
+type openBLAS struct{ gonum.Implementation }
+
+func cblasTrans(t gblas.Transpose) bool { return t == gblas.Trans || t == gblas.ConjTrans }
+
+func (openBLAS) Sgemm(tA, tB gblas.Transpose, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	if m == 0 || n == 0 {
+		return
+	}
+	sgemm(cblasTrans(tA), cblasTrans(tB), m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+}
+
+func (openBLAS) Dgemm(tA, tB gblas.Transpose, m, n, k int, alpha float64, a []float64, lda int, b []float64, ldb int, beta float64, c []float64, ldc int) {
+	if m == 0 || n == 0 {
+		return
+	}
+	dgemm(cblasTrans(tA), cblasTrans(tB), m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+}
+
+func init() {
+	var b openBLAS
+	tensor.Use(b)
+	gorgonia.Use(b)
+}
