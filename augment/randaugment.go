@@ -1,0 +1,188 @@
+package augment
+
+import (
+	"math"
+	"math/rand/v2"
+)
+
+// RandAugment applies NumLayers operations drawn from Ops, each with
+// probability Prob, at magnitude Magnitude (plus Gaussian noise of std
+// MagnitudeStd, clipped to [0, MagnitudeMax]), as timm's RandAugment does.
+// Build it with [ParseRandAugment] from a timm string such as
+// "rand-m9-mstd0.5-inc1" (DeiT's policy).
+type RandAugment struct {
+	Ops          []RandOp
+	NumLayers    int
+	Magnitude    float64
+	MagnitudeStd float64   // 0: fixed magnitude; +Inf: uniform in [0, Magnitude]
+	MagnitudeMax float64   // upper clip of the magnitude (timm default 10)
+	Prob         float64   // probability that each drawn operation runs (timm 0.5)
+	Weights      []float64 // nil: ops drawn uniformly with replacement; else weighted, without replacement
+	TranslatePct float64   // TranslateXRel/YRel range at magnitude 10 (timm 0.45)
+	Interp       Interp    // filter of Rotate/Shear/Translate (RandomInterp: drawn per operation)
+	Fill         []float32 // per-channel fill of Rotate/Shear/Translate, in [0, 1]; other lengths give 128/255
+}
+
+// Apply runs the policy on img (see RandAugment).
+func (ra *RandAugment) Apply(img Image, rng *rand.Rand) Image {
+	if len(ra.Ops) == 0 {
+		return img
+	}
+	if ra.Weights == nil {
+		for range ra.NumLayers {
+			img = ra.applyOp(ra.Ops[rng.IntN(len(ra.Ops))], img, rng)
+		}
+		return img
+	}
+	var used [64]bool
+	for range min(ra.NumLayers, len(ra.Ops), len(used)) {
+		k := weightedPick(ra.Weights, used[:len(ra.Ops)], rng)
+		if k < 0 {
+			break
+		}
+		used[k] = true
+		img = ra.applyOp(ra.Ops[k], img, rng)
+	}
+	return img
+}
+
+// weightedPick draws an index with probability proportional to w among the
+// indices not yet used; -1 when no weight is left.
+func weightedPick(w []float64, used []bool, rng *rand.Rand) int {
+	total := 0.0
+	for i, x := range w[:len(used)] {
+		if !used[i] {
+			total += x
+		}
+	}
+	if total <= 0 {
+		return -1
+	}
+	u := rng.Float64() * total
+	last := -1
+	for i, x := range w[:len(used)] {
+		if used[i] || x <= 0 {
+			continue
+		}
+		last = i
+		if u < x {
+			return i
+		}
+		u -= x
+	}
+	return last
+}
+
+// magnitude draws the magnitude of one operation.
+func (ra *RandAugment) magnitude(rng *rand.Rand) float64 {
+	m := ra.Magnitude
+	switch {
+	case math.IsInf(ra.MagnitudeStd, 1):
+		m = uniform(rng, 0, m)
+	case ra.MagnitudeStd > 0:
+		m += ra.MagnitudeStd * rng.NormFloat64()
+	}
+	upper := ra.MagnitudeMax
+	if upper <= 0 {
+		upper = 10
+	}
+	return max(0, min(m, upper))
+}
+
+// negate flips the sign of v with probability 1/2 (timm's _randomly_negate).
+func negate(v float64, rng *rand.Rand) float64 {
+	if rng.Float64() > 0.5 {
+		return -v
+	}
+	return v
+}
+
+// applyOp runs one operation with timm's draw order: apply-probability,
+// magnitude, sign, then interpolation.
+func (ra *RandAugment) applyOp(op RandOp, img Image, rng *rand.Rand) Image {
+	if ra.Prob < 1 && rng.Float64() > ra.Prob {
+		return img
+	}
+	lv := ra.magnitude(rng) / 10
+	switch op {
+	case OpAutoContrast:
+		return autoContrast(img)
+	case OpEqualize:
+		return equalize(img)
+	case OpInvert:
+		return invert(img)
+	case OpRotate:
+		deg := negate(lv*30, rng)
+		return ra.geometric(img, rotateMatrix(img.H, img.W, deg), rng)
+	case OpPosterize:
+		return posterize(img, int(lv*4))
+	case OpPosterizeIncreasing:
+		return posterize(img, 4-int(lv*4))
+	case OpPosterizeOriginal:
+		return posterize(img, int(lv*4)+4)
+	case OpSolarize:
+		return solarize(img, int(lv*256))
+	case OpSolarizeIncreasing:
+		return solarize(img, 256-int(lv*256))
+	case OpSolarizeAdd:
+		return solarizeAdd(img, int(lv*110))
+	case OpColor:
+		return colorEnhance(img, lv*1.8+0.1)
+	case OpColorIncreasing:
+		return colorEnhance(img, increasingFactor(lv, rng))
+	case OpContrast:
+		return contrastEnhance(img, lv*1.8+0.1)
+	case OpContrastIncreasing:
+		return contrastEnhance(img, increasingFactor(lv, rng))
+	case OpBrightness:
+		return brightnessEnhance(img, lv*1.8+0.1)
+	case OpBrightnessIncreasing:
+		return brightnessEnhance(img, increasingFactor(lv, rng))
+	case OpSharpness:
+		return sharpnessEnhance(img, lv*1.8+0.1)
+	case OpSharpnessIncreasing:
+		return sharpnessEnhance(img, increasingFactor(lv, rng))
+	case OpShearX:
+		s := negate(lv*0.3, rng)
+		return ra.geometric(img, [6]float64{1, s, 0, 0, 1, 0}, rng)
+	case OpShearY:
+		s := negate(lv*0.3, rng)
+		return ra.geometric(img, [6]float64{1, 0, 0, s, 1, 0}, rng)
+	case OpTranslateXRel:
+		px := negate(lv*ra.translatePct(), rng) * float64(img.W)
+		return ra.geometric(img, [6]float64{1, 0, px, 0, 1, 0}, rng)
+	case OpTranslateYRel:
+		px := negate(lv*ra.translatePct(), rng) * float64(img.H)
+		return ra.geometric(img, [6]float64{1, 0, 0, 0, 1, px}, rng)
+	}
+	return img
+}
+
+// increasingFactor is timm's _enhance_increasing_level_to_arg.
+func increasingFactor(lv float64, rng *rand.Rand) float64 {
+	return max(0.1, 1+negate(lv*0.9, rng))
+}
+
+func (ra *RandAugment) translatePct() float64 {
+	if ra.TranslatePct > 0 {
+		return ra.TranslatePct
+	}
+	return 0.45
+}
+
+// defaultFill is timm's _FILL (128, 128, 128) on the [0, 1] scale.
+var defaultFill = []float32{128. / 255, 128. / 255, 128. / 255, 128. / 255}
+
+// geometric applies an affine map with the policy's filter and fill.
+func (ra *RandAugment) geometric(img Image, m [6]float64, rng *rand.Rand) Image {
+	fill := ra.Fill
+	if len(fill) != img.C {
+		fill = defaultFill
+		for len(fill) < img.C {
+			fill = append(fill[:len(fill):len(fill)], 128./255)
+		}
+	}
+	out := affine(img, m, ra.Interp.pick(rng), fill)
+	Recycle(img)
+	return out
+}

@@ -1,0 +1,149 @@
+package augment
+
+import "math"
+
+// PIL's antialiased separable resampling (Resample.c): each output pixel is a
+// normalised weighted sum of the input pixels under the filter, stretched by
+// the downscale factor.
+
+func bilinearFilter(x float64) float64 {
+	if x < 0 {
+		x = -x
+	}
+	if x < 1 {
+		return 1 - x
+	}
+	return 0
+}
+
+func bicubicFilter(x float64) float64 {
+	const a = -0.5
+	if x < 0 {
+		x = -x
+	}
+	if x < 1 {
+		return ((a+2)*x-(a+3))*x*x + 1
+	}
+	if x < 2 {
+		return (((x-5)*x+8)*x - 4) * a
+	}
+	return 0
+}
+
+// coeffs holds, for each output position o, the first input index start[o]
+// and the weights w[o*ksize : o*ksize+size[o]].
+type coeffs struct {
+	ksize       int
+	start, size []int
+	w           []float32
+}
+
+// computeCoeffs computes PIL's resampling weights from an input axis of
+// inSize pixels to outSize pixels.
+func computeCoeffs(inSize, outSize int, interp Interp) coeffs {
+	filter, support := bilinearFilter, 1.0
+	if interp == Bicubic {
+		filter, support = bicubicFilter, 2.0
+	}
+	scale := float64(inSize) / float64(outSize)
+	filterScale := math.Max(scale, 1)
+	support *= filterScale
+	ksize := int(math.Ceil(support))*2 + 1
+	c := coeffs{ksize: ksize, start: make([]int, outSize), size: make([]int, outSize), w: make([]float32, outSize*ksize)}
+	ss := 1 / filterScale
+	k := make([]float64, ksize)
+	for o := 0; o < outSize; o++ {
+		center := (float64(o) + 0.5) * scale
+		xmin := max(int(center-support+0.5), 0)
+		xmax := min(int(center+support+0.5), inSize) - xmin
+		ww := 0.0
+		for x := 0; x < xmax; x++ {
+			k[x] = filter((float64(x+xmin) - center + 0.5) * ss)
+			ww += k[x]
+		}
+		for x := 0; x < xmax; x++ {
+			if ww != 0 {
+				k[x] /= ww
+			}
+			c.w[o*ksize+x] = float32(k[x])
+		}
+		c.start[o], c.size[o] = xmin, xmax
+	}
+	return c
+}
+
+// resampleCrop resizes the (ch, cw) region of src whose top-left corner is
+// (top, left) to (outH, outW), as torchvision's resized_crop on a PIL image
+// does (crop, then PIL resize): filter taps stay inside the region. The
+// region must lie inside src. src is not modified.
+func resampleCrop(src Image, top, left, ch, cw, outH, outW int, interp Interp) Image {
+	tmp := horizontalPass(src, top, left, ch, cw, outW, interp)
+	out := verticalPass(tmp, outH, interp)
+	if tmp.Pix != nil && &tmp.Pix[0] != &out.Pix[0] {
+		Recycle(tmp)
+	}
+	return out
+}
+
+// horizontalPass resamples rows top..top+ch of src, columns left..left+cw,
+// to outW columns. It returns a (C, ch, outW) image from the pool.
+func horizontalPass(src Image, top, left, ch, cw, outW int, interp Interp) Image {
+	out := NewImage(src.C, ch, outW)
+	if cw == outW {
+		for c := 0; c < src.C; c++ {
+			for y := 0; y < ch; y++ {
+				s := src.Pix[(c*src.H+top+y)*src.W+left:]
+				copy(out.Pix[(c*ch+y)*outW:(c*ch+y+1)*outW], s[:cw])
+			}
+		}
+		return out
+	}
+	co := computeCoeffs(cw, outW, interp)
+	for c := 0; c < src.C; c++ {
+		for y := 0; y < ch; y++ {
+			row := src.Pix[(c*src.H+top+y)*src.W+left : (c*src.H+top+y)*src.W+left+cw]
+			dst := out.Pix[(c*ch+y)*outW : (c*ch+y+1)*outW]
+			for x := range dst {
+				st, n := co.start[x], co.size[x]
+				w := co.w[x*co.ksize : x*co.ksize+n]
+				in := row[st : st+n]
+				var s float32
+				for k, wk := range w {
+					s += wk * in[k]
+				}
+				dst[x] = clamp01(s)
+			}
+		}
+	}
+	return out
+}
+
+// verticalPass resamples the rows of src to outH rows. It returns src itself
+// when no resampling is needed, otherwise a new image from the pool.
+func verticalPass(src Image, outH int, interp Interp) Image {
+	if src.H == outH {
+		return src
+	}
+	co := computeCoeffs(src.H, outH, interp)
+	out := NewImage(src.C, outH, src.W)
+	w := src.W
+	for c := 0; c < src.C; c++ {
+		plane := src.Plane(c)
+		for y := 0; y < outH; y++ {
+			dst := out.Pix[(c*outH+y)*w : (c*outH+y+1)*w]
+			st, n := co.start[y], co.size[y]
+			ws := co.w[y*co.ksize : y*co.ksize+n]
+			clear(dst)
+			for k, wk := range ws {
+				in := plane[(st+k)*w : (st+k+1)*w]
+				for x, v := range in {
+					dst[x] += wk * v
+				}
+			}
+			for x, v := range dst {
+				dst[x] = clamp01(v)
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,228 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/vit-train/vit-train/model"
+	"github.com/vit-train/vit-train/model/blas"
+	"github.com/vit-train/vit-train/model/ops"
+	"github.com/vit-train/vit-train/optim"
+)
+
+// benchResult is what `vit-train bench` reports.
+type benchResult struct {
+	Model             string  `json:"model"`
+	Backend           string  `json:"blas"`
+	Threads           int     `json:"threads"`
+	Batch             int     `json:"batch"`
+	Steps             int     `json:"steps"`
+	Params            int     `json:"params"`
+	TrainMsPerStep    float64 `json:"train_ms_per_step"`
+	TrainImagesPerS   float64 `json:"train_images_per_s"`
+	TrainGFLOPs       float64 `json:"train_gflop_per_s"`
+	InferMsPerBatch   float64 `json:"infer_ms_per_batch"`
+	InferImagesPerS   float64 `json:"infer_images_per_s"`
+	InferGFLOPs       float64 `json:"infer_gflop_per_s"`
+	AllocsPerStep     float64 `json:"allocs_per_step"`
+	AllocBytesPerStep float64 `json:"alloc_bytes_per_step"`
+	HeapGrowthBytes   int64   `json:"heap_growth_bytes"`
+	PeakRSSBytes      int64   `json:"peak_rss_bytes"`
+}
+
+func newBenchCommand() *cobra.Command {
+	var (
+		mf        modelFlags
+		batch     int
+		steps     int
+		distilled bool
+		asJSON    bool
+	)
+	cmd := &cobra.Command{
+		Use:   "bench",
+		Short: "Time training steps (forward, backward, AdamW) and inference",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := mf.config()
+			if err != nil {
+				return err
+			}
+			if distilled {
+				c.Distilled = true
+			}
+			r, err := runBench(c, batch, steps)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return json.NewEncoder(cmd.OutOrStdout()).Encode(r)
+			}
+			w := cmd.OutOrStdout()
+			fmt.Fprintf(w, "model %s, %d params, batch %d, BLAS %s, %d threads\n", r.Model, r.Params, r.Batch, r.Backend, r.Threads)
+			fmt.Fprintf(w, "train  %9.1f ms/step  %8.2f images/s  %7.1f GFLOP/s\n", r.TrainMsPerStep, r.TrainImagesPerS, r.TrainGFLOPs)
+			fmt.Fprintf(w, "infer  %9.1f ms/batch %8.2f images/s  %7.1f GFLOP/s\n", r.InferMsPerBatch, r.InferImagesPerS, r.InferGFLOPs)
+			fmt.Fprintf(w, "memory peak RSS %s; per training step %.0f allocations, %s; heap growth over the timed steps %s\n",
+				bytesString(r.PeakRSSBytes), r.AllocsPerStep, bytesString(int64(r.AllocBytesPerStep)), bytesString(r.HeapGrowthBytes))
+			return nil
+		},
+	}
+	mf.register(cmd, "vit_cifar_patch4_32")
+	cmd.Flags().IntVar(&batch, "batch", 64, "batch size")
+	cmd.Flags().IntVar(&steps, "steps", 10, "timed steps (after 2 warm-up steps)")
+	cmd.Flags().BoolVar(&distilled, "distilled", false, "add a distillation token and head (hard distillation loss)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+func runBench(c model.Config, batch, steps int) (benchResult, error) {
+	if batch < 1 || steps < 1 {
+		return benchResult{}, fmt.Errorf("bench: --batch and --steps must be positive, got %d and %d", batch, steps)
+	}
+	m, err := model.New(c, 1)
+	if err != nil {
+		return benchResult{}, err
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	step, fill, err := benchStep(m, batch, rng)
+	if err != nil {
+		return benchResult{}, err
+	}
+	params := make([]optim.Param, len(m.Params))
+	for i, p := range m.Params {
+		params[i] = optim.Param{Name: p.Name, Shape: p.Value.Shape(), Data: p.Float32s()}
+	}
+	opt, err := optim.NewAdamW(params, optim.WeightDecayGroups(params, 0.05, nil), optim.DefaultAdamWConfig())
+	if err != nil {
+		return benchResult{}, err
+	}
+	grads := make([][]float32, len(params))
+	train := func() error {
+		if err := step.Run(); err != nil {
+			return err
+		}
+		for i := range grads {
+			grads[i] = step.Grad(i)
+		}
+		return opt.Step(1e-4, grads)
+	}
+	fill()
+	for i := 0; i < 2; i++ {
+		if err := train(); err != nil {
+			return benchResult{}, err
+		}
+	}
+	runtime.GC()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	start := time.Now()
+	for i := 0; i < steps; i++ {
+		if err := train(); err != nil {
+			return benchResult{}, err
+		}
+	}
+	trainTime := time.Since(start).Seconds() / float64(steps)
+	runtime.ReadMemStats(&after)
+	runtime.GC()
+	var settled runtime.MemStats
+	runtime.ReadMemStats(&settled)
+
+	eval, err := m.BuildGraph(batch, false, nil)
+	if err != nil {
+		return benchResult{}, err
+	}
+	copyImages(eval, step.Graph)
+	if err := eval.Run(); err != nil {
+		return benchResult{}, err
+	}
+	start = time.Now()
+	for i := 0; i < steps; i++ {
+		if err := eval.Run(); err != nil {
+			return benchResult{}, err
+		}
+	}
+	inferTime := time.Since(start).Seconds() / float64(steps)
+
+	fwd := float64(c.ForwardFLOPs()) * float64(batch)
+	return benchResult{
+		Model: c.Name, Backend: blas.Backend(), Threads: runtime.GOMAXPROCS(0), Batch: batch, Steps: steps, Params: c.ParamCount(),
+		TrainMsPerStep: trainTime * 1e3, TrainImagesPerS: float64(batch) / trainTime, TrainGFLOPs: 3 * fwd / trainTime / 1e9,
+		InferMsPerBatch: inferTime * 1e3, InferImagesPerS: float64(batch) / inferTime, InferGFLOPs: fwd / inferTime / 1e9,
+		AllocsPerStep:     float64(after.Mallocs-before.Mallocs) / float64(steps),
+		AllocBytesPerStep: float64(after.TotalAlloc-before.TotalAlloc) / float64(steps),
+		HeapGrowthBytes:   int64(settled.HeapAlloc) - int64(before.HeapAlloc),
+		PeakRSSBytes:      peakRSS(),
+	}, nil
+}
+
+// benchStep builds a training step on random images and labels: soft-target
+// cross-entropy on the class head, plus hard distillation against random
+// teacher logits for a distilled model.
+func benchStep(m *model.ViT, batch int, rng *rand.Rand) (*model.Step, func(), error) {
+	c := m.Config
+	g, err := m.BuildGraph(batch, true, ops.NewRandomness(1))
+	if err != nil {
+		return nil, nil, err
+	}
+	targets, targetData := g.Input("targets", batch, c.NumClasses)
+	loss, err := ops.SoftTargetCrossEntropy(g.Logits, targets)
+	if err != nil {
+		return nil, nil, err
+	}
+	var teacherData []float32
+	if c.Distilled {
+		teacher, td := g.Input("teacher_logits", batch, c.NumClasses)
+		teacherData = td.Data().([]float32)
+		kd, err := ops.HardDistillCE(g.DistLogits, teacher)
+		if err != nil {
+			return nil, nil, err
+		}
+		if loss, err = ops.Combine([]float64{0.5, 0.5}, loss, kd); err != nil {
+			return nil, nil, err
+		}
+	}
+	step, err := g.Differentiate(loss)
+	if err != nil {
+		return nil, nil, err
+	}
+	fill := func() {
+		for i, img := 0, g.ImageData.([]float32); i < len(img); i++ {
+			img[i] = float32(rng.NormFloat64())
+		}
+		t := targetData.Data().([]float32)
+		clear(t)
+		for b := 0; b < batch; b++ {
+			t[b*c.NumClasses+rng.IntN(c.NumClasses)] = 1
+		}
+		for i := range teacherData {
+			teacherData[i] = float32(rng.NormFloat64())
+		}
+	}
+	return step, fill, nil
+}
+
+func copyImages(dst, src *model.Graph) {
+	copy(dst.ImageData.([]float32), src.ImageData.([]float32))
+}
+
+// peakRSS reads the process's peak resident set size (VmHWM) on Linux; 0 elsewhere.
+func peakRSS() int64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmHWM:" {
+			kb, _ := strconv.ParseInt(f[1], 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
+}

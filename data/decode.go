@@ -1,0 +1,133 @@
+package data
+
+import (
+	"bytes"
+	"fmt"
+	"image"
+	"image/color"
+	_ "image/jpeg" // JPEG decoder
+	_ "image/png"  // PNG decoder
+
+	"github.com/vit-train/vit-train/augment"
+)
+
+// DefaultMaxPixels bounds the width*height of an image the decoders accept.
+const DefaultMaxPixels = 1 << 26
+
+// DecodeImage decodes a JPEG or PNG file's bytes into a (3, H, W) RGB image
+// with values in [0, 1]. Grey images are replicated to three channels, CMYK
+// JPEGs converted to RGB, alpha dropped (PIL's convert("RGB")). Images with
+// more than maxPixels pixels (0: DefaultMaxPixels) are rejected before
+// decoding. name is used in messages.
+func DecodeImage(b []byte, name string, maxPixels int) (augment.Image, error) {
+	if maxPixels <= 0 {
+		maxPixels = DefaultMaxPixels
+	}
+	cfg, format, err := image.DecodeConfig(bytes.NewReader(b))
+	if err != nil {
+		return augment.Image{}, fmt.Errorf("data: %s: %w", name, err)
+	}
+	if cfg.Width <= 0 || cfg.Height <= 0 || cfg.Width > maxPixels/cfg.Height {
+		return augment.Image{}, fmt.Errorf("data: %s: %s image of %dx%d pixels (limit %d pixels)", name, format, cfg.Width, cfg.Height, maxPixels)
+	}
+	src, _, err := image.Decode(bytes.NewReader(b))
+	if err != nil {
+		return augment.Image{}, fmt.Errorf("data: %s: %s: %w", name, format, err)
+	}
+	return toRGB(src), nil
+}
+
+// toRGB converts a decoded image to a planar RGB float image.
+func toRGB(src image.Image) augment.Image {
+	r := src.Bounds()
+	w, h := r.Dx(), r.Dy()
+	out := augment.NewImage(3, h, w)
+	R, G, B := out.Plane(0), out.Plane(1), out.Plane(2)
+	switch m := src.(type) {
+	case *image.YCbCr:
+		ycbcrToRGB(m, R, G, B)
+	case *image.Gray:
+		for y := 0; y < h; y++ {
+			row := m.Pix[y*m.Stride : y*m.Stride+w]
+			for x, v := range row {
+				f := byteValue[v]
+				R[y*w+x], G[y*w+x], B[y*w+x] = f, f, f
+			}
+		}
+	case *image.CMYK:
+		for y := 0; y < h; y++ {
+			row := m.Pix[y*m.Stride : y*m.Stride+4*w]
+			for x := 0; x < w; x++ {
+				cr, cg, cb := color.CMYKToRGB(row[4*x], row[4*x+1], row[4*x+2], row[4*x+3])
+				R[y*w+x], G[y*w+x], B[y*w+x] = byteValue[cr], byteValue[cg], byteValue[cb]
+			}
+		}
+	case *image.NRGBA:
+		copyRGBX(m.Pix, m.Stride, w, h, R, G, B)
+	case *image.RGBA:
+		copyRGBX(m.Pix, m.Stride, w, h, R, G, B)
+	case *image.Paletted:
+		var lut [256][3]float32
+		for i, c := range m.Palette {
+			n := color.NRGBAModel.Convert(c).(color.NRGBA)
+			lut[i] = [3]float32{byteValue[n.R], byteValue[n.G], byteValue[n.B]}
+		}
+		for y := 0; y < h; y++ {
+			for x, v := range m.Pix[y*m.Stride : y*m.Stride+w] {
+				p := lut[v]
+				R[y*w+x], G[y*w+x], B[y*w+x] = p[0], p[1], p[2]
+			}
+		}
+	default:
+		// 16-bit and other rare formats: per-pixel colour model conversion.
+		for y := 0; y < h; y++ {
+			for x := 0; x < w; x++ {
+				n := color.NRGBAModel.Convert(src.At(r.Min.X+x, r.Min.Y+y)).(color.NRGBA)
+				R[y*w+x], G[y*w+x], B[y*w+x] = byteValue[n.R], byteValue[n.G], byteValue[n.B]
+			}
+		}
+	}
+	return out
+}
+
+// copyRGBX splits interleaved 4-byte pixels into planes, dropping the fourth
+// byte (alpha).
+func copyRGBX(pix []uint8, stride, w, h int, R, G, B []float32) {
+	for y := 0; y < h; y++ {
+		row := pix[y*stride : y*stride+4*w]
+		for x := 0; x < w; x++ {
+			R[y*w+x], G[y*w+x], B[y*w+x] = byteValue[row[4*x]], byteValue[row[4*x+1]], byteValue[row[4*x+2]]
+		}
+	}
+}
+
+// ycbcrToRGB converts a JPEG YCbCr image with any chroma subsampling to RGB
+// planes (JFIF conversion, as image/color.YCbCrToRGB).
+func ycbcrToRGB(m *image.YCbCr, R, G, B []float32) {
+	r := m.Rect
+	w, h := r.Dx(), r.Dy()
+	div := 0 // horizontal chroma subsampling factor; 0: use COffset per pixel
+	switch m.SubsampleRatio {
+	case image.YCbCrSubsampleRatio444, image.YCbCrSubsampleRatio440:
+		div = 1
+	case image.YCbCrSubsampleRatio422, image.YCbCrSubsampleRatio420:
+		div = 2
+	case image.YCbCrSubsampleRatio411, image.YCbCrSubsampleRatio410:
+		div = 4
+	}
+	for y := 0; y < h; y++ {
+		yrow := m.Y[m.YOffset(r.Min.X, r.Min.Y+y):]
+		crow := m.COffset(r.Min.X, r.Min.Y+y) - r.Min.X/max(div, 1)
+		for x := 0; x < w; x++ {
+			var ci int
+			if div > 0 {
+				ci = crow + (r.Min.X+x)/div
+			} else {
+				ci = m.COffset(r.Min.X+x, r.Min.Y+y)
+			}
+			cr, cg, cb := color.YCbCrToRGB(yrow[x], m.Cb[ci], m.Cr[ci])
+			o := y*w + x
+			R[o], G[o], B[o] = byteValue[cr], byteValue[cg], byteValue[cb]
+		}
+	}
+}

@@ -1,0 +1,257 @@
+package data
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/vit-train/vit-train/augment"
+)
+
+// FolderOptions configures OpenImageFolder.
+type FolderOptions struct {
+	// SkipCorrupt makes Item replace an unreadable or corrupt file by the
+	// next readable one (in index order) instead of failing; the skipped
+	// files are counted and listed by Skipped and SkipReport.
+	SkipCorrupt bool
+	// MaxPixels bounds width*height of a decoded image (0: DefaultMaxPixels).
+	MaxPixels int
+	// Extensions lists the accepted lower-case file suffixes
+	// (nil: .jpg, .jpeg, .png); matching ignores case.
+	Extensions []string
+}
+
+// DefaultExtensions are the file suffixes OpenImageFolder accepts by default.
+var DefaultExtensions = []string{".jpg", ".jpeg", ".png"}
+
+// ImageFolder is a dataset of image files sorted into one sub-folder per
+// class (root/<class>/**/<file>), as torchvision's ImageFolder: classes are
+// the sub-folder names sorted, files are listed folder by folder in sorted
+// order (symbolic links followed). Images are decoded on each Item call to
+// (3, H, W) RGB.
+type ImageFolder struct {
+	Root   string
+	Files  []string // (N,) file paths
+	Labels []int    // (N,) class indices
+
+	classes []string
+	opt     FolderOptions
+
+	mu      sync.Mutex
+	skipped map[int]error
+}
+
+// SkippedFile is a file ImageFolder could not use.
+type SkippedFile struct {
+	Path string
+	Err  error
+}
+
+// OpenImageNet opens root/train (split Train) or root/val (split Test) of an
+// ImageNet-style tree.
+func OpenImageNet(root string, split Split, opt FolderOptions) (*ImageFolder, error) {
+	if err := split.check(); err != nil {
+		return nil, err
+	}
+	sub := "train"
+	if split == Test {
+		sub = "val"
+	}
+	return OpenImageFolder(filepath.Join(root, sub), opt)
+}
+
+// OpenImageFolder lists root's class folders and their image files. It fails
+// when root has no class folder or a class folder has no image file.
+func OpenImageFolder(root string, opt FolderOptions) (*ImageFolder, error) {
+	if opt.Extensions == nil {
+		opt.Extensions = DefaultExtensions
+	}
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		return nil, fmt.Errorf("data: image folder: %w", err)
+	}
+	f := &ImageFolder{Root: root, opt: opt, skipped: map[int]error{}}
+	for _, e := range entries {
+		if isDir(filepath.Join(root, e.Name()), e) {
+			f.classes = append(f.classes, e.Name())
+		}
+	}
+	sort.Strings(f.classes)
+	if len(f.classes) == 0 {
+		return nil, fmt.Errorf("data: image folder %s: no class folders", root)
+	}
+	for label, class := range f.classes {
+		files, err := listImages(filepath.Join(root, class), opt.Extensions)
+		if err != nil {
+			return nil, err
+		}
+		if len(files) == 0 {
+			return nil, fmt.Errorf("data: image folder %s: class folder %q holds no image files (%s)", root, class, strings.Join(opt.Extensions, ", "))
+		}
+		for _, p := range files {
+			f.Files = append(f.Files, p)
+			f.Labels = append(f.Labels, label)
+		}
+	}
+	return f, nil
+}
+
+// isDir reports whether the entry is a folder or a link to one.
+func isDir(p string, e os.DirEntry) bool {
+	if e.IsDir() {
+		return true
+	}
+	if e.Type()&os.ModeSymlink != 0 {
+		st, err := os.Stat(p)
+		return err == nil && st.IsDir()
+	}
+	return false
+}
+
+// maxFolderDepth bounds the recursion into class folders (link cycles).
+const maxFolderDepth = 32
+
+// listImages returns the image files under dir, grouped by folder with
+// folders in sorted path order and files sorted within each folder
+// (torchvision's sorted(os.walk(dir, followlinks=True))).
+func listImages(dir string, exts []string) ([]string, error) {
+	byDir := map[string][]string{}
+	var walk func(d string, depth int) error
+	walk = func(d string, depth int) error {
+		if depth > maxFolderDepth {
+			return fmt.Errorf("data: image folder: %s: folders nested more than %d deep (link cycle?)", d, maxFolderDepth)
+		}
+		entries, err := os.ReadDir(d)
+		if err != nil {
+			return fmt.Errorf("data: image folder: %w", err)
+		}
+		for _, e := range entries {
+			p := filepath.Join(d, e.Name())
+			if isDir(p, e) {
+				if err := walk(p, depth+1); err != nil {
+					return err
+				}
+				continue
+			}
+			if hasExt(e.Name(), exts) {
+				byDir[d] = append(byDir[d], e.Name())
+			}
+		}
+		return nil
+	}
+	if err := walk(dir, 0); err != nil {
+		return nil, err
+	}
+	dirs := make([]string, 0, len(byDir))
+	for d := range byDir {
+		dirs = append(dirs, d)
+	}
+	sort.Strings(dirs)
+	var files []string
+	for _, d := range dirs {
+		names := byDir[d]
+		sort.Strings(names)
+		for _, n := range names {
+			files = append(files, filepath.Join(d, n))
+		}
+	}
+	return files, nil
+}
+
+func hasExt(name string, exts []string) bool {
+	lower := strings.ToLower(name)
+	for _, e := range exts {
+		if strings.HasSuffix(lower, e) {
+			return true
+		}
+	}
+	return false
+}
+
+// Len returns the number of files.
+func (f *ImageFolder) Len() int { return len(f.Files) }
+
+// Classes returns the class folder names, sorted.
+func (f *ImageFolder) Classes() []string { return f.classes }
+
+// Shape returns (3, 0, 0): RGB images of varying size.
+func (f *ImageFolder) Shape() (c, h, w int) { return 3, 0, 0 }
+
+// Item decodes file i. With SkipCorrupt, a file that cannot be read or
+// decoded is recorded and replaced by the next usable file.
+func (f *ImageFolder) Item(i int) (augment.Image, int, error) {
+	n := len(f.Files)
+	if i < 0 || i >= n {
+		return augment.Image{}, 0, fmt.Errorf("data: image folder %s: index %d outside [0, %d)", f.Root, i, n)
+	}
+	for k := 0; k < n; k++ {
+		j := (i + k) % n
+		if f.opt.SkipCorrupt && f.isSkipped(j) {
+			continue
+		}
+		img, err := f.load(j)
+		if err == nil {
+			return img, f.Labels[j], nil
+		}
+		if !f.opt.SkipCorrupt {
+			return augment.Image{}, 0, fmt.Errorf("item %d: %w", j, err)
+		}
+		f.skip(j, err)
+	}
+	return augment.Image{}, 0, fmt.Errorf("data: image folder %s: no readable image (%d files skipped)", f.Root, n)
+}
+
+func (f *ImageFolder) load(j int) (augment.Image, error) {
+	b, err := os.ReadFile(f.Files[j])
+	if err != nil {
+		return augment.Image{}, fmt.Errorf("data: %w", err)
+	}
+	return DecodeImage(b, f.Files[j], f.opt.MaxPixels)
+}
+
+func (f *ImageFolder) isSkipped(j int) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	_, ok := f.skipped[j]
+	return ok
+}
+
+func (f *ImageFolder) skip(j int, err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.skipped[j] = err
+}
+
+// Skipped returns the files skipped so far, in index order.
+func (f *ImageFolder) Skipped() []SkippedFile {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	idx := make([]int, 0, len(f.skipped))
+	for j := range f.skipped {
+		idx = append(idx, j)
+	}
+	sort.Ints(idx)
+	out := make([]SkippedFile, len(idx))
+	for k, j := range idx {
+		out[k] = SkippedFile{Path: f.Files[j], Err: f.skipped[j]}
+	}
+	return out
+}
+
+// SkipReport summarises the skipped files ("" when none): their count and
+// one line per file with its error.
+func (f *ImageFolder) SkipReport() string {
+	sk := f.Skipped()
+	if len(sk) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d of %d files in %s skipped as unreadable or corrupt:\n", len(sk), len(f.Files), f.Root)
+	for _, s := range sk {
+		fmt.Fprintf(&b, "  %v\n", s.Err)
+	}
+	return b.String()
+}

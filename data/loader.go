@@ -1,0 +1,114 @@
+package data
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"sync"
+
+	"github.com/vit-train/vit-train/augment"
+)
+
+// LoaderConfig configures a Loader.
+type LoaderConfig struct {
+	Dataset   Dataset
+	BatchSize int
+	DropLast  bool   // drop the last incomplete batch
+	Shuffle   bool   // a new seeded order every epoch
+	Seed      uint64 // seeds the order and every item's augmentation
+	Workers   int    // goroutines decoding and augmenting; 0: GOMAXPROCS
+	Prefetch  int    // batches being filled or ready ahead of the consumer; 0: 2
+	// Pipeline turns each item into the model input (transform, normalise,
+	// post-normalisation). Its Height/Width give the output size; 0 takes the
+	// dataset's fixed size.
+	Pipeline augment.Pipeline
+}
+
+// Loader produces batches of a dataset, epoch by epoch. Item i of epoch e is
+// augmented with a random stream seeded from (Seed, e, i), so the batches of
+// an epoch do not depend on the number of workers.
+type Loader struct {
+	cfg     LoaderConfig
+	c, h, w int
+
+	mu   sync.Mutex
+	free []*Batch
+}
+
+// NewLoader checks cfg and returns a loader.
+func NewLoader(cfg LoaderConfig) (*Loader, error) {
+	if cfg.Dataset == nil {
+		return nil, fmt.Errorf("data: loader: no dataset")
+	}
+	if cfg.BatchSize <= 0 {
+		return nil, fmt.Errorf("data: loader: BatchSize = %d, want > 0", cfg.BatchSize)
+	}
+	if cfg.Workers < 0 || cfg.Prefetch < 0 {
+		return nil, fmt.Errorf("data: loader: Workers = %d and Prefetch = %d must not be negative", cfg.Workers, cfg.Prefetch)
+	}
+	if cfg.Workers == 0 {
+		cfg.Workers = runtime.GOMAXPROCS(0)
+	}
+	if cfg.Prefetch == 0 {
+		cfg.Prefetch = 2
+	}
+	c, h, w := cfg.Dataset.Shape()
+	if cfg.Pipeline.Height > 0 || cfg.Pipeline.Width > 0 {
+		h, w = cfg.Pipeline.Height, cfg.Pipeline.Width
+	}
+	if c <= 0 || h <= 0 || w <= 0 {
+		return nil, fmt.Errorf("data: loader: output size (C, H, W) = (%d, %d, %d) unknown; set Pipeline.Height and Width for datasets of varying image size", c, h, w)
+	}
+	return &Loader{cfg: cfg, c: c, h: h, w: w}, nil
+}
+
+// NumBatches returns the number of batches per epoch.
+func (l *Loader) NumBatches() int {
+	n, b := l.cfg.Dataset.Len(), l.cfg.BatchSize
+	if l.cfg.DropLast {
+		return n / b
+	}
+	return (n + b - 1) / b
+}
+
+// BatchShape returns the (C, H, W) of every image of a batch.
+func (l *Loader) BatchShape() (c, h, w int) { return l.c, l.h, l.w }
+
+// Config returns the loader's configuration with defaults filled in.
+func (l *Loader) Config() LoaderConfig { return l.cfg }
+
+// order returns the dataset indices of an epoch in batch order.
+func (l *Loader) order(epoch int) []int {
+	n := l.cfg.Dataset.Len()
+	idx := make([]int, n)
+	for i := range idx {
+		idx[i] = i
+	}
+	if l.cfg.Shuffle {
+		rng := rand.New(rand.NewPCG(streamSeed(l.cfg.Seed, streamShuffle, epoch, 0)))
+		rng.Shuffle(n, func(i, j int) { idx[i], idx[j] = idx[j], idx[i] })
+	}
+	return idx
+}
+
+// getBatch takes a free batch or allocates one.
+func (l *Loader) getBatch() *Batch {
+	l.mu.Lock()
+	if k := len(l.free); k > 0 {
+		b := l.free[k-1]
+		l.free = l.free[:k-1]
+		l.mu.Unlock()
+		return b
+	}
+	l.mu.Unlock()
+	bs, size := l.cfg.BatchSize, l.c*l.h*l.w
+	b := &Batch{loader: l, C: l.c, H: l.h, W: l.w, buf: make([]float32, bs*size), labels: make([]int, bs), idx: make([]int, bs)}
+	b.rng = rand.New(&b.pcg)
+	return b
+}
+
+func (l *Loader) putBatch(b *Batch) {
+	l.mu.Lock()
+	l.free = append(l.free, b)
+	l.mu.Unlock()
+}

@@ -1,0 +1,271 @@
+package distill
+
+import (
+	"bytes"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// golden2x3 is np.save of np.arange(1, 7, dtype='<f4').reshape(2, 3), laid
+// out by hand from the format description: the 6-byte magic, version 1.0,
+// the header length 118 as a little-endian uint16, the 59-byte dictionary,
+// 58 spaces and a newline (10 + 118 = 128, a multiple of 64), then six
+// little-endian float32s: 1.0 is 0x3f800000, 2.0 0x40000000, 3.0 0x40400000,
+// 4.0 0x40800000, 5.0 0x40a00000, 6.0 0x40c00000.
+var golden2x3 = "\x93NUMPY\x01\x00\x76\x00" +
+	"{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }" + strings.Repeat(" ", 58) + "\n" +
+	"\x00\x00\x80\x3f\x00\x00\x00\x40\x00\x00\x40\x40\x00\x00\x80\x40\x00\x00\xa0\x40\x00\x00\xc0\x40"
+
+// goldenV2F8 is a format 2.0 file of two float64s, 0.5 and −2.25: the
+// header length 116 is a little-endian uint32 (12 + 116 = 128).
+var goldenV2F8 = "\x93NUMPY\x02\x00\x74\x00\x00\x00" +
+	"{'descr': '<f8', 'fortran_order': False, 'shape': (2,), }" + strings.Repeat(" ", 58) + "\n" +
+	"\x00\x00\x00\x00\x00\x00\xe0\x3f\x00\x00\x00\x00\x00\x00\x02\xc0"
+
+// goldenReordered has the fields in another order, double quotes, no
+// trailing comma and no alignment padding: 55 bytes and a newline.
+var goldenReordered = "\x93NUMPY\x01\x00\x38\x00" +
+	`{"shape": (3,), "fortran_order": False, "descr": "<f4"}` + "\n" +
+	"\x00\x00\x80\x3f\x00\x00\x00\x40\x00\x00\x40\x40"
+
+func writeFile(t *testing.T, content string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "logits.npy")
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestWriteNPYMatchesGolden(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "out.npy")
+	if err := WriteNPY(path, []float32{1, 2, 3, 4, 5, 6}, []int{2, 3}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != golden2x3 {
+		t.Fatalf("got\n%q\nwant\n%q", got, golden2x3)
+	}
+}
+
+func TestReadNPYGolden(t *testing.T) {
+	for _, tc := range []struct {
+		name, content string
+		data          []float32
+		shape         []int
+	}{
+		{"v1 f4", golden2x3, []float32{1, 2, 3, 4, 5, 6}, []int{2, 3}},
+		{"v2 f8", goldenV2F8, []float32{0.5, -2.25}, []int{2}},
+		{"reordered", goldenReordered, []float32{1, 2, 3}, []int{3}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			data, shape, err := ReadNPY(writeFile(t, tc.content))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !equalInts(shape, tc.shape) || !equalFloats(data, tc.data) {
+				t.Fatalf("got %v %v, want %v %v", shape, data, tc.shape, tc.data)
+			}
+		})
+	}
+}
+
+func equalInts(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// equalFloats compares bit patterns, so NaNs and −0 count.
+func equalFloats(a, b []float32) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func TestNPYRoundTrip(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	dir := t.TempDir()
+	for _, shape := range [][]int{{4, 10}, {1, 1}, {0, 7}, {3000, 10}, {5}, {}, {2, 3, 4}} {
+		n := 1
+		for _, d := range shape {
+			n *= d
+		}
+		data := make([]float32, n)
+		for i := range data {
+			data[i] = float32(rng.NormFloat64() * 10)
+		}
+		if n > 4 {
+			data[0], data[1], data[2], data[3] = float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.Copysign(0, -1)), float32(math.NaN())
+		}
+		path := filepath.Join(dir, "rt.npy")
+		if err := WriteNPY(path, data, shape); err != nil {
+			t.Fatal(err)
+		}
+		got, gotShape, err := ReadNPY(path)
+		if err != nil {
+			t.Fatalf("shape %v: %v", shape, err)
+		}
+		if !equalInts(gotShape, shape) || !equalFloats(got, data) {
+			t.Fatalf("shape %v: read back %v with different data", shape, gotShape)
+		}
+		info, _ := os.Stat(path)
+		if (info.Size()-int64(4*n))%npyAlign != 0 {
+			t.Fatalf("shape %v: data starts at an unaligned offset", shape)
+		}
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 {
+		t.Fatalf("directory holds %d entries, want only rt.npy", len(entries))
+	}
+}
+
+func TestWriteNPYVersion2ForLongHeaders(t *testing.T) {
+	shape := make([]int, 25000) // "1, " ×25000 needs a header over 65535 bytes
+	for i := range shape {
+		shape[i] = 1
+	}
+	path := filepath.Join(t.TempDir(), "long.npy")
+	if err := WriteNPY(path, []float32{7}, shape); err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := os.ReadFile(path)
+	if raw[6] != 2 || raw[7] != 0 {
+		t.Fatalf("version %d.%d, want 2.0", raw[6], raw[7])
+	}
+	data, got, err := ReadNPY(path)
+	if err != nil || len(got) != 25000 || len(data) != 1 || data[0] != 7 {
+		t.Fatalf("read back %d dims, %v, %v", len(got), data, err)
+	}
+}
+
+func TestReadNPYRejectsMalformed(t *testing.T) {
+	header := func(dict string) string {
+		h := dict + "\n"
+		return "\x93NUMPY\x01\x00" + string([]byte{byte(len(h)), byte(len(h) >> 8)}) + h
+	}
+	f4 := func(n int) string { return strings.Repeat("\x00\x00\x80\x3f", n) }
+	ok := "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }"
+	for _, tc := range []struct {
+		name, content, want string
+	}{
+		{"empty", "", "too short for the 8-byte preamble"},
+		{"short", "\x93NUM", "too short"},
+		{"bad magic", "\x93NUMPX\x01\x00" + golden2x3[8:], `magic string "\x93NUMPX"`},
+		{"version 3.0", "\x93NUMPY\x03\x00" + golden2x3[8:], "format version 3.0"},
+		{"version 1.1", "\x93NUMPY\x01\x01" + golden2x3[8:], "format version 1.1"},
+		{"no header length", "\x93NUMPY\x01\x00\x05", "ends inside the header length"},
+		{"header beyond file", "\x93NUMPY\x01\x00\xff\x7f{}", "header length 32767 at byte 8 runs past the end of the 12-byte file"},
+		{"int dtype", header("{'descr': '<i4', 'fortran_order': False, 'shape': (1,), }") + f4(1), `field 'descr': dtype "<i4"`},
+		{"big endian", header("{'descr': '>f4', 'fortran_order': False, 'shape': (1,), }") + f4(1), `dtype ">f4"`},
+		{"fortran", header("{'descr': '<f4', 'fortran_order': True, 'shape': (2, 3), }") + f4(6), "field 'fortran_order': True"},
+		{"fortran garbage", header("{'descr': '<f4', 'fortran_order': 0, 'shape': (2, 3), }") + f4(6), `field 'fortran_order': "0"`},
+		{"truncated", header(ok) + f4(5), "is truncated: shape [2 3] of <f4 needs 24 bytes, the file has 20"},
+		{"trailing bytes", header(ok) + f4(6) + "x", "has trailing bytes"},
+		{"missing shape", header("{'descr': '<f4', 'fortran_order': False}") + f4(1), `field "shape" is missing`},
+		{"duplicate", header("{'descr': '<f4', 'descr': '<f4', 'fortran_order': False, 'shape': (1,)}") + f4(1), `field "descr" appears twice`},
+		{"unknown field", header("{'descr': '<f4', 'fortran_order': False, 'shape': (1,), 'x': 1}") + f4(1), `unknown field "x"`},
+		{"shape not a tuple", header("{'descr': '<f4', 'fortran_order': False, 'shape': (3)}") + f4(3), "(3) is not a tuple"},
+		{"negative dim", header("{'descr': '<f4', 'fortran_order': False, 'shape': (-1, 3)}") + f4(3), `dimension "-1"`},
+		{"float dim", header("{'descr': '<f4', 'fortran_order': False, 'shape': (2.5,)}") + f4(3), "expected ',' or ')' in the shape, found '.'"},
+		{"huge dim", header("{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999999999999,)}") + f4(1), `dimension "99999999999999999999"`},
+		{"overflowing shape", header("{'descr': '<f4', 'fortran_order': False, 'shape': (4294967296, 4294967296, 4294967296)}") + f4(1), "holds more than 2305843009213693951 elements"},
+		{"text after dict", header(ok+" junk") + f4(6), `unexpected "junk`},
+		{"unterminated", header("{'descr: '<f4'}"), "expected ':'"},
+		{"no dict", header("[1, 2]"), "expected '{'"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := writeFile(t, tc.content)
+			_, _, err := ReadNPY(path)
+			if err == nil {
+				t.Fatal("expected an error")
+			}
+			if !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), path) {
+				t.Fatalf("error %q should name %s and mention %q", err, path, tc.want)
+			}
+		})
+	}
+}
+
+func TestReadNPYMissingFile(t *testing.T) {
+	if _, _, err := ReadNPY(filepath.Join(t.TempDir(), "absent.npy")); err == nil {
+		t.Fatal("expected an error")
+	}
+}
+
+func TestWriteNPYErrors(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "x.npy")
+	if err := WriteNPY(path, []float32{1, 2, 3}, []int{2, 2}); err == nil || !strings.Contains(err.Error(), "holds 4 elements, data has 3") {
+		t.Fatalf("shape mismatch: %v", err)
+	}
+	if err := WriteNPY(path, nil, []int{-1, 0}); err == nil || !strings.Contains(err.Error(), "negative") {
+		t.Fatalf("negative dimension: %v", err)
+	}
+	if err := WriteNPY(filepath.Join(dir, "missing", "x.npy"), []float32{1}, []int{1}); err == nil {
+		t.Fatal("missing directory: expected an error")
+	}
+	// A successful write replaces an existing file whole.
+	if err := os.WriteFile(path, []byte("old contents"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteNPY(path, []float32{1, 2, 3, 4, 5, 6}, []int{2, 3}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(path); string(got) != golden2x3 {
+		t.Fatal("the existing file was not replaced")
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Fatalf("temporary files left behind: %d entries", len(entries))
+	}
+}
+
+func FuzzReadNPY(f *testing.F) {
+	for _, s := range []string{golden2x3, goldenV2F8, goldenReordered} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		data, shape, err := decodeNPY(bytes.NewReader(b), int64(len(b)))
+		if err != nil {
+			return
+		}
+		n := 1
+		for _, d := range shape {
+			n *= d
+		}
+		if n != len(data) {
+			t.Fatalf("shape %v but %d elements", shape, len(data))
+		}
+		// What was read writes back and reads again unchanged.
+		var buf bytes.Buffer
+		if err := encodeNPY(&buf, data, shape); err != nil {
+			t.Fatal(err)
+		}
+		again, shape2, err := decodeNPY(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
+		if err != nil {
+			t.Fatalf("re-reading: %v", err)
+		}
+		if !equalInts(shape, shape2) || !equalFloats(data, again) {
+			t.Fatal("round trip changed the array")
+		}
+	})
+}

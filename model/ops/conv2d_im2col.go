@@ -1,0 +1,175 @@
+package ops
+
+import (
+	"fmt"
+	"runtime"
+)
+
+// convGeom is the geometry of a 2-D sliding window (convolution or pooling)
+// over one (C, H, W) image: a KH×KW kernel, the same stride and zero padding
+// on both axes, giving an (OH, OW) output.
+type convGeom struct {
+	c, h, w     int
+	kh, kw      int
+	stride, pad int
+	oh, ow      int
+}
+
+func newConvGeom(c, h, w, kh, kw, stride, pad int) (convGeom, error) {
+	if stride < 1 || pad < 0 {
+		return convGeom{}, fmt.Errorf("stride %d must be ≥ 1 and padding %d ≥ 0", stride, pad)
+	}
+	if kh < 1 || kw < 1 {
+		return convGeom{}, fmt.Errorf("kernel %d×%d must be at least 1×1", kh, kw)
+	}
+	if h+2*pad < kh || w+2*pad < kw {
+		return convGeom{}, fmt.Errorf("kernel %d×%d is larger than the padded input %d×%d", kh, kw, h+2*pad, w+2*pad)
+	}
+	g := convGeom{c: c, h: h, w: w, kh: kh, kw: kw, stride: stride, pad: pad}
+	g.oh = (h+2*pad-kh)/stride + 1
+	g.ow = (w+2*pad-kw)/stride + 1
+	return g, nil
+}
+
+// colRows is the number of rows of the column matrix: C·KH·KW.
+func (g convGeom) colRows() int { return g.c * g.kh * g.kw }
+
+// colCols is the number of output positions: OH·OW.
+func (g convGeom) colCols() int { return g.oh * g.ow }
+
+// imageSize is C·H·W.
+func (g convGeom) imageSize() int { return g.c * g.h * g.w }
+
+// groupCols is the least number of columns wanted in one product: small
+// images are lowered several samples at a time, side by side in one column
+// matrix, so that each GEMM is large enough to run near peak.
+var groupCols = 8192
+
+// group returns how many samples to lower into one column matrix: enough
+// for groupCols columns, but no more than leaves every worker a group.
+func (g convGeom) group(batch int) int {
+	perWorker := (batch + runtime.GOMAXPROCS(0) - 1) / runtime.GOMAXPROCS(0)
+	return max(1, min(perWorker, (groupCols+g.colCols()-1)/g.colCols()))
+}
+
+// forGroups calls fn(s0, m) for consecutive groups of m samples starting at
+// s0 that cover [0, batch), the groups spread over the workers.
+func (g convGeom) forGroups(batch int, fn func(s0, m int)) {
+	size := g.group(batch)
+	groups := (batch + size - 1) / size
+	parallelFor(groups, 1, func(lo, hi int) {
+		for gi := lo; gi < hi; gi++ {
+			s0 := gi * size
+			fn(s0, min(size, batch-s0))
+		}
+	})
+}
+
+// validRange returns the output columns [lo, hi) whose input column
+// ox·stride + off lies inside [0, W).
+func (g convGeom) validRange(off int) (lo, hi int) {
+	if off < 0 {
+		lo = (-off + g.stride - 1) / g.stride
+	}
+	last := g.w - 1 - off
+	if last < 0 {
+		return 0, 0
+	}
+	hi = min(g.ow, last/g.stride+1)
+	if hi < lo {
+		return 0, 0
+	}
+	return lo, hi
+}
+
+// im2col writes the (C·KH·KW, OH·OW) column matrix of img (C, H, W) into
+// col, whose rows are ld apart: row (c·KH + i)·KW + j holds, for every
+// output position, the input pixel under kernel tap (i, j) of channel c, or
+// 0 in the padding.
+func im2col[T Float](g convGeom, img, col []T, ld int) {
+	n := g.colCols()
+	for c := 0; c < g.c; c++ {
+		plane := img[c*g.h*g.w : (c+1)*g.h*g.w]
+		for i := 0; i < g.kh; i++ {
+			for j := 0; j < g.kw; j++ {
+				row := col[((c*g.kh+i)*g.kw+j)*ld:][:n]
+				off := j - g.pad
+				lo, hi := g.validRange(off)
+				for oy := 0; oy < g.oh; oy++ {
+					dst := row[oy*g.ow : (oy+1)*g.ow]
+					iy := oy*g.stride - g.pad + i
+					if iy < 0 || iy >= g.h {
+						clear(dst)
+						continue
+					}
+					src := plane[iy*g.w : (iy+1)*g.w]
+					clear(dst[:lo])
+					clear(dst[hi:])
+					if g.stride == 1 {
+						copy(dst[lo:hi], src[lo+off:hi+off])
+						continue
+					}
+					for ox := lo; ox < hi; ox++ {
+						dst[ox] = src[ox*g.stride+off]
+					}
+				}
+			}
+		}
+	}
+}
+
+// col2im is the adjoint of im2col: it sets img (C, H, W) to the sum, over
+// every kernel tap, of the column entries (rows ld apart) that read each
+// pixel.
+func col2im[T Float](g convGeom, col []T, ld int, img []T) {
+	clear(img[:g.imageSize()])
+	n := g.colCols()
+	for c := 0; c < g.c; c++ {
+		plane := img[c*g.h*g.w : (c+1)*g.h*g.w]
+		for i := 0; i < g.kh; i++ {
+			for j := 0; j < g.kw; j++ {
+				row := col[((c*g.kh+i)*g.kw+j)*ld:][:n]
+				off := j - g.pad
+				lo, hi := g.validRange(off)
+				for oy := 0; oy < g.oh; oy++ {
+					iy := oy*g.stride - g.pad + i
+					if iy < 0 || iy >= g.h {
+						continue
+					}
+					src := row[oy*g.ow : (oy+1)*g.ow]
+					dst := plane[iy*g.w : (iy+1)*g.w]
+					if g.stride == 1 {
+						d := dst[lo+off : hi+off]
+						for k, v := range src[lo:hi] {
+							d[k] += v
+						}
+						continue
+					}
+					for ox := lo; ox < hi; ox++ {
+						dst[ox*g.stride+off] += src[ox]
+					}
+				}
+			}
+		}
+	}
+}
+
+// gatherGroup copies samples s0…s0+m−1 of src (B, rows, n) side by side
+// into dst (rows, m·n).
+func gatherGroup[T Float](src, dst []T, s0, m, rows, n int) {
+	for j := 0; j < m; j++ {
+		for r := 0; r < rows; r++ {
+			copy(dst[r*m*n+j*n:][:n], src[((s0+j)*rows+r)*n:][:n])
+		}
+	}
+}
+
+// scatterGroup is the inverse of gatherGroup: src (rows, m·n) into samples
+// s0…s0+m−1 of dst (B, rows, n).
+func scatterGroup[T Float](src, dst []T, s0, m, rows, n int) {
+	for j := 0; j < m; j++ {
+		for r := 0; r < rows; r++ {
+			copy(dst[((s0+j)*rows+r)*n:][:n], src[r*m*n+j*n:][:n])
+		}
+	}
+}

@@ -1,0 +1,159 @@
+package optim
+
+import (
+	"fmt"
+	"math"
+)
+
+// AdamWConfig holds AdamW's hyperparameters. WeightDecay applies when the
+// optimizer is built without groups; otherwise each Group's value is used.
+type AdamWConfig struct {
+	Beta1, Beta2 float64
+	Eps          float64
+	WeightDecay  float64
+}
+
+// DefaultAdamWConfig returns torch.optim.AdamW's betas and eps with DeiT's
+// weight decay: β1 0.9, β2 0.999, eps 1e-8, weight decay 0.05.
+func DefaultAdamWConfig() AdamWConfig {
+	return AdamWConfig{Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, WeightDecay: 0.05}
+}
+
+// AdamW is Adam with decoupled weight decay, exactly torch.optim.AdamW
+// (amsgrad off). For step t ≥ 1 and per-parameter learning rate
+// η = lr×LRScale and weight decay λ:
+//
+//	p ← p − η·λ·p
+//	m ← β1·m + (1−β1)·g
+//	v ← β2·v + (1−β2)·g²
+//	p ← p − η/(1−β1^t) · m / (√v/√(1−β2^t) + eps)
+type AdamW struct {
+	cfg    AdamWConfig
+	params []Param
+	hp     []hyper
+	m, v   [][]float32
+	step   int
+
+	// Per-step values read by the work units.
+	grads      [][]float32
+	coef       []adamCoef
+	invSqrtBC2 float32
+	sh         sharded
+}
+
+// adamCoef are the per-parameter constants of one step.
+type adamCoef struct {
+	decayMul float32 // 1 − η·λ
+	stepSize float32 // η / (1 − β1^t)
+}
+
+// NewAdamW builds an AdamW optimizer over params (whose Data it updates in
+// place) with the given groups (nil: one group with cfg.WeightDecay). The
+// moment buffers are allocated here, zeroed.
+func NewAdamW(params []Param, groups []Group, cfg AdamWConfig) (*AdamW, error) {
+	if !(cfg.Beta1 >= 0 && cfg.Beta1 < 1) || !(cfg.Beta2 >= 0 && cfg.Beta2 < 1) {
+		return nil, fmt.Errorf("optim: AdamW betas (%g, %g) must be in [0, 1)", cfg.Beta1, cfg.Beta2)
+	}
+	if !(cfg.Eps >= 0) || !(cfg.WeightDecay >= 0) {
+		return nil, fmt.Errorf("optim: AdamW eps %g and weight decay %g must be ≥ 0", cfg.Eps, cfg.WeightDecay)
+	}
+	if err := checkParams(params); err != nil {
+		return nil, err
+	}
+	hp, err := resolveGroups(params, groups, cfg.WeightDecay)
+	if err != nil {
+		return nil, err
+	}
+	o := &AdamW{
+		cfg:    cfg,
+		params: cloneParams(params),
+		hp:     hp,
+		m:      zeros(params),
+		v:      zeros(params),
+		coef:   make([]adamCoef, len(params)),
+	}
+	o.sh.init(sizes(params), o.updateUnit)
+	return o, nil
+}
+
+// Step applies one AdamW update with learning rate lr.
+func (o *AdamW) Step(lr float64, grads [][]float32) error {
+	if err := checkLR(lr); err != nil {
+		return err
+	}
+	if err := checkGrads(o.params, grads); err != nil {
+		return err
+	}
+	o.step++
+	t := float64(o.step)
+	bc1 := 1 - math.Pow(o.cfg.Beta1, t)
+	bc2 := 1 - math.Pow(o.cfg.Beta2, t)
+	for i, h := range o.hp {
+		eta := lr * h.lrScale
+		o.coef[i] = adamCoef{decayMul: float32(1 - eta*h.weightDecay), stepSize: float32(eta / bc1)}
+	}
+	o.invSqrtBC2 = float32(1 / math.Sqrt(bc2))
+	o.grads = grads
+	o.sh.job.run()
+	o.grads = nil
+	return nil
+}
+
+func (o *AdamW) updateUnit(u int) {
+	k := adamConst{
+		b1: float32(o.cfg.Beta1), ob1: float32(1 - o.cfg.Beta1),
+		b2: float32(o.cfg.Beta2), ob2: float32(1 - o.cfg.Beta2),
+		eps: float32(o.cfg.Eps), invSqrtBC2: o.invSqrtBC2,
+	}
+	for _, s := range o.sh.part.unit(u) {
+		adamwKernel(o.params[s.t].Data[s.lo:s.hi], o.grads[s.t][s.lo:s.hi], o.m[s.t][s.lo:s.hi], o.v[s.t][s.lo:s.hi], o.coef[s.t], k)
+	}
+}
+
+// adamConst are the constants shared by all parameters in one step; 1−β is
+// computed in float64 before rounding, as PyTorch does.
+type adamConst struct {
+	b1, ob1, b2, ob2, eps, invSqrtBC2 float32
+}
+
+// adamwKernel updates p, m and v (all of len(p)) in one pass.
+func adamwKernel(p, g, m, v []float32, c adamCoef, k adamConst) {
+	n := len(p)
+	g, m, v = g[:n], m[:n], v[:n]
+	for i := range p {
+		gi := g[i]
+		mi := k.b1*m[i] + k.ob1*gi
+		vi := k.b2*v[i] + k.ob2*gi*gi
+		m[i], v[i] = mi, vi
+		denom := float32(math.Sqrt(float64(vi)))*k.invSqrtBC2 + k.eps
+		p[i] = p[i]*c.decayMul - c.stepSize*mi/denom
+	}
+}
+
+// StepCount returns the number of steps taken.
+func (o *AdamW) StepCount() int { return o.step }
+
+// Moments returns the first and second moment buffers, aligned with the
+// parameters (live buffers, not copies).
+func (o *AdamW) Moments() (expAvg, expAvgSq [][]float32) { return o.m, o.v }
+
+// StateTensors returns "optim.step" and, per parameter,
+// "optim.exp_avg.<name>" and "optim.exp_avg_sq.<name>" with the
+// parameter's shape.
+func (o *AdamW) StateTensors() []Tensor {
+	out := []Tensor{stepTensor(o.step)}
+	out = append(out, stateTensors(optimPrefix+"exp_avg.", o.params, o.m)...)
+	return append(out, stateTensors(optimPrefix+"exp_avg_sq.", o.params, o.v)...)
+}
+
+// LoadState restores the step count and moments from tensors named as
+// StateTensors names them; nothing changes unless all of them are valid.
+func (o *AdamW) LoadState(tensors []Tensor) error {
+	want := append(stateTensors(optimPrefix+"exp_avg.", o.params, o.m), stateTensors(optimPrefix+"exp_avg_sq.", o.params, o.v)...)
+	step, err := loadState(tensors, optimPrefix, want, true)
+	if err != nil {
+		return err
+	}
+	o.step = step
+	return nil
+}

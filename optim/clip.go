@@ -1,0 +1,114 @@
+package optim
+
+import (
+	"fmt"
+	"math"
+)
+
+// clipEps is added to the norm before dividing, as in
+// torch.nn.utils.clip_grad_norm_.
+const clipEps = 1e-6
+
+// ClipCoef returns the factor torch.nn.utils.clip_grad_norm_ multiplies
+// the gradients by: maxNorm/(norm+1e-6), clamped to at most 1.
+func ClipCoef(norm, maxNorm float64) float64 {
+	return min(maxNorm/(norm+clipEps), 1)
+}
+
+// Clipper computes the global L2 norm of a set of gradients and rescales
+// them so that it is at most a maximum, like
+// torch.nn.utils.clip_grad_norm_ (timm's --clip-grad with clip mode
+// "norm"). The norm is accumulated in float64 in a fixed order, so it does
+// not depend on the number of cores.
+type Clipper struct {
+	params  []Param
+	part    partition
+	partial []float64 // sum of squares per work unit
+	normJob job
+	mulJob  job
+
+	// Per-call values read by the work units.
+	grads [][]float32
+	scale float32
+}
+
+// NewClipper builds a clipper for gradients shaped like params.
+func NewClipper(params []Param) (*Clipper, error) {
+	if err := checkParams(params); err != nil {
+		return nil, err
+	}
+	c := &Clipper{params: cloneParams(params), part: newPartition(sizes(params))}
+	c.partial = make([]float64, c.part.units())
+	c.normJob = job{fn: c.sumSquaresUnit, n: c.part.units()}
+	c.mulJob = job{fn: c.scaleUnit, n: c.part.units()}
+	return c, nil
+}
+
+// Norm returns the L2 norm of all gradients together.
+func (c *Clipper) Norm(grads [][]float32) (float64, error) {
+	if err := checkGrads(c.params, grads); err != nil {
+		return 0, err
+	}
+	c.grads = grads
+	c.normJob.run()
+	c.grads = nil
+	sum := 0.0
+	for _, s := range c.partial {
+		sum += s
+	}
+	return math.Sqrt(sum), nil
+}
+
+// Clip scales grads in place by ClipCoef(norm, maxNorm) and returns the norm
+// before clipping. A maxNorm ≤ 0 only measures the norm. As in PyTorch, a
+// non-finite norm is not an error: the gradients become NaN or zero.
+func (c *Clipper) Clip(grads [][]float32, maxNorm float64) (float64, error) {
+	norm, err := c.Norm(grads)
+	if err != nil || maxNorm <= 0 {
+		return norm, err
+	}
+	if math.IsNaN(maxNorm) {
+		return norm, fmt.Errorf("optim: max gradient norm is NaN")
+	}
+	if coef := ClipCoef(norm, maxNorm); !(coef >= 1) {
+		c.grads, c.scale = grads, float32(coef)
+		c.mulJob.run()
+		c.grads = nil
+	}
+	return norm, nil
+}
+
+func (c *Clipper) sumSquaresUnit(u int) {
+	sum := 0.0
+	for _, s := range c.part.unit(u) {
+		sum += sumSquares(c.grads[s.t][s.lo:s.hi])
+	}
+	c.partial[u] = sum
+}
+
+func (c *Clipper) scaleUnit(u int) {
+	for _, s := range c.part.unit(u) {
+		g := c.grads[s.t][s.lo:s.hi]
+		for i := range g {
+			g[i] *= c.scale
+		}
+	}
+}
+
+// sumSquares returns Σ x² in float64 with four independent accumulators.
+func sumSquares(x []float32) float64 {
+	var s0, s1, s2, s3 float64
+	i := 0
+	for ; i+4 <= len(x); i += 4 {
+		a, b, c, d := float64(x[i]), float64(x[i+1]), float64(x[i+2]), float64(x[i+3])
+		s0 += a * a
+		s1 += b * b
+		s2 += c * c
+		s3 += d * d
+	}
+	for ; i < len(x); i++ {
+		v := float64(x[i])
+		s0 += v * v
+	}
+	return (s0 + s1) + (s2 + s3)
+}

@@ -1,0 +1,227 @@
+package train
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/vit-train/vit-train/model"
+	"github.com/vit-train/vit-train/model/safetensors"
+	"github.com/vit-train/vit-train/optim"
+)
+
+// State is where a run stands, saved in every checkpoint.
+type State struct {
+	Epoch     int     `json:"epoch"`      // epochs completed
+	Batch     int     `json:"batch"`      // batches of epoch Epoch already trained (0 at an epoch boundary)
+	Step      int     `json:"step"`       // optimiser steps taken
+	BestTop1  float64 `json:"best_top1"`  // best validation top-1 so far (percent)
+	BestEpoch int     `json:"best_epoch"` // epoch of BestTop1
+}
+
+// Checkpoint is the content of a vit-train checkpoint: a safetensors file
+// whose tensors are the model's parameters under timm's names (plus
+// "optim.*" optimiser moments and "ema.*" EMA weights when saved for
+// resuming) and whose metadata holds the model configuration, the training
+// configuration, the run state, the normalisation and the class names.
+type Checkpoint struct {
+	Model   model.Config
+	Config  *Config // nil for checkpoints made outside a training run
+	State   State
+	Mean    []float32
+	Std     []float32
+	Classes []string
+	Params  []safetensors.Tensor // model weights, timm names
+	Optim   []optim.Tensor       // optimiser state ("optim." names)
+	EMA     []optim.Tensor       // EMA weights ("ema." names)
+}
+
+// Metadata keys of a checkpoint.
+const (
+	metaModel   = "vit_train.model"
+	metaConfig  = "vit_train.config"
+	metaState   = "vit_train.state"
+	metaMean    = "vit_train.mean"
+	metaStd     = "vit_train.std"
+	metaClasses = "vit_train.classes"
+)
+
+// ModelTensors returns m's parameters as safetensors tensors sharing m's data.
+func ModelTensors(m *model.ViT) []safetensors.Tensor {
+	out := make([]safetensors.Tensor, len(m.Params))
+	for i, p := range m.Params {
+		out[i] = safetensors.Tensor{Name: p.Name, Shape: p.Value.Shape().Clone(), Data: p.Float32s()}
+	}
+	return out
+}
+
+// Save writes the checkpoint to path atomically: a temporary file in the
+// same folder, synced, then renamed over path.
+func (c *Checkpoint) Save(path string) error {
+	meta := map[string]string{"format": "pt"}
+	put := func(key string, v any) error {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return err
+		}
+		meta[key] = string(b)
+		return nil
+	}
+	for _, kv := range []struct {
+		k string
+		v any
+	}{{metaModel, c.Model}, {metaState, c.State}, {metaMean, c.Mean}, {metaStd, c.Std}, {metaClasses, c.Classes}} {
+		if err := put(kv.k, kv.v); err != nil {
+			return err
+		}
+	}
+	if c.Config != nil {
+		y, err := c.Config.YAML()
+		if err != nil {
+			return err
+		}
+		meta[metaConfig] = string(y)
+	}
+	tensors := append([]safetensors.Tensor(nil), c.Params...)
+	for _, group := range [][]optim.Tensor{c.Optim, c.EMA} {
+		for _, t := range group {
+			tensors = append(tensors, safetensors.Tensor{Name: t.Name, Shape: t.Shape, Data: t.Data})
+		}
+	}
+	return safetensors.WriteFileAtomic(path, tensors, meta)
+}
+
+// LoadCheckpoint reads a checkpoint, checking its metadata.
+func LoadCheckpoint(path string) (*Checkpoint, error) {
+	f, err := safetensors.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	c := &Checkpoint{}
+	get := func(key string, v any, required bool) error {
+		s, ok := f.Metadata[key]
+		if !ok {
+			if required {
+				return fmt.Errorf("checkpoint %s: metadata has no %q (not a vit-train checkpoint? use `vit-train import` for timm files)", path, key)
+			}
+			return nil
+		}
+		if err := json.Unmarshal([]byte(s), v); err != nil {
+			return fmt.Errorf("checkpoint %s: metadata %q: %w", path, key, err)
+		}
+		return nil
+	}
+	if err := get(metaModel, &c.Model, true); err != nil {
+		return nil, err
+	}
+	if err := c.Model.Validate(); err != nil {
+		return nil, fmt.Errorf("checkpoint %s: %w", path, err)
+	}
+	for _, kv := range []struct {
+		k string
+		v any
+	}{{metaState, &c.State}, {metaMean, &c.Mean}, {metaStd, &c.Std}, {metaClasses, &c.Classes}} {
+		if err := get(kv.k, kv.v, false); err != nil {
+			return nil, err
+		}
+	}
+	if y, ok := f.Metadata[metaConfig]; ok {
+		cfg, err := parseConfigYAML([]byte(y))
+		if err != nil {
+			return nil, fmt.Errorf("checkpoint %s: metadata %q: %w", path, metaConfig, err)
+		}
+		c.Config = &cfg
+	}
+	for _, t := range f.Tensors {
+		switch {
+		case strings.HasPrefix(t.Name, "optim."):
+			c.Optim = append(c.Optim, optim.Tensor{Name: t.Name, Shape: t.Shape, Data: t.Data})
+		case strings.HasPrefix(t.Name, "ema."):
+			c.EMA = append(c.EMA, optim.Tensor{Name: t.Name, Shape: t.Shape, Data: t.Data})
+		default:
+			c.Params = append(c.Params, t)
+		}
+	}
+	return c, nil
+}
+
+// LoadWeights copies the checkpoint's parameters into m. Every parameter of
+// m must be present with its shape, and no other may be, except that
+// pos_embed is resampled when only the patch grid differs (the returned note
+// says so) and, when skipHead is set, head and head_dist are left as they are
+// (for a new class count).
+func (c *Checkpoint) LoadWeights(m *model.ViT, skipHead bool) (note string, err error) {
+	return loadWeights(c.Params, c.Model, m, skipHead)
+}
+
+func loadWeights(tensors []safetensors.Tensor, from model.Config, m *model.ViT, skipHead bool) (string, error) {
+	byName := make(map[string]safetensors.Tensor, len(tensors))
+	for _, t := range tensors {
+		byName[t.Name] = t
+	}
+	isHead := func(name string) bool {
+		return strings.HasPrefix(name, "head.") || strings.HasPrefix(name, "head_dist.")
+	}
+	var note string
+	for _, p := range m.Params {
+		t, ok := byName[p.Name]
+		delete(byName, p.Name)
+		if skipHead && isHead(p.Name) {
+			continue
+		}
+		if !ok {
+			return "", fmt.Errorf("checkpoint has no tensor %q, which model %s needs", p.Name, m.Config.Name)
+		}
+		want := p.Value.Shape()
+		if p.Name == "pos_embed" && !sameShape(t.Shape, want) {
+			data, msg, err := resamplePosEmbed(t, from, m.Config)
+			if err != nil {
+				return "", err
+			}
+			copy(p.Float32s(), data)
+			note = msg
+			continue
+		}
+		if !sameShape(t.Shape, want) {
+			return "", fmt.Errorf("checkpoint tensor %q has shape %v, model %s needs %v", p.Name, t.Shape, m.Config.Name, []int(want))
+		}
+		copy(p.Float32s(), t.Data)
+	}
+	for name := range byName {
+		if skipHead && isHead(name) {
+			continue
+		}
+		return "", fmt.Errorf("checkpoint has tensor %q, which model %s does not have", name, m.Config.Name)
+	}
+	return note, nil
+}
+
+func resamplePosEmbed(t safetensors.Tensor, from, to model.Config) ([]float32, string, error) {
+	if len(t.Shape) != 3 || t.Shape[0] != 1 || t.Shape[2] != to.EmbedDim {
+		return nil, "", fmt.Errorf("checkpoint tensor \"pos_embed\" has shape %v, want (1, T, %d)", t.Shape, to.EmbedDim)
+	}
+	if from.NumPrefixTokens() != to.NumPrefixTokens() {
+		return nil, "", fmt.Errorf("checkpoint pos_embed has %d prefix tokens, model %s has %d", from.NumPrefixTokens(), to.Name, to.NumPrefixTokens())
+	}
+	oldG, newG := from.GridSize(), to.GridSize()
+	if from.NumTokens() != t.Shape[1] {
+		return nil, "", fmt.Errorf("checkpoint pos_embed has %d tokens but its config says %d", t.Shape[1], from.NumTokens())
+	}
+	data, err := model.ResamplePosEmbed(t.Data, to.EmbedDim, to.NumPrefixTokens(), oldG, oldG, newG, newG, model.Bicubic)
+	if err != nil {
+		return nil, "", err
+	}
+	return data, fmt.Sprintf("resampled pos_embed from a %d×%d to a %d×%d patch grid (bicubic, antialiased)", oldG, oldG, newG, newG), nil
+}
+
+func sameShape(a []int, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}

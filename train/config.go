@@ -1,0 +1,368 @@
+// Package train runs training, evaluation and checkpointing of vit-train
+// models: configuration layering (defaults → YAML → --set), the training
+// loop with its schedule, optimiser, EMA and metrics, and resumable,
+// crash-safe checkpoints.
+package train
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/vit-train/vit-train/model"
+)
+
+// Config is a training run's configuration. Its YAML keys are the names
+// used in configs/*.yaml and with --set (dotted for nested keys, e.g.
+// optim.lr=5e-4).
+type Config struct {
+	Model    ModelConfig   `yaml:"model"`
+	Data     DataConfig    `yaml:"data"`
+	Aug      AugConfig     `yaml:"aug"`
+	Optim    OptimConfig   `yaml:"optim"`
+	Sched    SchedConfig   `yaml:"sched"`
+	Distill  DistillConfig `yaml:"distill"`
+	Epochs   int           `yaml:"epochs"`
+	Seed     uint64        `yaml:"seed"`
+	EMA      EMAConfig     `yaml:"ema"`
+	Ckpt     CkptConfig    `yaml:"checkpoint"`
+	LogEvery int           `yaml:"log_every"`
+	Progress bool          `yaml:"progress"`
+}
+
+// ModelConfig picks a preset and overrides some of its fields.
+type ModelConfig struct {
+	Name         string  `yaml:"name"`
+	ImageSize    int     `yaml:"img_size"`
+	NumClasses   int     `yaml:"num_classes"`
+	Channels     int     `yaml:"in_chans"`
+	DropRate     float64 `yaml:"drop_rate"`
+	AttnDropRate float64 `yaml:"attn_drop_rate"`
+	DropPathRate float64 `yaml:"drop_path_rate"`
+}
+
+// DataConfig selects the dataset and the loader's settings.
+type DataConfig struct {
+	// Dataset is one of fashion-mnist-embedded, fashion-mnist, mnist, cifar10,
+	// cifar100, imagefolder.
+	Dataset       string `yaml:"dataset"`
+	Root          string `yaml:"root"`
+	BatchSize     int    `yaml:"batch_size"`
+	EvalBatchSize int    `yaml:"eval_batch_size"`
+	Workers       int    `yaml:"workers"`
+	SkipCorrupt   bool   `yaml:"skip_corrupt"`
+	TrainSubset   int    `yaml:"train_subset"`
+	EvalSubset    int    `yaml:"eval_subset"`
+}
+
+// AugConfig is the augmentation recipe, with timm's names and meanings.
+type AugConfig struct {
+	// Train is the training pipeline: "padcrop-flip" (RandomCrop with
+	// padding 4 + flip), "rrc-flip" (RandomResizedCrop + flip), or "none".
+	Train string `yaml:"train"`
+	// AutoAugment is a timm RandAugment string such as rand-m9-mstd0.5-inc1, or "".
+	AutoAugment string  `yaml:"auto_augment"`
+	HFlip       float64 `yaml:"hflip"`
+	ColorJitter float64 `yaml:"color_jitter"`
+	ReProb      float64 `yaml:"reprob"`
+	Mixup       float64 `yaml:"mixup"`
+	CutMix      float64 `yaml:"cutmix"`
+	MixupProb   float64 `yaml:"mixup_prob"`
+	SwitchProb  float64 `yaml:"mixup_switch_prob"`
+	Smoothing   float64 `yaml:"smoothing"`
+	CropPct     float64 `yaml:"crop_pct"`
+}
+
+// OptimConfig is the optimiser.
+type OptimConfig struct {
+	Name string  `yaml:"name"` // adamw or sgd
+	LR   float64 `yaml:"lr"`
+	// ScaleLR multiplies lr by batch_size/512, DeiT's rule.
+	ScaleLR     bool    `yaml:"scale_lr"`
+	WeightDecay float64 `yaml:"weight_decay"`
+	Beta1       float64 `yaml:"beta1"`
+	Beta2       float64 `yaml:"beta2"`
+	Eps         float64 `yaml:"eps"`
+	Momentum    float64 `yaml:"momentum"`
+	Nesterov    bool    `yaml:"nesterov"`
+	ClipGrad    float64 `yaml:"clip_grad"`
+	LayerDecay  float64 `yaml:"layer_decay"`
+	AccumSteps  int     `yaml:"accum_steps"`
+}
+
+// SchedConfig is the learning-rate schedule, evaluated per optimiser step.
+type SchedConfig struct {
+	Name         string  `yaml:"name"` // cosine, step or constant
+	WarmupEpochs float64 `yaml:"warmup_epochs"`
+	WarmupLR     float64 `yaml:"warmup_lr"`
+	MinLR        float64 `yaml:"min_lr"`
+	DecayEpochs  float64 `yaml:"decay_epochs"`
+	DecayRate    float64 `yaml:"decay_rate"`
+}
+
+// DistillConfig is DeiT distillation (used with distilled models).
+type DistillConfig struct {
+	Type          string  `yaml:"type"` // none, soft or hard
+	Alpha         float64 `yaml:"alpha"`
+	Tau           float64 `yaml:"tau"`
+	PerBatch      bool    `yaml:"per_batch"`
+	Teacher       string  `yaml:"teacher"`
+	TeacherLogits string  `yaml:"teacher_logits"`
+}
+
+// EMAConfig keeps an exponential moving average of the weights.
+type EMAConfig struct {
+	Enabled bool    `yaml:"enabled"`
+	Decay   float64 `yaml:"decay"`
+}
+
+// CkptConfig says which checkpoints to keep.
+type CkptConfig struct {
+	// Every saves epoch-N checkpoints every Every epochs (0: never); last and
+	// best are always kept.
+	Every int `yaml:"every"`
+}
+
+// DefaultConfig is the main job: the CPU-sized ViT on the embedded
+// Fashion-MNIST subset.
+func DefaultConfig() Config {
+	return Config{
+		Model: ModelConfig{Name: "vit_fmnist_patch4_28"},
+		Data:  DataConfig{Dataset: "fashion-mnist-embedded", BatchSize: 128, EvalBatchSize: 250, Workers: 2},
+		Aug:   AugConfig{Train: "padcrop-flip", HFlip: 0.5, MixupProb: 1, SwitchProb: 0.5, CropPct: 0.875},
+		Optim: OptimConfig{Name: "adamw", LR: 1e-3, WeightDecay: 0.05, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8,
+			Momentum: 0.9, AccumSteps: 1},
+		Sched:    SchedConfig{Name: "cosine", WarmupEpochs: 1, WarmupLR: 1e-6, MinLR: 1e-5, DecayEpochs: 30, DecayRate: 0.1},
+		Distill:  DistillConfig{Type: "none", Alpha: 0.5, Tau: 1},
+		Epochs:   5,
+		Seed:     0,
+		EMA:      EMAConfig{Decay: 0.9998},
+		LogEvery: 50,
+		Progress: true,
+	}
+}
+
+// LoadConfig layers defaults, the YAML file at path (if not empty) and the
+// key=value overrides, in that order. Unknown keys and values of the wrong
+// type are errors naming the key.
+func LoadConfig(path string, sets []string) (Config, error) {
+	tree, err := toTree(DefaultConfig())
+	if err != nil {
+		return Config{}, err
+	}
+	if path != "" {
+		raw, err := os.ReadFile(path)
+		if err != nil {
+			return Config{}, err
+		}
+		var file map[string]any
+		if err := yaml.Unmarshal(raw, &file); err != nil {
+			return Config{}, fmt.Errorf("config %s: %w", path, err)
+		}
+		if err := merge(tree, file, ""); err != nil {
+			return Config{}, fmt.Errorf("config %s: %w", path, err)
+		}
+	}
+	for _, s := range sets {
+		key, val, ok := strings.Cut(s, "=")
+		if !ok || key == "" {
+			return Config{}, fmt.Errorf("--set %q: want key=value", s)
+		}
+		var v any
+		if err := yaml.Unmarshal([]byte(val), &v); err != nil {
+			return Config{}, fmt.Errorf("--set %s: value %q: %w", key, val, err)
+		}
+		if err := setPath(tree, strings.Split(key, "."), v, ""); err != nil {
+			return Config{}, fmt.Errorf("--set %s: %w", key, err)
+		}
+	}
+	cfg, err := fromTree(tree)
+	if err != nil {
+		return Config{}, err
+	}
+	return cfg, cfg.Validate()
+}
+
+func toTree(c Config) (map[string]any, error) {
+	raw, err := yaml.Marshal(c)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]any
+	return m, yaml.Unmarshal(raw, &m)
+}
+
+func fromTree(m map[string]any) (Config, error) {
+	raw, err := yaml.Marshal(m)
+	if err != nil {
+		return Config{}, err
+	}
+	return parseConfigYAML(raw)
+}
+
+// parseConfigYAML decodes a complete configuration, refusing unknown keys.
+func parseConfigYAML(raw []byte) (Config, error) {
+	var c Config
+	dec := yaml.NewDecoder(bytes.NewReader(raw))
+	dec.KnownFields(true)
+	if err := dec.Decode(&c); err != nil {
+		return Config{}, fmt.Errorf("config: %w", err)
+	}
+	return c, nil
+}
+
+// merge copies src into dst, refusing keys dst does not have and values
+// whose kind differs from the default's.
+func merge(dst, src map[string]any, prefix string) error {
+	keys := make([]string, 0, len(src))
+	for k := range src {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if err := setPath(dst, []string{k}, src[k], prefix); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func setPath(dst map[string]any, path []string, v any, prefix string) error {
+	key := prefix + path[0]
+	old, ok := dst[path[0]]
+	if !ok {
+		return fmt.Errorf("unknown key %q (known: %s)", key, strings.Join(knownKeys(dst, prefix), ", "))
+	}
+	if sub, isMap := old.(map[string]any); isMap {
+		if len(path) > 1 {
+			return setPath(sub, path[1:], v, key+".")
+		}
+		vm, ok := v.(map[string]any)
+		if !ok {
+			return fmt.Errorf("key %q: want a mapping, got %v", key, v)
+		}
+		return merge(sub, vm, key+".")
+	}
+	if len(path) > 1 {
+		return fmt.Errorf("key %q is not a mapping", key)
+	}
+	nv, err := convertLike(old, v)
+	if err != nil {
+		return fmt.Errorf("key %q: %w", key, err)
+	}
+	dst[path[0]] = nv
+	return nil
+}
+
+func knownKeys(m map[string]any, prefix string) []string {
+	var ks []string
+	for k := range m {
+		ks = append(ks, prefix+k)
+	}
+	sort.Strings(ks)
+	return ks
+}
+
+// convertLike returns v as the kind of old: ints are accepted for floats,
+// anything else must match.
+func convertLike(old, v any) (any, error) {
+	switch old.(type) {
+	case int:
+		if i, ok := v.(int); ok {
+			return i, nil
+		}
+		return nil, fmt.Errorf("want an integer, got %v (%T)", v, v)
+	case float64:
+		switch x := v.(type) {
+		case float64:
+			return x, nil
+		case int:
+			return float64(x), nil
+		}
+		return nil, fmt.Errorf("want a number, got %v (%T)", v, v)
+	case bool:
+		if b, ok := v.(bool); ok {
+			return b, nil
+		}
+		return nil, fmt.Errorf("want true or false, got %v (%T)", v, v)
+	case string:
+		switch x := v.(type) {
+		case string:
+			return x, nil
+		case nil:
+			return "", nil
+		}
+		return nil, fmt.Errorf("want a string, got %v (%T)", v, v)
+	}
+	return v, nil
+}
+
+// ModelConfig resolves the model configuration from the preset and overrides.
+func (c Config) ModelConfig() (model.Config, error) {
+	mc, err := model.Preset(c.Model.Name, model.Overrides{ImageSize: c.Model.ImageSize, NumClasses: c.Model.NumClasses, Channels: c.Model.Channels})
+	if err != nil {
+		return mc, err
+	}
+	mc.DropRate = c.Model.DropRate
+	mc.AttnDropRate = c.Model.AttnDropRate
+	mc.DropPathRate = c.Model.DropPathRate
+	return mc, mc.Validate()
+}
+
+// Validate checks values that no type can: ranges and names.
+func (c Config) Validate() error {
+	bad := func(key string, v any, want string) error {
+		return fmt.Errorf("config: %s = %v: %s", key, v, want)
+	}
+	if _, err := c.ModelConfig(); err != nil {
+		return fmt.Errorf("config: model: %w", err)
+	}
+	switch {
+	case c.Epochs < 1:
+		return bad("epochs", c.Epochs, "must be at least 1")
+	case c.Data.BatchSize < 1:
+		return bad("data.batch_size", c.Data.BatchSize, "must be at least 1")
+	case c.Data.EvalBatchSize < 1:
+		return bad("data.eval_batch_size", c.Data.EvalBatchSize, "must be at least 1")
+	case c.Data.Workers < 1:
+		return bad("data.workers", c.Data.Workers, "must be at least 1")
+	case !(c.Optim.LR > 0):
+		return bad("optim.lr", c.Optim.LR, "must be positive")
+	case c.Optim.WeightDecay < 0:
+		return bad("optim.weight_decay", c.Optim.WeightDecay, "must not be negative")
+	case c.Optim.Name != "adamw" && c.Optim.Name != "sgd":
+		return bad("optim.name", c.Optim.Name, "want adamw or sgd")
+	case c.Optim.AccumSteps < 1:
+		return bad("optim.accum_steps", c.Optim.AccumSteps, "must be at least 1")
+	case c.Optim.ClipGrad < 0:
+		return bad("optim.clip_grad", c.Optim.ClipGrad, "must not be negative (0 disables clipping)")
+	case c.Optim.LayerDecay < 0 || c.Optim.LayerDecay > 1:
+		return bad("optim.layer_decay", c.Optim.LayerDecay, "must be in [0, 1] (0 disables it)")
+	case c.Sched.Name != "cosine" && c.Sched.Name != "step" && c.Sched.Name != "constant":
+		return bad("sched.name", c.Sched.Name, "want cosine, step or constant")
+	case c.Sched.WarmupEpochs < 0:
+		return bad("sched.warmup_epochs", c.Sched.WarmupEpochs, "must not be negative")
+	case c.Aug.Smoothing < 0 || c.Aug.Smoothing >= 1:
+		return bad("aug.smoothing", c.Aug.Smoothing, "must be in [0, 1)")
+	case c.Aug.ReProb < 0 || c.Aug.ReProb > 1:
+		return bad("aug.reprob", c.Aug.ReProb, "must be in [0, 1]")
+	case c.Aug.Mixup < 0 || c.Aug.CutMix < 0:
+		return bad("aug.mixup/aug.cutmix", fmt.Sprint(c.Aug.Mixup, c.Aug.CutMix), "must not be negative")
+	case c.Distill.Type != "none" && c.Distill.Type != "soft" && c.Distill.Type != "hard":
+		return bad("distill.type", c.Distill.Type, "want none, soft or hard")
+	case c.Distill.Alpha < 0 || c.Distill.Alpha > 1:
+		return bad("distill.alpha", c.Distill.Alpha, "must be in [0, 1]")
+	case !(c.Distill.Tau > 0):
+		return bad("distill.tau", c.Distill.Tau, "must be positive")
+	case c.EMA.Enabled && !(c.EMA.Decay > 0 && c.EMA.Decay < 1):
+		return bad("ema.decay", c.EMA.Decay, "must be in (0, 1)")
+	}
+	return nil
+}
+
+// YAML renders the resolved configuration, as saved in the run folder.
+func (c Config) YAML() ([]byte, error) { return yaml.Marshal(c) }

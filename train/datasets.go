@@ -1,0 +1,110 @@
+package train
+
+import (
+	"fmt"
+
+	"github.com/vit-train/vit-train/augment"
+	"github.com/vit-train/vit-train/data"
+	"github.com/vit-train/vit-train/model"
+)
+
+// Datasets are a run's training and evaluation data with their normalisation.
+type Datasets struct {
+	Train, Eval data.Dataset
+	Mean, Std   []float32
+	Classes     []string
+}
+
+// OpenDatasets opens the dataset named in cfg.Data.
+func OpenDatasets(cfg DataConfig) (*Datasets, error) {
+	open := func(split data.Split) (data.Dataset, error) {
+		switch cfg.Dataset {
+		case "fashion-mnist-embedded":
+			return data.EmbeddedFashionMNIST(split)
+		case "fashion-mnist":
+			return data.FashionMNIST(cfg.Root, split)
+		case "mnist":
+			return data.MNIST(cfg.Root, split)
+		case "cifar10":
+			return data.OpenCIFAR10(cfg.Root, split)
+		case "cifar100":
+			return data.OpenCIFAR100(cfg.Root, split, false)
+		case "imagefolder":
+			return data.OpenImageNet(cfg.Root, split, data.FolderOptions{SkipCorrupt: cfg.SkipCorrupt})
+		}
+		return nil, fmt.Errorf("config: data.dataset = %q: want fashion-mnist-embedded, fashion-mnist, mnist, cifar10, cifar100 or imagefolder", cfg.Dataset)
+	}
+	d := &Datasets{}
+	var err error
+	if d.Train, err = open(data.Train); err != nil {
+		return nil, err
+	}
+	if d.Eval, err = open(data.Test); err != nil {
+		return nil, err
+	}
+	if cfg.TrainSubset > 0 && cfg.TrainSubset < d.Train.Len() {
+		d.Train = subset{d.Train, cfg.TrainSubset}
+	}
+	if cfg.EvalSubset > 0 && cfg.EvalSubset < d.Eval.Len() {
+		d.Eval = subset{d.Eval, cfg.EvalSubset}
+	}
+	d.Classes = d.Train.Classes()
+	switch cfg.Dataset {
+	case "fashion-mnist-embedded", "fashion-mnist":
+		d.Mean, d.Std = data.FashionMNISTMean, data.FashionMNISTStd
+	case "mnist":
+		d.Mean, d.Std = data.MNISTMean, data.MNISTStd
+	case "cifar10":
+		d.Mean, d.Std = data.CIFAR10Mean, data.CIFAR10Std
+	case "cifar100":
+		d.Mean, d.Std = data.CIFAR100Mean, data.CIFAR100Std
+	default:
+		d.Mean, d.Std = data.ImageNetMean, data.ImageNetStd
+	}
+	return d, nil
+}
+
+// subset is the first n items of a dataset.
+type subset struct {
+	data.Dataset
+	n int
+}
+
+func (s subset) Len() int { return s.n }
+
+// CheckModel reports a model that cannot take the data.
+func (d *Datasets) CheckModel(mc model.Config) error {
+	c, _, _ := d.Train.Shape()
+	if c != mc.Channels {
+		return fmt.Errorf("model %s takes %d channels (in_chans) but the data has %d", mc.Name, mc.Channels, c)
+	}
+	if n := len(d.Classes); n != mc.NumClasses {
+		return fmt.Errorf("model %s has %d classes (num_classes) but the data has %d; set model.num_classes=%d", mc.Name, mc.NumClasses, n, n)
+	}
+	return nil
+}
+
+// Pipelines builds the training and evaluation pipelines of a run.
+func Pipelines(cfg AugConfig, size int, mean, std []float32) (trainP, evalP augment.Pipeline, err error) {
+	tc := augment.TrainConfig{Size: size, HFlip: cfg.HFlip, ColorJitter: cfg.ColorJitter, AutoAugment: cfg.AutoAugment,
+		Interp: augment.Bicubic, Mean: mean, Std: std, REProb: cfg.ReProb, REMode: augment.ErasePixel, RECount: 1}
+	switch cfg.Train {
+	case "padcrop-flip":
+		tc.Crop = augment.CropPad
+	case "rrc-flip":
+		tc.Crop = augment.CropRRC
+	case "none":
+	default:
+		return trainP, evalP, fmt.Errorf("config: aug.train = %q: want padcrop-flip, rrc-flip or none", cfg.Train)
+	}
+	if cfg.Train == "none" {
+		trainP, err = augment.EvalPipeline(augment.EvalConfig{Size: size, CropPct: cfg.CropPct, Interp: augment.Bicubic, Mean: mean, Std: std})
+	} else {
+		trainP, err = augment.TrainPipeline(tc)
+	}
+	if err != nil {
+		return trainP, evalP, err
+	}
+	evalP, err = augment.EvalPipeline(augment.EvalConfig{Size: size, CropPct: cfg.CropPct, Interp: augment.Bicubic, Mean: mean, Std: std})
+	return trainP, evalP, err
+}

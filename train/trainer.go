@@ -1,0 +1,520 @@
+package train
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+
+	"github.com/vit-train/vit-train/augment"
+	"github.com/vit-train/vit-train/data"
+	"github.com/vit-train/vit-train/model"
+	"github.com/vit-train/vit-train/model/ops"
+	"github.com/vit-train/vit-train/optim"
+)
+
+// ErrInterrupted is returned by Run when its context is cancelled (Ctrl-C):
+// a checkpoint of the exact position was saved first.
+var ErrInterrupted = errors.New("training interrupted; resume with --resume")
+
+// Options says where a run writes and how it reports.
+type Options struct {
+	Dir    string    // run folder
+	Resume bool      // continue from Dir/last.safetensors
+	Out    io.Writer // summary lines and progress bars
+	// StopAfterSteps stops (like an interrupt, saving a checkpoint) after
+	// this many optimiser steps in total; 0 disables it.
+	StopAfterSteps int
+}
+
+// Summary is the outcome of a run.
+type Summary struct {
+	State       State
+	Last        Result // last evaluation of the model
+	EMA         *Result
+	Seconds     float64
+	Interrupted bool
+}
+
+// Checkpoint file names in a run folder.
+const (
+	LastCheckpoint = "last.safetensors"
+	BestCheckpoint = "best.safetensors"
+)
+
+// trainer is one run in progress.
+type trainer struct {
+	cfg      Config
+	opts     Options
+	mc       model.Config
+	ds       *Datasets
+	m        *model.ViT
+	obj      *objective
+	eval     *model.Graph
+	emaModel *model.ViT
+	emaEval  *model.Graph
+	trainL   *data.Loader
+	evalL    *data.Loader
+	mix      *augment.Mixup
+	rng      *ops.Randomness
+	params   []optim.Param
+	grads    [][]float32
+	opt      optim.Optimizer
+	sched    optim.Schedule
+	clip     *optim.Clipper
+	accum    *optim.Accumulator
+	ema      *optim.EMA
+	state    State
+	stepsLog *MetricsLog
+	epochLog *MetricsLog
+}
+
+// Run trains as cfg says, writing checkpoints, metrics and reports to
+// opts.Dir. Cancelling ctx saves a checkpoint and returns ErrInterrupted.
+func Run(ctx context.Context, cfg Config, opts Options) (*Summary, error) {
+	if opts.Out == nil {
+		opts.Out = io.Discard
+	}
+	t, err := newTrainer(cfg, opts)
+	if err != nil {
+		return nil, err
+	}
+	defer t.close()
+	return t.run(ctx)
+}
+
+func newTrainer(cfg Config, opts Options) (*trainer, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	mc, err := cfg.ModelConfig()
+	if err != nil {
+		return nil, err
+	}
+	t := &trainer{cfg: cfg, opts: opts, mc: mc}
+	lastPath := filepath.Join(opts.Dir, LastCheckpoint)
+	var ck *Checkpoint
+	if opts.Resume {
+		if ck, err = LoadCheckpoint(lastPath); err != nil {
+			return nil, fmt.Errorf("resume: %w", err)
+		}
+		if err := compatible(ck, mc); err != nil {
+			return nil, fmt.Errorf("resume from %s: %w", lastPath, err)
+		}
+	} else if _, err := os.Stat(lastPath); err == nil {
+		return nil, fmt.Errorf("run folder %s already holds a checkpoint: use --resume, or another --out", opts.Dir)
+	}
+	if t.ds, err = OpenDatasets(cfg.Data); err != nil {
+		return nil, err
+	}
+	if err := t.ds.CheckModel(mc); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
+		return nil, err
+	}
+	if err := t.build(); err != nil {
+		return nil, err
+	}
+	if ck != nil {
+		if err := t.restore(ck); err != nil {
+			return nil, fmt.Errorf("resume from %s: %w", lastPath, err)
+		}
+	}
+	y, err := cfg.YAML()
+	if err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(opts.Dir, "config.yaml"), y, 0o644); err != nil {
+		return nil, err
+	}
+	keep := -1
+	if ck != nil {
+		keep = t.state.Step
+	}
+	if t.stepsLog, err = OpenMetrics(opts.Dir, "steps", keep); err != nil {
+		return nil, err
+	}
+	if t.epochLog, err = OpenMetrics(opts.Dir, "epochs", keep); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// compatible reports a checkpoint whose model differs from the configured one.
+func compatible(ck *Checkpoint, mc model.Config) error {
+	if ck.Model != mc {
+		return fmt.Errorf("the checkpoint's model (%+v) differs from the configured one (%+v); resume with the run's config.yaml", ck.Model, mc)
+	}
+	return nil
+}
+
+// build creates the model, graphs, loaders and optimiser.
+func (t *trainer) build() error {
+	cfg := t.cfg
+	var err error
+	if t.m, err = model.New(t.mc, cfg.Seed); err != nil {
+		return err
+	}
+	t.rng = ops.NewRandomness(cfg.Seed)
+	g, err := t.m.BuildGraph(cfg.Data.BatchSize, true, t.rng)
+	if err != nil {
+		return err
+	}
+	if t.obj, err = newObjective(g); err != nil {
+		return err
+	}
+	if t.eval, err = t.m.BuildGraph(cfg.Data.EvalBatchSize, false, nil); err != nil {
+		return err
+	}
+	trainP, evalP, err := Pipelines(cfg.Aug, t.mc.ImageSize, t.ds.Mean, t.ds.Std)
+	if err != nil {
+		return err
+	}
+	if t.trainL, err = data.NewLoader(data.LoaderConfig{Dataset: t.ds.Train, BatchSize: cfg.Data.BatchSize, DropLast: true,
+		Shuffle: true, Seed: cfg.Seed, Workers: cfg.Data.Workers, Pipeline: trainP}); err != nil {
+		return err
+	}
+	if t.trainL.NumBatches() < 1 {
+		return fmt.Errorf("config: data.batch_size = %d is larger than the %d training images", cfg.Data.BatchSize, t.ds.Train.Len())
+	}
+	if t.evalL, err = data.NewLoader(data.LoaderConfig{Dataset: t.ds.Eval, BatchSize: cfg.Data.EvalBatchSize,
+		Seed: cfg.Seed, Workers: cfg.Data.Workers, Pipeline: evalP}); err != nil {
+		return err
+	}
+	if cfg.Aug.Mixup > 0 || cfg.Aug.CutMix > 0 {
+		t.mix = &augment.Mixup{MixupAlpha: cfg.Aug.Mixup, CutmixAlpha: cfg.Aug.CutMix, Prob: cfg.Aug.MixupProb,
+			SwitchProb: cfg.Aug.SwitchProb, LabelSmoothing: cfg.Aug.Smoothing, CorrectLam: true, Classes: t.mc.NumClasses}
+	}
+	t.params = make([]optim.Param, len(t.m.Params))
+	for i, p := range t.m.Params {
+		t.params[i] = optim.Param{Name: p.Name, Shape: p.Value.Shape().Clone(), Data: p.Float32s()}
+	}
+	t.grads = make([][]float32, len(t.params))
+	if err := t.buildOptimizer(); err != nil {
+		return err
+	}
+	if t.clip, err = optim.NewClipper(t.params); err != nil {
+		return err
+	}
+	if cfg.Optim.AccumSteps > 1 {
+		if t.accum, err = optim.NewAccumulator(t.params); err != nil {
+			return err
+		}
+	}
+	if cfg.EMA.Enabled {
+		if t.ema, err = optim.NewEMA(t.params, cfg.EMA.Decay); err != nil {
+			return err
+		}
+		if t.emaModel, err = t.m.SharingWeights(t.ema.Weights()); err != nil {
+			return err
+		}
+		if t.emaEval, err = t.emaModel.BuildGraph(cfg.Data.EvalBatchSize, false, nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (t *trainer) buildOptimizer() error {
+	cfg := t.cfg.Optim
+	var groups []optim.Group
+	var err error
+	if cfg.LayerDecay > 0 && cfg.LayerDecay < 1 {
+		groups, err = optim.LayerDecayGroups(t.params, cfg.WeightDecay, optim.DefaultNoDecayNames, cfg.LayerDecay, optim.TimmViTLayerMap(t.mc.Depth))
+		if err != nil {
+			return err
+		}
+	} else {
+		groups = optim.WeightDecayGroups(t.params, cfg.WeightDecay, optim.DefaultNoDecayNames)
+	}
+	switch cfg.Name {
+	case "adamw":
+		t.opt, err = optim.NewAdamW(t.params, groups, optim.AdamWConfig{Beta1: cfg.Beta1, Beta2: cfg.Beta2, Eps: cfg.Eps, WeightDecay: cfg.WeightDecay})
+	case "sgd":
+		t.opt, err = optim.NewSGD(t.params, groups, optim.SGDConfig{Momentum: cfg.Momentum, Nesterov: cfg.Nesterov, WeightDecay: cfg.WeightDecay})
+	}
+	if err != nil {
+		return err
+	}
+	t.sched, err = t.schedule()
+	return err
+}
+
+// stepsPerEpoch is the number of optimiser steps in an epoch.
+func (t *trainer) stepsPerEpoch() int {
+	return max(1, t.trainL.NumBatches()/t.cfg.Optim.AccumSteps)
+}
+
+// schedule builds the learning-rate schedule in optimiser steps.
+func (t *trainer) schedule() (optim.Schedule, error) {
+	sc := t.cfg.Sched
+	lr := t.cfg.Optim.LR
+	if t.cfg.Optim.ScaleLR {
+		lr = optim.ScaleLR(lr, t.cfg.Data.BatchSize*t.cfg.Optim.AccumSteps)
+	}
+	spe := float64(t.stepsPerEpoch())
+	warm := optim.Warmup{Steps: int(math.Round(sc.WarmupEpochs * spe)), InitLR: sc.WarmupLR}
+	var s interface {
+		optim.Schedule
+		Validate() error
+	}
+	switch sc.Name {
+	case "cosine":
+		s = optim.Cosine{BaseLR: lr, MinLR: sc.MinLR, Steps: t.cfg.Epochs * t.stepsPerEpoch(), Warmup: warm}
+	case "step":
+		s = optim.StepDecay{BaseLR: lr, DecaySteps: max(1, int(math.Round(sc.DecayEpochs*spe))), Gamma: sc.DecayRate, Warmup: warm}
+	default:
+		s = optim.Constant{BaseLR: lr, Warmup: warm}
+	}
+	if err := s.Validate(); err != nil {
+		return nil, fmt.Errorf("config: sched: %w", err)
+	}
+	return s, nil
+}
+
+// restore loads weights, optimiser state, EMA and position from ck.
+func (t *trainer) restore(ck *Checkpoint) error {
+	if _, err := ck.LoadWeights(t.m, false); err != nil {
+		return err
+	}
+	if err := t.opt.LoadState(ck.Optim); err != nil {
+		return err
+	}
+	if t.ema != nil {
+		if len(ck.EMA) == 0 {
+			return fmt.Errorf("ema.enabled is set but the checkpoint has no EMA weights")
+		}
+		if err := t.ema.LoadState(ck.EMA); err != nil {
+			return err
+		}
+	}
+	t.state = ck.State
+	return nil
+}
+
+func (t *trainer) close() {
+	if t.stepsLog != nil {
+		t.stepsLog.Close()
+	}
+	if t.epochLog != nil {
+		t.epochLog.Close()
+	}
+}
+
+// checkpoint returns the run's current checkpoint.
+func (t *trainer) checkpoint() *Checkpoint {
+	cfg := t.cfg
+	ck := &Checkpoint{Model: t.mc, Config: &cfg, State: t.state, Mean: t.ds.Mean, Std: t.ds.Std, Classes: t.ds.Classes,
+		Params: ModelTensors(t.m), Optim: t.opt.StateTensors()}
+	if t.ema != nil {
+		ck.EMA = t.ema.StateTensors()
+	}
+	return ck
+}
+
+func (t *trainer) save(name string) error {
+	return t.checkpoint().Save(filepath.Join(t.opts.Dir, name))
+}
+
+func (t *trainer) run(ctx context.Context) (*Summary, error) {
+	start := time.Now()
+	sum := &Summary{}
+	out := t.opts.Out
+	fmt.Fprintf(out, "model %s: %.2fM parameters, %d tokens; data %s: %d train / %d eval images; %d steps per epoch\n",
+		t.mc.Name, float64(t.mc.ParamCount())/1e6, t.mc.NumTokens(), t.cfg.Data.Dataset, t.ds.Train.Len(), t.ds.Eval.Len(), t.stepsPerEpoch())
+	if t.state.Epoch > 0 || t.state.Batch > 0 {
+		fmt.Fprintf(out, "resuming at epoch %d, batch %d (step %d)\n", t.state.Epoch+1, t.state.Batch, t.state.Step)
+	}
+	for t.state.Epoch < t.cfg.Epochs {
+		stats, err := t.trainEpoch(ctx)
+		if errors.Is(err, ErrInterrupted) {
+			if serr := t.save(LastCheckpoint); serr != nil {
+				return nil, fmt.Errorf("saving the checkpoint after an interrupt: %w", serr)
+			}
+			fmt.Fprintf(out, "interrupted at epoch %d, batch %d (step %d); checkpoint saved to %s\n",
+				t.state.Epoch+1, t.state.Batch, t.state.Step, filepath.Join(t.opts.Dir, LastCheckpoint))
+			sum.State, sum.Interrupted, sum.Seconds = t.state, true, time.Since(start).Seconds()
+			return sum, ErrInterrupted
+		}
+		if err != nil {
+			return nil, err
+		}
+		res, err := Evaluate(t.eval, t.evalL, t.mc.NumClasses)
+		if err != nil {
+			return nil, err
+		}
+		sum.Last = res
+		emaTop1 := math.NaN()
+		if t.emaEval != nil {
+			er, err := Evaluate(t.emaEval, t.evalL, t.mc.NumClasses)
+			if err != nil {
+				return nil, err
+			}
+			sum.EMA, emaTop1 = &er, er.Top1
+		}
+		t.state.Epoch++
+		t.state.Batch = 0
+		improved := res.Top1 > t.state.BestTop1 || t.state.BestEpoch == 0
+		if improved {
+			t.state.BestTop1, t.state.BestEpoch = res.Top1, t.state.Epoch
+		}
+		if err := t.epochLog.Write([]Field{{"epoch", float64(t.state.Epoch)}, {"step", float64(t.state.Step)},
+			{"train_loss", stats.loss}, {"val_loss", res.Loss}, {"val_top1", res.Top1}, {"val_top5", res.Top5},
+			{"ema_top1", emaTop1}, {"lr", stats.lr}, {"images_per_s", stats.imagesPerS}, {"epoch_seconds", stats.seconds}}); err != nil {
+			return nil, err
+		}
+		if err := res.WriteReport(t.opts.Dir, "eval_", t.ds.Classes); err != nil {
+			return nil, err
+		}
+		if err := t.save(LastCheckpoint); err != nil {
+			return nil, err
+		}
+		if improved {
+			if err := t.save(BestCheckpoint); err != nil {
+				return nil, err
+			}
+		}
+		if t.cfg.Ckpt.Every > 0 && t.state.Epoch%t.cfg.Ckpt.Every == 0 {
+			if err := t.save(fmt.Sprintf("epoch-%03d.safetensors", t.state.Epoch)); err != nil {
+				return nil, err
+			}
+		}
+		line := fmt.Sprintf("epoch %d/%d  train loss %.4f  val loss %.4f  top-1 %.2f%%  top-5 %.2f%%  lr %.3g  %.0f img/s  %.1f s",
+			t.state.Epoch, t.cfg.Epochs, stats.loss, res.Loss, res.Top1, res.Top5, stats.lr, stats.imagesPerS, stats.seconds)
+		if !math.IsNaN(emaTop1) {
+			line += fmt.Sprintf("  EMA top-1 %.2f%%", emaTop1)
+		}
+		fmt.Fprintln(out, line)
+		if t.opts.StopAfterSteps > 0 && t.state.Step >= t.opts.StopAfterSteps && t.state.Epoch < t.cfg.Epochs {
+			sum.State, sum.Interrupted, sum.Seconds = t.state, true, time.Since(start).Seconds()
+			return sum, ErrInterrupted
+		}
+	}
+	sum.State, sum.Seconds = t.state, time.Since(start).Seconds()
+	fmt.Fprintf(out, "test accuracy %.2f%% (top-5 %.2f%%, best %.2f%% at epoch %d) after %d epochs, %.0f s; run folder %s\n",
+		sum.Last.Top1, sum.Last.Top5, t.state.BestTop1, t.state.BestEpoch, t.cfg.Epochs, sum.Seconds, t.opts.Dir)
+	return sum, nil
+}
+
+// epochStats summarises one epoch of training.
+type epochStats struct {
+	loss, lr, imagesPerS, seconds float64
+}
+
+// trainEpoch trains from the current position to the end of the epoch.
+func (t *trainer) trainEpoch(ctx context.Context) (epochStats, error) {
+	epoch := t.state.Epoch
+	nb := t.trainL.NumBatches()
+	accum := t.cfg.Optim.AccumSteps
+	nb -= nb % accum // whole optimiser steps only
+	it := t.trainL.Epoch(epoch, t.state.Batch)
+	defer it.Close()
+	var bar *progressbar.ProgressBar
+	if t.cfg.Progress {
+		bar = progressbar.NewOptions(nb, progressbar.OptionSetWriter(t.opts.Out), progressbar.OptionSetWidth(24),
+			progressbar.OptionShowCount(), progressbar.OptionSetDescription(fmt.Sprintf("epoch %d/%d", epoch+1, t.cfg.Epochs)),
+			progressbar.OptionClearOnFinish(), progressbar.OptionThrottle(200*time.Millisecond))
+		_ = bar.Set(t.state.Batch)
+	}
+	start := time.Now()
+	var lossSum float64
+	var lossN, images int
+	var lr float64
+	s := t.obj.step
+	for t.state.Batch < nb && it.Next() {
+		select {
+		case <-ctx.Done():
+			return epochStats{}, ErrInterrupted
+		default:
+		}
+		b := it.Batch()
+		n := b.N
+		var err error
+		if t.mix != nil {
+			_, err = b.Mix(*t.mix, t.obj.targets)
+		} else {
+			err = b.OneHot(t.mc.NumClasses, t.cfg.Aug.Smoothing, t.obj.targets)
+		}
+		copy(s.ImageData.([]float32), b.Images)
+		b.Release()
+		if err != nil {
+			return epochStats{}, err
+		}
+		// Dropout and drop-path masks follow the data position, so a resumed
+		// run draws the masks of the uninterrupted one.
+		t.rng.SetStep(uint64(epoch)<<32 | uint64(t.state.Batch))
+		if err := s.Run(); err != nil {
+			return epochStats{}, err
+		}
+		loss := s.LossValue()
+		if math.IsNaN(loss) || math.IsInf(loss, 0) {
+			return epochStats{}, fmt.Errorf("loss is %v at epoch %d, batch %d (step %d); stopping, the last checkpoint (%s) is kept",
+				loss, epoch+1, t.state.Batch, t.state.Step, filepath.Join(t.opts.Dir, LastCheckpoint))
+		}
+		for i := range t.grads {
+			t.grads[i] = s.Grad(i)
+		}
+		grads := t.grads
+		t.state.Batch++
+		if t.accum != nil {
+			if err := t.accum.Add(grads, 1); err != nil {
+				return epochStats{}, err
+			}
+			if t.accum.Count() < accum {
+				continue
+			}
+			if grads, err = t.accum.Mean(); err != nil {
+				return epochStats{}, err
+			}
+			t.accum.Reset()
+		}
+		norm, err := t.clip.Clip(grads, t.cfg.Optim.ClipGrad)
+		if err != nil {
+			return epochStats{}, err
+		}
+		lr = t.sched.LR(t.state.Step)
+		if err := t.opt.Step(lr, grads); err != nil {
+			return epochStats{}, err
+		}
+		if t.ema != nil {
+			t.ema.Update()
+		}
+		t.state.Step++
+		lossSum += loss
+		lossN++
+		images += n * accum
+		elapsed := time.Since(start).Seconds()
+		if t.cfg.LogEvery > 0 && t.state.Step%t.cfg.LogEvery == 0 {
+			rec := []Field{{"step", float64(t.state.Step)}, {"epoch", float64(epoch) + float64(t.state.Batch)/float64(nb)},
+				{"loss", loss}, {"lr", lr}, {"grad_norm", norm}, {"images_per_s", float64(images) / elapsed}}
+			for i, name := range t.obj.names {
+				rec = append(rec, Field{name, s.ExtraValue(i)})
+			}
+			if err := t.stepsLog.Write(rec); err != nil {
+				return epochStats{}, err
+			}
+		}
+		if bar != nil {
+			bar.Describe(fmt.Sprintf("epoch %d/%d loss %.4f lr %.2e %.0f img/s", epoch+1, t.cfg.Epochs, loss, lr, float64(images)/elapsed))
+			_ = bar.Set(t.state.Batch)
+		}
+		if t.opts.StopAfterSteps > 0 && t.state.Step >= t.opts.StopAfterSteps {
+			return epochStats{}, ErrInterrupted
+		}
+	}
+	if err := it.Err(); err != nil {
+		return epochStats{}, err
+	}
+	if bar != nil {
+		_ = bar.Finish()
+	}
+	sec := time.Since(start).Seconds()
+	return epochStats{loss: lossSum / math.Max(1, float64(lossN)), lr: lr, imagesPerS: float64(images) / sec, seconds: sec}, nil
+}
