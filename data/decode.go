@@ -102,32 +102,62 @@ func copyRGBX(pix []uint8, stride, w, h int, R, G, B []float32) {
 }
 
 // ycbcrToRGB converts a JPEG YCbCr image with any chroma subsampling to RGB
-// planes (JFIF conversion, as image/color.YCbCrToRGB).
+// planes, with image/color.YCbCrToRGB's fixed-point JFIF arithmetic (same
+// results), the chroma terms looked up in tables.
 func ycbcrToRGB(m *image.YCbCr, R, G, B []float32) {
 	r := m.Rect
 	w, h := r.Dx(), r.Dy()
-	div := 0 // horizontal chroma subsampling factor; 0: use COffset per pixel
+	shift := -1 // log2 of the horizontal chroma subsampling; -1: COffset per pixel
 	switch m.SubsampleRatio {
 	case image.YCbCrSubsampleRatio444, image.YCbCrSubsampleRatio440:
-		div = 1
+		shift = 0
 	case image.YCbCrSubsampleRatio422, image.YCbCrSubsampleRatio420:
-		div = 2
+		shift = 1
 	case image.YCbCrSubsampleRatio411, image.YCbCrSubsampleRatio410:
-		div = 4
+		shift = 2
+	}
+	if r.Min.X < 0 {
+		shift = -1 // shifts would round negative coordinates the wrong way
 	}
 	for y := 0; y < h; y++ {
 		yrow := m.Y[m.YOffset(r.Min.X, r.Min.Y+y):]
-		crow := m.COffset(r.Min.X, r.Min.Y+y) - r.Min.X/max(div, 1)
-		for x := 0; x < w; x++ {
-			var ci int
-			if div > 0 {
-				ci = crow + (r.Min.X+x)/div
-			} else {
-				ci = m.COffset(r.Min.X+x, r.Min.Y+y)
+		yrow = yrow[:w]
+		ro, go_, bo := R[y*w:(y+1)*w], G[y*w:(y+1)*w], B[y*w:(y+1)*w]
+		if shift < 0 {
+			for x, yv := range yrow {
+				ci := m.COffset(r.Min.X+x, r.Min.Y+y)
+				ro[x], go_[x], bo[x] = ycbcrPixel(yv, m.Cb[ci], m.Cr[ci])
 			}
-			cr, cg, cb := color.YCbCrToRGB(yrow[x], m.Cb[ci], m.Cr[ci])
-			o := y*w + x
-			R[o], G[o], B[o] = byteValue[cr], byteValue[cg], byteValue[cb]
+			continue
+		}
+		c0 := m.COffset(r.Min.X, r.Min.Y+y) - r.Min.X>>shift
+		for x, yv := range yrow {
+			ci := c0 + (r.Min.X+x)>>shift
+			ro[x], go_[x], bo[x] = ycbcrPixel(yv, m.Cb[ci], m.Cr[ci])
 		}
 	}
+}
+
+// ycbcrPixel converts one pixel to RGB values in [0, 1].
+func ycbcrPixel(yv, cb, cr uint8) (r, g, b float32) {
+	yy := int32(yv) * 0x10101
+	return byteValue[clampFixed(yy+crToR[cr])], byteValue[clampFixed(yy+cbToG[cb]+crToG[cr])], byteValue[clampFixed(yy+cbToB[cb])]
+}
+
+// Chroma terms of image/color.YCbCrToRGB, by chroma byte.
+var crToR, cbToG, crToG, cbToB = func() (a, b, c, d [256]int32) {
+	for i := range 256 {
+		v := int32(i) - 128
+		a[i], b[i], c[i], d[i] = 91881*v, -22554*v, -46802*v, 116130*v
+	}
+	return
+}()
+
+// clampFixed converts a 16.16 fixed-point value to a byte, saturating, as
+// image/color.YCbCrToRGB does.
+func clampFixed(v int32) uint8 {
+	if uint32(v)&0xff000000 == 0 {
+		return uint8(v >> 16)
+	}
+	return uint8(^(v >> 31))
 }

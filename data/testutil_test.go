@@ -31,8 +31,10 @@ func encodePNG(m image.Image) []byte {
 	return b.Bytes()
 }
 
-func encodeJPEG(m image.Image) []byte {
+func encodeJPEG(m image.Image) []byte { return encodeJPEGQ(m, 80) }
+
+func encodeJPEGQ(m image.Image, q int) []byte {
 	var b bytes.Buffer
-	jpeg.Encode(&b, m, &jpeg.Options{Quality: 80})
+	jpeg.Encode(&b, m, &jpeg.Options{Quality: q})
 	return b.Bytes()
 }

@@ -207,6 +207,21 @@ func (gr *Graph) Value(n *gorgonia.Node) gorgonia.Value {
 	return gr.forward.Value(n)
 }
 
+// HeadLogits copies one head's logits (Logits or DistLogits) of the last
+// Run into dst as float32, (B, classes).
+func (gr *Graph) HeadLogits(head *gorgonia.Node, dst []float32) []float32 {
+	dst = dst[:0]
+	switch d := gr.Value(head).Data().(type) {
+	case []float32:
+		dst = append(dst, d...)
+	case []float64:
+		for _, v := range d {
+			dst = append(dst, float32(v))
+		}
+	}
+	return dst
+}
+
 // Predictions returns the model's inference logits (B, classes) after Run:
 // the class head, or for a distilled model the mean of the two heads, as
 // DeiT does at inference.

@@ -225,3 +225,31 @@ func sameShape(a []int, b []int) bool {
 	}
 	return true
 }
+
+// OpenModel loads the checkpoint at path into a new model of its
+// configuration; with ema, the EMA weights are loaded instead of the
+// trained ones.
+func OpenModel(path string, ema bool) (*Checkpoint, *model.ViT, error) {
+	ck, err := LoadCheckpoint(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	m, err := model.New(ck.Model, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	params := ck.Params
+	if ema {
+		if len(ck.EMA) == 0 {
+			return nil, nil, fmt.Errorf("checkpoint %s has no EMA weights", path)
+		}
+		params = params[:0:0]
+		for _, t := range ck.EMA {
+			params = append(params, safetensors.Tensor{Name: strings.TrimPrefix(t.Name, "ema."), Shape: t.Shape, Data: t.Data})
+		}
+	}
+	if _, err := loadWeights(params, ck.Model, m, false); err != nil {
+		return nil, nil, fmt.Errorf("checkpoint %s: %w", path, err)
+	}
+	return ck, m, nil
+}

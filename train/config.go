@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"reflect"
 	"sort"
 	"strings"
 
@@ -167,18 +168,8 @@ func LoadConfig(path string, sets []string) (Config, error) {
 			return Config{}, fmt.Errorf("config %s: %w", path, err)
 		}
 	}
-	for _, s := range sets {
-		key, val, ok := strings.Cut(s, "=")
-		if !ok || key == "" {
-			return Config{}, fmt.Errorf("--set %q: want key=value", s)
-		}
-		var v any
-		if err := yaml.Unmarshal([]byte(val), &v); err != nil {
-			return Config{}, fmt.Errorf("--set %s: value %q: %w", key, val, err)
-		}
-		if err := setPath(tree, strings.Split(key, "."), v, ""); err != nil {
-			return Config{}, fmt.Errorf("--set %s: %w", key, err)
-		}
+	if err := applySets(tree, sets); err != nil {
+		return Config{}, err
 	}
 	cfg, err := fromTree(tree)
 	if err != nil {
@@ -187,13 +178,42 @@ func LoadConfig(path string, sets []string) (Config, error) {
 	return cfg, cfg.Validate()
 }
 
-func toTree(c Config) (map[string]any, error) {
-	raw, err := yaml.Marshal(c)
-	if err != nil {
-		return nil, err
+// toTree turns a configuration into nested maps keyed by YAML names whose
+// leaves keep their Go types, so that overrides can be checked against them.
+// applySets applies key=value overrides (values parsed as YAML) to a tree.
+func applySets(tree map[string]any, sets []string) error {
+	for _, s := range sets {
+		key, val, ok := strings.Cut(s, "=")
+		if !ok || key == "" {
+			return fmt.Errorf("--set %q: want key=value", s)
+		}
+		var v any
+		if err := yaml.Unmarshal([]byte(val), &v); err != nil {
+			return fmt.Errorf("--set %s: value %q: %w", key, val, err)
+		}
+		if err := setPath(tree, strings.Split(key, "."), v, ""); err != nil {
+			return fmt.Errorf("--set %s: %w", key, err)
+		}
 	}
-	var m map[string]any
-	return m, yaml.Unmarshal(raw, &m)
+	return nil
+}
+
+func toTree(c Config) (map[string]any, error) {
+	return structTree(reflect.ValueOf(c)), nil
+}
+
+func structTree(v reflect.Value) map[string]any {
+	m := map[string]any{}
+	for i := 0; i < v.NumField(); i++ {
+		name, _, _ := strings.Cut(v.Type().Field(i).Tag.Get("yaml"), ",")
+		f := v.Field(i)
+		if f.Kind() == reflect.Struct {
+			m[name] = structTree(f)
+		} else {
+			m[name] = f.Interface()
+		}
+	}
+	return m
 }
 
 func fromTree(m map[string]any) (Config, error) {
@@ -284,6 +304,11 @@ func convertLike(old, v any) (any, error) {
 			return float64(x), nil
 		}
 		return nil, fmt.Errorf("want a number, got %v (%T)", v, v)
+	case uint64:
+		if i, ok := v.(int); ok && i >= 0 {
+			return uint64(i), nil
+		}
+		return nil, fmt.Errorf("want a non-negative integer, got %v (%T)", v, v)
 	case bool:
 		if b, ok := v.(bool); ok {
 			return b, nil
@@ -366,3 +391,23 @@ func (c Config) Validate() error {
 
 // YAML renders the resolved configuration, as saved in the run folder.
 func (c Config) YAML() ([]byte, error) { return yaml.Marshal(c) }
+
+// Override applies key=value settings to a resolved configuration, with
+// the checks of LoadConfig.
+func Override(c Config, sets []string) (Config, error) {
+	if len(sets) == 0 {
+		return c, nil
+	}
+	tree, err := toTree(c)
+	if err != nil {
+		return c, err
+	}
+	if err := applySets(tree, sets); err != nil {
+		return c, err
+	}
+	out, err := fromTree(tree)
+	if err != nil {
+		return c, err
+	}
+	return out, out.Validate()
+}

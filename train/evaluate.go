@@ -5,25 +5,31 @@ import (
 	"github.com/vit-train/vit-train/model"
 )
 
-// Evaluate runs an evaluation graph over a loader's epoch 0 and scores the
-// model's inference logits (the mean of both heads for a distilled model).
-// A last batch smaller than the graph's is padded with zeros and scored on
-// its real images only.
-func Evaluate(g *model.Graph, l *data.Loader, classes int) (Result, error) {
-	sc := NewScorer(classes)
-	err := forEachBatch(g, l, func(logits []float32, labels []int) { sc.Add(logits, labels) })
-	return sc.Result(), err
+// Evaluation is the score of a model on a dataset.
+type Evaluation struct {
+	// Result scores the inference logits: the class head, or for a distilled
+	// model the mean of both heads (DeiT's inference rule).
+	Result
+	// ClassHead and DistHead score each head of a distilled model alone.
+	ClassHead *Result `json:"class_head,omitempty"`
+	DistHead  *Result `json:"dist_head,omitempty"`
 }
 
-// forEachBatch feeds every batch of l to g and calls fn with the inference
-// logits (N, classes) and labels (N) of the batch's real images.
-func forEachBatch(g *model.Graph, l *data.Loader, fn func(logits []float32, labels []int)) error {
+// Evaluate runs an evaluation graph over a loader's epoch 0. A last batch
+// smaller than the graph's is padded with zeros and scored on its real
+// images only.
+func Evaluate(g *model.Graph, l *data.Loader) (Evaluation, error) {
+	classes := g.Model.Config.NumClasses
+	avg := NewScorer(classes)
+	var cls, dist *Scorer
+	if g.DistLogits != nil {
+		cls, dist = NewScorer(classes), NewScorer(classes)
+	}
 	it := l.Epoch(0, 0)
 	defer it.Close()
 	images := g.ImageData.([]float32)
-	var logits []float32
+	var logits, head []float32
 	labels := make([]int, 0, g.Batch)
-	classes := g.Model.Config.NumClasses
 	for it.Next() {
 		b := it.Batch()
 		n := copy(images, b.Images[:b.N*b.C*b.H*b.W])
@@ -31,10 +37,22 @@ func forEachBatch(g *model.Graph, l *data.Loader, fn func(logits []float32, labe
 		labels = append(labels[:0], b.Labels[:b.N]...)
 		b.Release()
 		if err := g.Run(); err != nil {
-			return err
+			return Evaluation{}, err
 		}
+		k := len(labels) * classes
 		logits = g.Predictions(logits)
-		fn(logits[:len(labels)*classes], labels)
+		avg.Add(logits[:k], labels)
+		if cls != nil {
+			head = g.HeadLogits(g.Logits, head)
+			cls.Add(head[:k], labels)
+			head = g.HeadLogits(g.DistLogits, head)
+			dist.Add(head[:k], labels)
+		}
 	}
-	return it.Err()
+	ev := Evaluation{Result: avg.Result()}
+	if cls != nil {
+		c, d := cls.Result(), dist.Result()
+		ev.ClassHead, ev.DistHead = &c, &d
+	}
+	return ev, it.Err()
 }

@@ -36,7 +36,7 @@ type Options struct {
 // Summary is the outcome of a run.
 type Summary struct {
 	State       State
-	Last        Result // last evaluation of the model
+	Last        Evaluation // last evaluation of the model
 	EMA         *Result
 	Seconds     float64
 	Interrupted bool
@@ -346,18 +346,19 @@ func (t *trainer) run(ctx context.Context) (*Summary, error) {
 		if err != nil {
 			return nil, err
 		}
-		res, err := Evaluate(t.eval, t.evalL, t.mc.NumClasses)
+		ev, err := Evaluate(t.eval, t.evalL)
 		if err != nil {
 			return nil, err
 		}
-		sum.Last = res
+		res := ev.Result
+		sum.Last = ev
 		emaTop1 := math.NaN()
 		if t.emaEval != nil {
-			er, err := Evaluate(t.emaEval, t.evalL, t.mc.NumClasses)
+			er, err := Evaluate(t.emaEval, t.evalL)
 			if err != nil {
 				return nil, err
 			}
-			sum.EMA, emaTop1 = &er, er.Top1
+			sum.EMA, emaTop1 = &er.Result, er.Top1
 		}
 		t.state.Epoch++
 		t.state.Batch = 0

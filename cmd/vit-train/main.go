@@ -27,6 +27,6 @@ func newRootCommand() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newTrainCommand(), newModelsCommand(), newInfoCommand(), newBenchCommand())
+	root.AddCommand(newTrainCommand(), newEvalCommand(), newPredictCommand(), newModelsCommand(), newInfoCommand(), newBenchCommand())
 	return root
 }

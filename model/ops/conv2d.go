@@ -98,26 +98,25 @@ func (op *conv2dOp) UsePreallocDo(prealloc gorgonia.Value, in ...gorgonia.Value)
 		return nil, err
 	}
 	out := output(prealloc, dt, tensor.Shape{xs[0], ws[0], g.oh, g.ow})
-	var b gorgonia.Value
-	if op.bias {
-		b = in[2]
-	}
 	if dt == tensor.Float32 {
-		conv2dForward[float32](g, in[0], in[1], b, out, xs[0], ws[0])
+		conv2dForward(g, floats[float32](in[0]), floats[float32](in[1]), biasOf[float32](op.bias, in), floats[float32](out), xs[0], ws[0])
 	} else {
-		conv2dForward[float64](g, in[0], in[1], b, out, xs[0], ws[0])
+		conv2dForward(g, floats[float64](in[0]), floats[float64](in[1]), biasOf[float64](op.bias, in), floats[float64](out), xs[0], ws[0])
 	}
 	return out, nil
 }
 
+// biasOf returns the bias input's elements, or nil without a bias.
+func biasOf[T Float](bias bool, in []gorgonia.Value) []T {
+	if !bias {
+		return nil
+	}
+	return floats[T](in[2])
+}
+
 // conv2dForward computes y_s = W·im2col(x_s) (+ b) for every sample s,
 // several samples per product.
-func conv2dForward[T Float](g convGeom, xv, wv, bv gorgonia.Value, out *tensor.Dense, batch, o int) {
-	x, w, y := floats[T](xv), floats[T](wv), floats[T](out)
-	var b []T
-	if bv != nil {
-		b = floats[T](bv)
-	}
+func conv2dForward[T Float](g convGeom, x, w, b, y []T, batch, o int) {
 	k, n, img := g.colRows(), g.colCols(), g.imageSize()
 	g.forGroups(batch, func(s0, m int) {
 		ld := m * n

@@ -3,6 +3,8 @@ package ops
 import (
 	"fmt"
 	"runtime"
+
+	"github.com/vit-train/vit-train/model/blas"
 )
 
 // convGeom is the geometry of a 2-D sliding window (convolution or pooling)
@@ -42,8 +44,17 @@ func (g convGeom) imageSize() int { return g.c * g.h * g.w }
 
 // groupCols is the least number of columns wanted in one product: small
 // images are lowered several samples at a time, side by side in one column
-// matrix, so that each GEMM is large enough to run near peak.
-var groupCols = 8192
+// matrix, so that each GEMM is wide. OpenBLAS runs such products about
+// twice as fast as per-sample ones; gonum's kernels gain nothing and the
+// extra copies cost, so with gonum each sample is its own product.
+var groupCols = groupColsFor(blas.Backend())
+
+func groupColsFor(backend string) int {
+	if backend == "openblas" {
+		return 8192
+	}
+	return 1
+}
 
 // group returns how many samples to lower into one column matrix: enough
 // for groupCols columns, but no more than leaves every worker a group.

@@ -98,6 +98,7 @@ func layerNormForward[T Float](x, w, b, y []T, mean, rstd []float64, d int, eps 
 			s := 1 / math.Sqrt(sumSqDevF64(xr, m)/float64(d)+eps)
 			mean[r], rstd[r] = m, s
 			mt, st := T(m), T(s)
+			yr, w, b := yr[:len(xr)], w[:len(xr)], b[:len(xr)] // no bounds checks below
 			for j, v := range xr {
 				yr[j] = (v-mt)*st*w[j] + b[j]
 			}
@@ -108,16 +109,15 @@ func layerNormForward[T Float](x, w, b, y []T, mean, rstd []float64, d int, eps 
 // sumSqDevF64 returns Σ (x − m)², accumulated in float64.
 func sumSqDevF64[T Float](x []T, m float64) float64 {
 	var a0, a1, a2, a3 float64
-	i := 0
-	for ; i+3 < len(x); i += 4 {
-		d0, d1, d2, d3 := float64(x[i])-m, float64(x[i+1])-m, float64(x[i+2])-m, float64(x[i+3])-m
+	for ; len(x) >= 4; x = x[4:] {
+		d0, d1, d2, d3 := float64(x[0])-m, float64(x[1])-m, float64(x[2])-m, float64(x[3])-m
 		a0 += d0 * d0
 		a1 += d1 * d1
 		a2 += d2 * d2
 		a3 += d3 * d3
 	}
-	for ; i < len(x); i++ {
-		d := float64(x[i]) - m
+	for _, v := range x {
+		d := float64(v) - m
 		a0 += d * d
 	}
 	return (a0 + a1) + (a2 + a3)
@@ -226,6 +226,7 @@ func layerNormGradInput[T Float](x, w, dy, dx []T, mean, rstd []float64) {
 			mt, st := T(mean[r]), T(rstd[r])
 			sg, sgx := layerNormGradSums(xr, gr, w, mt, st)
 			a, c := T(sg/float64(d)), T(sgx/float64(d))
+			gr, w, dr := gr[:len(xr)], w[:len(xr)], dr[:len(xr)]
 			for j, v := range xr {
 				dr[j] = st * (gr[j]*w[j] - a - (v-mt)*st*c)
 			}
@@ -272,6 +273,7 @@ func layerNormGradWeight[T Float](x, dy, dw []T, mean, rstd, partial []float64) 
 			for r := wk * chunk; r < min((wk+1)*chunk, rows); r++ {
 				xr, gr := x[r*d:(r+1)*d], dy[r*d:(r+1)*d]
 				mt, st := T(mean[r]), T(rstd[r])
+				gr, acc := gr[:len(xr)], acc[:len(xr)]
 				for j, v := range xr {
 					acc[j] += float64(gr[j] * (v - mt) * st)
 				}

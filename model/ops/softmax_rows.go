@@ -135,32 +135,30 @@ func maxOf[T Float](x []T) T {
 // sumF64 returns Σx accumulated in float64.
 func sumF64[T Float](x []T) float64 {
 	var a0, a1, a2, a3 float64
-	i := 0
-	for ; i+3 < len(x); i += 4 {
-		a0 += float64(x[i])
-		a1 += float64(x[i+1])
-		a2 += float64(x[i+2])
-		a3 += float64(x[i+3])
+	for ; len(x) >= 4; x = x[4:] {
+		a0 += float64(x[0])
+		a1 += float64(x[1])
+		a2 += float64(x[2])
+		a3 += float64(x[3])
 	}
-	for ; i < len(x); i++ {
-		a0 += float64(x[i])
+	for _, v := range x {
+		a0 += float64(v)
 	}
 	return (a0 + a1) + (a2 + a3)
 }
 
 // dotF64 returns ⟨x, y⟩ over len(x) elements, accumulated in float64.
 func dotF64[T Float](x, y []T) float64 {
-	y = y[:len(x)]
 	var a0, a1, a2, a3 float64
-	i := 0
-	for ; i+3 < len(x); i += 4 {
-		a0 += float64(x[i] * y[i])
-		a1 += float64(x[i+1] * y[i+1])
-		a2 += float64(x[i+2] * y[i+2])
-		a3 += float64(x[i+3] * y[i+3])
+	for ; len(x) >= 4 && len(y) >= 4; x, y = x[4:], y[4:] {
+		a0 += float64(x[0] * y[0])
+		a1 += float64(x[1] * y[1])
+		a2 += float64(x[2] * y[2])
+		a3 += float64(x[3] * y[3])
 	}
-	for ; i < len(x); i++ {
-		a0 += float64(x[i] * y[i])
+	y = y[:len(x)]
+	for i, v := range x {
+		a0 += float64(v * y[i])
 	}
 	return (a0 + a1) + (a2 + a3)
 }

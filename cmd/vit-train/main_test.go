@@ -1,0 +1,143 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"image"
+	"image/png"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/vit-train/vit-train/data"
+)
+
+// run executes the CLI with args and returns what it printed.
+func run(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	cmd := newRootCommand()
+	var out bytes.Buffer
+	cmd.SetOut(&out)
+	cmd.SetErr(&out)
+	cmd.SetArgs(args)
+	err := cmd.Execute()
+	return out.String(), err
+}
+
+func TestInfoJSON(t *testing.T) {
+	out, err := run(t, "info", "--model", "vit_huge_patch14_224", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var info modelInfo
+	if err := json.Unmarshal([]byte(out), &info); err != nil {
+		t.Fatal(err)
+	}
+	if info.Params != 632045800 || info.Tokens != 257 || info.ParamBytes != 4*632045800 {
+		t.Fatalf("info: %+v", info)
+	}
+	if _, err := run(t, "info", "--model", "vit_base_patch16_224", "--img-size", "100"); err == nil {
+		t.Fatal("want an error for an image size the patch does not divide")
+	}
+	out, err = run(t, "models")
+	if err != nil || !strings.Contains(out, "deit_base_distilled_patch16_224") || !strings.Contains(out, "87338192") {
+		t.Fatalf("models: %v\n%s", err, out)
+	}
+}
+
+func TestBenchJSON(t *testing.T) {
+	out, err := run(t, "bench", "--model", "vit_fmnist_patch4_28", "--batch", "8", "--steps", "2", "--distilled", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r benchResult
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatal(err)
+	}
+	if !(r.TrainImagesPerS > 0 && r.InferImagesPerS > 0 && r.TrainGFLOPs > 0 && r.PeakRSSBytes > 0) || r.Batch != 8 {
+		t.Fatalf("bench: %+v", r)
+	}
+}
+
+// TestTrainEvalPredict runs the main job on a slice of the embedded data,
+// then evaluates the checkpoint and classifies images written as PNG files.
+func TestTrainEvalPredict(t *testing.T) {
+	dir := t.TempDir()
+	out, err := run(t, "train", "--out", dir, "--set", "epochs=1", "--set", "data.train_subset=512",
+		"--set", "data.eval_subset=250", "--set", "progress=false")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if !strings.Contains(out, "test accuracy") {
+		t.Fatalf("train output lacks the test accuracy:\n%s", out)
+	}
+	for _, f := range []string{"last.safetensors", "best.safetensors", "config.yaml", "steps.csv", "epochs.jsonl", "eval_confusion.csv"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Errorf("run folder lacks %s", f)
+		}
+	}
+	out, err = run(t, "eval", "--checkpoint", filepath.Join(dir, "last.safetensors"), "--set", "data.eval_subset=250", "--json")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	var ev struct {
+		N    int
+		Top1 float64
+	}
+	if err := json.Unmarshal([]byte(out), &ev); err != nil || ev.N != 250 {
+		t.Fatalf("eval: %v %+v\n%s", err, ev, out)
+	}
+
+	test, err := data.EmbeddedFashionMNIST(data.Test)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var files []string
+	for i := 0; i < 3; i++ {
+		img, _, err := test.Item(i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g := image.NewGray(image.Rect(0, 0, img.W, img.H))
+		for j, v := range img.Pix {
+			g.Pix[j] = uint8(v*255 + 0.5)
+		}
+		p := filepath.Join(dir, "img"+string(rune('0'+i))+".png")
+		f, _ := os.Create(p)
+		if err := png.Encode(f, g); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+		files = append(files, p)
+	}
+	out, err = run(t, append([]string{"predict", "--checkpoint", filepath.Join(dir, "last.safetensors"), "--top", "3", "--json", "--logits"}, files...)...)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 3 {
+		t.Fatalf("want one JSON line per image, got:\n%s", out)
+	}
+	for i, l := range lines {
+		var p prediction
+		if err := json.Unmarshal([]byte(l), &p); err != nil {
+			t.Fatal(err)
+		}
+		sum := 0.0
+		for _, c := range p.Top {
+			sum += c.Probability
+		}
+		if p.File != files[i] || len(p.Top) != 3 || len(p.Logits) != 10 || sum > 1+1e-9 || p.Top[0].Probability < p.Top[1].Probability ||
+			p.Top[0].Label != data.FashionMNISTClasses[p.Top[0].Class] {
+			t.Fatalf("prediction %d: %+v", i, p)
+		}
+	}
+}
+
+func TestTopK(t *testing.T) {
+	got := topK([]float32{0, 2, 1}, 2, []string{"a", "b", "c"})
+	if len(got) != 2 || got[0].Class != 1 || got[1].Class != 2 || got[0].Label != "b" {
+		t.Fatalf("topK: %+v", got)
+	}
+}

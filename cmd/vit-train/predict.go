@@ -1,0 +1,130 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"sort"
+
+	"github.com/spf13/cobra"
+
+	"github.com/vit-train/vit-train/data"
+	"github.com/vit-train/vit-train/train"
+)
+
+// prediction is one image's result in `vit-train predict --json`.
+type prediction struct {
+	File   string     `json:"file"`
+	Top    []topClass `json:"top"`
+	Logits []float32  `json:"logits,omitempty"`
+}
+
+type topClass struct {
+	Class       int     `json:"class"`
+	Label       string  `json:"label"`
+	Probability float64 `json:"probability"`
+}
+
+func newPredictCommand() *cobra.Command {
+	var (
+		ckPath     string
+		top        int
+		asJSON     bool
+		withLogits bool
+		ema        bool
+	)
+	cmd := &cobra.Command{
+		Use:   "predict --checkpoint PATH IMAGE...",
+		Short: "Classify image files with a checkpoint",
+		Long: `Classify JPEG or PNG files. Each image's shorter side is resized to the
+model's input size and the centre cropped (an image already at that size
+passes unchanged), then normalised with the checkpoint's mean and std.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, files []string) error {
+			ck, m, err := train.OpenModel(ckPath, ema)
+			if err != nil {
+				return err
+			}
+			c := m.Config
+			batch := min(len(files), 32)
+			g, err := m.BuildGraph(batch, false, nil)
+			if err != nil {
+				return err
+			}
+			img := g.ImageData.([]float32)
+			per := c.Channels * c.ImageSize * c.ImageSize
+			enc := json.NewEncoder(cmd.OutOrStdout())
+			var logits []float32
+			for start := 0; start < len(files); start += batch {
+				chunk := files[start:min(start+batch, len(files))]
+				clear(img)
+				for i, f := range chunk {
+					if err := data.LoadInput(f, c.Channels, c.ImageSize, ck.Mean, ck.Std, img[i*per:(i+1)*per]); err != nil {
+						return err
+					}
+				}
+				if err := g.Run(); err != nil {
+					return err
+				}
+				logits = g.Predictions(logits)
+				for i, f := range chunk {
+					row := logits[i*c.NumClasses : (i+1)*c.NumClasses]
+					p := prediction{File: f, Top: topK(row, top, ck.Classes)}
+					if withLogits {
+						p.Logits = append([]float32(nil), row...)
+					}
+					if asJSON {
+						if err := enc.Encode(p); err != nil {
+							return err
+						}
+						continue
+					}
+					fmt.Fprintf(cmd.OutOrStdout(), "%s\n", f)
+					for _, t := range p.Top {
+						fmt.Fprintf(cmd.OutOrStdout(), "  %6.2f%%  %d %s\n", 100*t.Probability, t.Class, t.Label)
+					}
+					if withLogits {
+						fmt.Fprintf(cmd.OutOrStdout(), "  logits %v\n", p.Logits)
+					}
+				}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&ckPath, "checkpoint", "", "checkpoint (required)")
+	cmd.Flags().IntVar(&top, "top", 5, "classes to show per image")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "one JSON object per image")
+	cmd.Flags().BoolVar(&withLogits, "logits", false, "also print the raw logits")
+	cmd.Flags().BoolVar(&ema, "ema", false, "use the EMA weights")
+	_ = cmd.MarkFlagRequired("checkpoint")
+	return cmd
+}
+
+// topK returns the k most probable classes of a row of logits.
+func topK(logits []float32, k int, names []string) []topClass {
+	mx := math.Inf(-1)
+	for _, v := range logits {
+		mx = math.Max(mx, float64(v))
+	}
+	sum := 0.0
+	probs := make([]float64, len(logits))
+	for i, v := range logits {
+		probs[i] = math.Exp(float64(v) - mx)
+		sum += probs[i]
+	}
+	idx := make([]int, len(logits))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return probs[idx[a]] > probs[idx[b]] })
+	k = max(1, min(k, len(idx)))
+	out := make([]topClass, k)
+	for i, c := range idx[:k] {
+		label := fmt.Sprint(c)
+		if c < len(names) {
+			label = names[c]
+		}
+		out[i] = topClass{Class: c, Label: label, Probability: probs[c] / sum}
+	}
+	return out
+}

@@ -1,0 +1,5 @@
+package train
+
+import "github.com/vit-train/vit-train/model"
+
+func newModel(c model.Config) (*model.ViT, error) { return model.New(c, 0) }

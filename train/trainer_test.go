@@ -1,0 +1,171 @@
+package train
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// smallConfig trains the default model on a few hundred embedded images.
+func smallConfig(t *testing.T, sets ...string) Config {
+	t.Helper()
+	base := []string{"data.train_subset=384", "data.eval_subset=200", "data.batch_size=64", "data.eval_batch_size=100",
+		"epochs=2", "progress=false", "log_every=1", "sched.warmup_epochs=0.5", "model.drop_path_rate=0.1"}
+	cfg, err := LoadConfig("", append(base, sets...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+func readSteps(t *testing.T, dir string) []map[string]float64 {
+	t.Helper()
+	recs, err := ReadMetrics(dir, "steps")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return recs
+}
+
+// TestResumeIsExact interrupts a run in the middle of an epoch, resumes it,
+// and checks that the loss curve and the final weights equal those of an
+// uninterrupted run, bit for bit.
+func TestResumeIsExact(t *testing.T) {
+	cfg := smallConfig(t, "ema.enabled=true", "aug.mixup=0.8", "aug.cutmix=1.0", "aug.smoothing=0.1")
+	full := t.TempDir()
+	if _, err := Run(context.Background(), cfg, Options{Dir: full}); err != nil {
+		t.Fatal(err)
+	}
+	split := t.TempDir()
+	// 6 steps per epoch: stop after step 8, in the middle of epoch 2.
+	sum, err := Run(context.Background(), cfg, Options{Dir: split, StopAfterSteps: 8})
+	if !errors.Is(err, ErrInterrupted) || sum.State.Step != 8 || sum.State.Epoch != 1 || sum.State.Batch != 2 {
+		t.Fatalf("interrupted run: %+v, %v", sum, err)
+	}
+	if _, err := Run(context.Background(), cfg, Options{Dir: split, Resume: true}); err != nil {
+		t.Fatal(err)
+	}
+	a, b := readSteps(t, full), readSteps(t, split)
+	if len(a) != 12 || len(b) != 12 {
+		t.Fatalf("%d and %d step records, want 12", len(a), len(b))
+	}
+	for i := range a {
+		if a[i]["loss"] != b[i]["loss"] || a[i]["lr"] != b[i]["lr"] {
+			t.Fatalf("step %d: uninterrupted loss %v lr %v, resumed loss %v lr %v", i+1, a[i]["loss"], a[i]["lr"], b[i]["loss"], b[i]["lr"])
+		}
+	}
+	ca, err := LoadCheckpoint(filepath.Join(full, LastCheckpoint))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cb, err := LoadCheckpoint(filepath.Join(split, LastCheckpoint))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ca.State != cb.State {
+		t.Fatalf("final states differ: %+v vs %+v", ca.State, cb.State)
+	}
+	same := func(what string, x, y [][]float32) {
+		for i := range x {
+			for j := range x[i] {
+				if x[i][j] != y[i][j] {
+					t.Fatalf("%s tensor %d differs at %d: %v vs %v", what, i, j, x[i][j], y[i][j])
+				}
+			}
+		}
+	}
+	var pa, pb, ea, eb [][]float32
+	for i := range ca.Params {
+		pa, pb = append(pa, ca.Params[i].Data), append(pb, cb.Params[i].Data)
+	}
+	for i := range ca.EMA {
+		ea, eb = append(ea, ca.EMA[i].Data), append(eb, cb.EMA[i].Data)
+	}
+	same("weights", pa, pb)
+	same("EMA", ea, eb)
+	if len(ca.Optim) == 0 || len(ca.EMA) == 0 {
+		t.Fatal("checkpoint lacks optimiser or EMA state")
+	}
+}
+
+func TestInterruptSavesAResumableCheckpoint(t *testing.T) {
+	cfg := smallConfig(t)
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // as if Ctrl-C came before the first batch
+	sum, err := Run(ctx, cfg, Options{Dir: dir})
+	if !errors.Is(err, ErrInterrupted) || !sum.Interrupted {
+		t.Fatalf("want ErrInterrupted, got %v", err)
+	}
+	ck, err := LoadCheckpoint(filepath.Join(dir, LastCheckpoint))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ck.State.Step != 0 || ck.Config == nil || *ck.Config != cfg {
+		t.Fatalf("checkpoint state %+v", ck.State)
+	}
+	// A fresh run refuses to overwrite it.
+	if _, err := Run(context.Background(), cfg, Options{Dir: dir}); err == nil || !strings.Contains(err.Error(), "already holds a checkpoint") {
+		t.Fatalf("want a refusal to overwrite, got %v", err)
+	}
+	// A resume with another model is refused and changes nothing.
+	before, _ := os.ReadFile(filepath.Join(dir, LastCheckpoint))
+	other := smallConfig(t, "model.name=vit_cifar_patch4_32", "model.img_size=28", "model.in_chans=1")
+	if _, err := Run(context.Background(), other, Options{Dir: dir, Resume: true}); err == nil || !strings.Contains(err.Error(), "differs from the configured one") {
+		t.Fatalf("want a config mismatch error, got %v", err)
+	}
+	after, _ := os.ReadFile(filepath.Join(dir, LastCheckpoint))
+	if string(before) != string(after) {
+		t.Fatal("a refused resume changed the checkpoint")
+	}
+}
+
+func TestNonFiniteLossStopsTheRun(t *testing.T) {
+	cfg := smallConfig(t, "optim.lr=1e12", "sched.name=constant", "sched.warmup_epochs=0", "epochs=3")
+	dir := t.TempDir()
+	_, err := Run(context.Background(), cfg, Options{Dir: dir})
+	if err == nil || !strings.Contains(err.Error(), "loss is") || !strings.Contains(err.Error(), "step") {
+		t.Fatalf("want a non-finite loss error naming the step, got %v", err)
+	}
+}
+
+func TestTruncatedCheckpointIsAnError(t *testing.T) {
+	cfg := smallConfig(t, "epochs=1")
+	dir := t.TempDir()
+	if _, err := Run(context.Background(), cfg, Options{Dir: dir}); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, LastCheckpoint)
+	raw, _ := os.ReadFile(path)
+	bad := filepath.Join(t.TempDir(), "cut.safetensors")
+	if err := os.WriteFile(bad, raw[:len(raw)/2], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadCheckpoint(bad); err == nil || !strings.Contains(err.Error(), bad) {
+		t.Fatalf("want an error naming the truncated file, got %v", err)
+	}
+	ck, err := LoadCheckpoint(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Wrong shapes: a model with another embedding width.
+	mc := ck.Model
+	mc.EmbedDim, mc.Heads = 32, 4
+	m, err := newModel(mc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ck.LoadWeights(m, false); err == nil || !strings.Contains(err.Error(), "has shape") {
+		t.Fatalf("want a shape mismatch error, got %v", err)
+	}
+	// Another architecture: one block fewer.
+	mc = ck.Model
+	mc.Depth = 3
+	m, _ = newModel(mc)
+	if _, err := ck.LoadWeights(m, false); err == nil || !strings.Contains(err.Error(), `"blocks.3.`) {
+		t.Fatalf("want an unexpected-tensor error, got %v", err)
+	}
+}
