@@ -9,6 +9,9 @@ import (
 
 const backend = "gonum"
 
+// gonum's kernels split large products over goroutines themselves.
+const splitRows = false
+
 var impl gonum.Implementation
 
 func trans(t bool) gblas.Transpose {

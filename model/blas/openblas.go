@@ -19,6 +19,12 @@ import (
 
 const backend = "openblas"
 
+// OpenBLAS runs single-threaded (see init): Gemm spreads large products over
+// goroutines itself, and the many small per-head products of attention,
+// issued from several goroutines at once, never contend for OpenBLAS's
+// thread pool.
+const splitRows = true
+
 func ctrans(t bool) C.enum_CBLAS_TRANSPOSE {
 	if t {
 		return C.CblasTrans
@@ -62,6 +68,7 @@ func (openBLAS) Dgemm(tA, tB gblas.Transpose, m, n, k int, alpha float64, a []fl
 }
 
 func init() {
+	C.openblas_set_num_threads(1)
 	var b openBLAS
 	tensor.Use(b)
 	gorgonia.Use(b)

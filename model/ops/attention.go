@@ -138,7 +138,9 @@ func attentionForward[T Float](qkv, out, probs, dropped []T, keep []uint8, dropP
 			q, k, v := base[h*dh:], base[d+h*dh:], base[2*d+h*dh:]
 			p := probs[bh*n*n : (bh+1)*n*n]
 			blas.Gemm(false, true, n, n, dh, scale, q, 3*d, k, 3*d, 0, p, n)
-			SoftmaxRows(p, p, n)
+			for r := 0; r < n; r++ { // serial: this loop is already spread over the cores
+				SoftmaxRow(p[r*n:(r+1)*n], p[r*n:(r+1)*n])
+			}
 			if dropP > 0 {
 				pd, mask := dropped[bh*n*n:(bh+1)*n*n], keep[bh*n*n:(bh+1)*n*n]
 				for i, pv := range p {

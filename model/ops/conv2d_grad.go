@@ -72,18 +72,6 @@ func conv2dBackwardInput[T Float](g convGeom, dy, w, dx []T, batch, o int) {
 	})
 }
 
-// convGroupOf returns samples s0…s0+m−1 of t (B, rows, n) as one (rows, m·n)
-// matrix: t's own memory for a single sample, otherwise a scratch buffer
-// the caller returns with putScratch.
-func convGroupOf[T Float](t []T, s0, m, rows, n int) []T {
-	if m == 1 {
-		return t[s0*rows*n:][:rows*n]
-	}
-	buf := getScratch[T](rows * m * n)
-	gatherGroup(t, buf, s0, m, rows, n)
-	return buf
-}
-
 // conv2dGradWeight computes dW = Σ_s dy_s·im2col(x_s)ᵀ:
 // x (B, C, H, W), dy (B, O, H', W') → w's shape (O, C, KH, KW).
 type conv2dGradWeight struct {

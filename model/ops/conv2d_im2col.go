@@ -1,11 +1,6 @@
 package ops
 
-import (
-	"fmt"
-	"runtime"
-
-	"github.com/vit-train/vit-train/model/blas"
-)
+import "fmt"
 
 // convGeom is the geometry of a 2-D sliding window (convolution or pooling)
 // over one (C, H, W) image: a KH×KW kernel, the same stride and zero padding
@@ -41,40 +36,6 @@ func (g convGeom) colCols() int { return g.oh * g.ow }
 
 // imageSize is C·H·W.
 func (g convGeom) imageSize() int { return g.c * g.h * g.w }
-
-// groupCols is the least number of columns wanted in one product: small
-// images are lowered several samples at a time, side by side in one column
-// matrix, so that each GEMM is wide. OpenBLAS runs such products about
-// twice as fast as per-sample ones; gonum's kernels gain nothing and the
-// extra copies cost, so with gonum each sample is its own product.
-var groupCols = groupColsFor(blas.Backend())
-
-func groupColsFor(backend string) int {
-	if backend == "openblas" {
-		return 8192
-	}
-	return 1
-}
-
-// group returns how many samples to lower into one column matrix: enough
-// for groupCols columns, but no more than leaves every worker a group.
-func (g convGeom) group(batch int) int {
-	perWorker := (batch + runtime.GOMAXPROCS(0) - 1) / runtime.GOMAXPROCS(0)
-	return max(1, min(perWorker, (groupCols+g.colCols()-1)/g.colCols()))
-}
-
-// forGroups calls fn(s0, m) for consecutive groups of m samples starting at
-// s0 that cover [0, batch), the groups spread over the workers.
-func (g convGeom) forGroups(batch int, fn func(s0, m int)) {
-	size := g.group(batch)
-	groups := (batch + size - 1) / size
-	parallelFor(groups, 1, func(lo, hi int) {
-		for gi := lo; gi < hi; gi++ {
-			s0 := gi * size
-			fn(s0, min(size, batch-s0))
-		}
-	})
-}
 
 // validRange returns the output columns [lo, hi) whose input column
 // ox·stride + off lies inside [0, W).
@@ -161,26 +122,6 @@ func col2im[T Float](g convGeom, col []T, ld int, img []T) {
 					}
 				}
 			}
-		}
-	}
-}
-
-// gatherGroup copies samples s0…s0+m−1 of src (B, rows, n) side by side
-// into dst (rows, m·n).
-func gatherGroup[T Float](src, dst []T, s0, m, rows, n int) {
-	for j := 0; j < m; j++ {
-		for r := 0; r < rows; r++ {
-			copy(dst[r*m*n+j*n:][:n], src[((s0+j)*rows+r)*n:][:n])
-		}
-	}
-}
-
-// scatterGroup is the inverse of gatherGroup: src (rows, m·n) into samples
-// s0…s0+m−1 of dst (B, rows, n).
-func scatterGroup[T Float](src, dst []T, s0, m, rows, n int) {
-	for j := 0; j < m; j++ {
-		for r := 0; r < rows; r++ {
-			copy(dst[((s0+j)*rows+r)*n:][:n], src[r*m*n+j*n:][:n])
 		}
 	}
 }

@@ -29,8 +29,8 @@ func applyMask(name string, x *gorgonia.Node, p float64, r *Randomness, perSampl
 	if r == nil {
 		return nil, fmt.Errorf("%s: nil Randomness", name)
 	}
-	if x.Dims() < 1 {
-		return nil, fmt.Errorf("%s: x %v needs at least 1 dim", name, x.Shape())
+	if x.Dims() < 1 || x.Shape().TotalSize() == 0 {
+		return nil, fmt.Errorf("%s: x %v needs at least 1 dim and 1 element", name, x.Shape())
 	}
 	op := &maskOp{id: uniqueID(), dims: x.Dims(), p: p, perSample: perSample, r: r, stream: r.newStream()}
 	op.base = base{name: name, arity: 1, params: func(h hash.Hash) { fmt.Fprint(h, op.id, op.p) }}

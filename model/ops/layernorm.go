@@ -25,6 +25,9 @@ func LayerNorm(x, weight, bias *gorgonia.Node, eps float64) (*gorgonia.Node, err
 		return nil, fmt.Errorf("LayerNorm: x %v needs at least 1 dim", xs)
 	}
 	d := xs[len(xs)-1]
+	if d < 1 {
+		return nil, fmt.Errorf("LayerNorm: x %v has no features", xs)
+	}
 	for _, p := range []struct {
 		name string
 		n    *gorgonia.Node

@@ -76,8 +76,8 @@ func (p lossParams) hash(h hash.Hash) { fmt.Fprint(h, p.kind, p.tau, p.perBatch)
 func applyLoss(p lossParams, z, t *gorgonia.Node) (*gorgonia.Node, error) {
 	name := lossNames[p.kind]
 	zs, ts := z.Shape(), t.Shape()
-	if len(zs) != 2 || !zs.Eq(ts) {
-		return nil, fmt.Errorf("%s: inputs %v and %v must both be (B, C)", name, zs, ts)
+	if len(zs) != 2 || !zs.Eq(ts) || zs.TotalSize() == 0 {
+		return nil, fmt.Errorf("%s: inputs %v and %v must both be (B, C) with B, C ≥ 1", name, zs, ts)
 	}
 	op := &lossOp{lossParams: p}
 	op.base = base{name: name, arity: 2, params: p.hash}
