@@ -20,6 +20,10 @@ var levelValue = func() (t [256]float32) {
 	return
 }()
 
+// ByteValue returns b/255, the [0, 1] value of an 8-bit level, as decoders
+// and dataset readers store pixels.
+func ByteValue(b uint8) float32 { return levelValue[b] }
+
 // applyLUT maps every value of plane through a 256-entry level table.
 func applyLUT(plane []float32, lut *[256]float32) {
 	for i, v := range plane {

@@ -148,3 +148,18 @@ func TestColorJitterRange(t *testing.T) {
 	assertNear(t, "jitter mean", m, 0.5, 0.01)
 	assertNear(t, "jitter std", s, 0.4/(2*1.7320508), 0.01) // 0.5*U(0.6,1.4): std 0.5*0.8/sqrt(12)
 }
+
+func TestGrey(t *testing.T) {
+	img := NewImage(3, 1, 2)
+	copy(img.Pix, []float32{0.8, 0.2, 0.4, 0.6, 0.1, 0.9})
+	g := Grey(img)
+	want := []float64{0.299*0.8 + 0.587*0.4 + 0.114*0.1, 0.299*0.2 + 0.587*0.6 + 0.114*0.9}
+	if g.C != 1 || g.H != 1 || g.W != 2 {
+		t.Fatalf("shape (%d, %d, %d)", g.C, g.H, g.W)
+	}
+	for i, w := range want {
+		if d := float64(g.Pix[i]) - w; d > 1e-6 || d < -1e-6 {
+			t.Fatalf("pixel %d: %v, want %v", i, g.Pix[i], w)
+		}
+	}
+}

@@ -21,19 +21,19 @@ const (
 // (is_training=True) arguments do. Zero values mean "off" except where noted;
 // DefaultTrainConfig and DeiTTrainConfig fill in the usual values.
 type TrainConfig struct {
-	Size        int
-	Crop        CropMode
+	Size        int        // output height and width
+	Crop        CropMode   // CropRRC (ImageNet) or CropPad (small images)
 	Scale       [2]float64 // CropRRC area range; zero: {0.08, 1}
 	Ratio       [2]float64 // CropRRC aspect range; zero: {3/4, 4/3}
 	Padding     int        // CropPad padding; zero: 4
 	HFlip       float64    // flip probability
 	ColorJitter float64    // brightness/contrast/saturation jitter; ignored when AutoAugment is set, as in timm
 	AutoAugment string     // e.g. "rand-m9-mstd0.5-inc1"; "" for none
-	Interp      Interp
-	Mean, Std   []float32
-	REProb      float64 // random erasing probability (after normalisation)
-	REMode      EraseMode
-	RECount     int // zero: 1
+	Interp      Interp     // resampling filter of the crop and of RandAugment's geometric ops
+	Mean, Std   []float32  // per-channel normalisation
+	REProb      float64    // random erasing probability (after normalisation)
+	REMode      EraseMode  // random erasing fill
+	RECount     int        // zero: 1
 }
 
 // DefaultTrainConfig returns timm's create_transform training defaults for
@@ -126,10 +126,10 @@ func autoAugment(cfg TrainConfig) (Transform, error) {
 // EvalConfig describes an evaluation pipeline (timm's create_transform with
 // is_training=False).
 type EvalConfig struct {
-	Size      int
-	CropPct   float64 // zero: 0.875
-	Interp    Interp
-	Mean, Std []float32
+	Size      int       // output height and width
+	CropPct   float64   // zero: 0.875
+	Interp    Interp    // resize filter (RandomInterp means Bilinear)
+	Mean, Std []float32 // per-channel normalisation
 }
 
 // EvalPipeline builds the evaluation pipeline: for Size > 32,

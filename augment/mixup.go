@@ -40,6 +40,8 @@ type MixInfo struct {
 
 // Apply mixes images, a (B, C, H, W) batch with B = len(labels), in place and
 // writes the soft targets (B, Classes) into targets. The draws come from rng.
+// B may be odd (timm requires it even): the middle image is then paired with
+// itself and keeps its own content and label.
 func (m Mixup) Apply(images []float32, c, h, w int, labels []int, targets []float32, rng *rand.Rand) (MixInfo, error) {
 	b := len(labels)
 	if err := m.check(len(images), b, c, h, w); err != nil {

@@ -11,13 +11,13 @@ import (
 // Build it with [ParseRandAugment] from a timm string such as
 // "rand-m9-mstd0.5-inc1" (DeiT's policy).
 type RandAugment struct {
-	Ops          []RandOp
-	NumLayers    int
-	Magnitude    float64
+	Ops          []RandOp  // candidate operations
+	NumLayers    int       // operations drawn per image
+	Magnitude    float64   // magnitude on timm's 0–10 scale
 	MagnitudeStd float64   // 0: fixed magnitude; +Inf: uniform in [0, Magnitude]
 	MagnitudeMax float64   // upper clip of the magnitude (timm default 10)
 	Prob         float64   // probability that each drawn operation runs (timm 0.5)
-	Weights      []float64 // nil: ops drawn uniformly with replacement; else weighted, without replacement
+	Weights      []float64 // one per op: weighted draws without replacement; nil (or another length): uniform with replacement
 	TranslatePct float64   // TranslateXRel/YRel range at magnitude 10 (timm 0.45)
 	Interp       Interp    // filter of Rotate/Shear/Translate (RandomInterp: drawn per operation)
 	Fill         []float32 // per-channel fill of Rotate/Shear/Translate, in [0, 1]; other lengths give 128/255
@@ -28,15 +28,15 @@ func (ra *RandAugment) Apply(img Image, rng *rand.Rand) Image {
 	if len(ra.Ops) == 0 {
 		return img
 	}
-	if ra.Weights == nil {
+	if len(ra.Weights) != len(ra.Ops) {
 		for range ra.NumLayers {
 			img = ra.applyOp(ra.Ops[rng.IntN(len(ra.Ops))], img, rng)
 		}
 		return img
 	}
-	var used [64]bool
-	for range min(ra.NumLayers, len(ra.Ops), len(used)) {
-		k := weightedPick(ra.Weights, used[:len(ra.Ops)], rng)
+	used := make([]bool, len(ra.Ops))
+	for range min(ra.NumLayers, len(ra.Ops)) {
+		k := weightedPick(ra.Weights, used, rng)
 		if k < 0 {
 			break
 		}

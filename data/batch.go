@@ -15,9 +15,9 @@ type Batch struct {
 	Labels  []int     // (N,)
 	Indices []int     // (N,) dataset indices of the items
 	N       int       // items in this batch (BatchSize, or fewer in a last batch without DropLast)
-	C, H, W int
-	Epoch   int // epoch the batch belongs to
-	Index   int // batch index within the epoch
+	C, H, W int       // image size of every item
+	Epoch   int       // epoch the batch belongs to
+	Index   int       // batch index within the epoch
 
 	loader *Loader
 	seed   uint64

@@ -50,7 +50,7 @@ func toRGB(src image.Image) augment.Image {
 		for y := 0; y < h; y++ {
 			row := m.Pix[y*m.Stride : y*m.Stride+w]
 			for x, v := range row {
-				f := byteValue[v]
+				f := augment.ByteValue(v)
 				R[y*w+x], G[y*w+x], B[y*w+x] = f, f, f
 			}
 		}
@@ -59,7 +59,7 @@ func toRGB(src image.Image) augment.Image {
 			row := m.Pix[y*m.Stride : y*m.Stride+4*w]
 			for x := 0; x < w; x++ {
 				cr, cg, cb := color.CMYKToRGB(row[4*x], row[4*x+1], row[4*x+2], row[4*x+3])
-				R[y*w+x], G[y*w+x], B[y*w+x] = byteValue[cr], byteValue[cg], byteValue[cb]
+				R[y*w+x], G[y*w+x], B[y*w+x] = augment.ByteValue(cr), augment.ByteValue(cg), augment.ByteValue(cb)
 			}
 		}
 	case *image.NRGBA:
@@ -70,7 +70,7 @@ func toRGB(src image.Image) augment.Image {
 		var lut [256][3]float32
 		for i, c := range m.Palette {
 			n := color.NRGBAModel.Convert(c).(color.NRGBA)
-			lut[i] = [3]float32{byteValue[n.R], byteValue[n.G], byteValue[n.B]}
+			lut[i] = [3]float32{augment.ByteValue(n.R), augment.ByteValue(n.G), augment.ByteValue(n.B)}
 		}
 		for y := 0; y < h; y++ {
 			for x, v := range m.Pix[y*m.Stride : y*m.Stride+w] {
@@ -83,7 +83,7 @@ func toRGB(src image.Image) augment.Image {
 		for y := 0; y < h; y++ {
 			for x := 0; x < w; x++ {
 				n := color.NRGBAModel.Convert(src.At(r.Min.X+x, r.Min.Y+y)).(color.NRGBA)
-				R[y*w+x], G[y*w+x], B[y*w+x] = byteValue[n.R], byteValue[n.G], byteValue[n.B]
+				R[y*w+x], G[y*w+x], B[y*w+x] = augment.ByteValue(n.R), augment.ByteValue(n.G), augment.ByteValue(n.B)
 			}
 		}
 	}
@@ -96,7 +96,7 @@ func copyRGBX(pix []uint8, stride, w, h int, R, G, B []float32) {
 	for y := 0; y < h; y++ {
 		row := pix[y*stride : y*stride+4*w]
 		for x := 0; x < w; x++ {
-			R[y*w+x], G[y*w+x], B[y*w+x] = byteValue[row[4*x]], byteValue[row[4*x+1]], byteValue[row[4*x+2]]
+			R[y*w+x], G[y*w+x], B[y*w+x] = augment.ByteValue(row[4*x]), augment.ByteValue(row[4*x+1]), augment.ByteValue(row[4*x+2])
 		}
 	}
 }
@@ -133,7 +133,11 @@ func ycbcrToRGB(m *image.YCbCr, R, G, B []float32) {
 		c0 := m.COffset(r.Min.X, r.Min.Y+y) - r.Min.X>>shift
 		for x, yv := range yrow {
 			ci := c0 + (r.Min.X+x)>>shift
-			ro[x], go_[x], bo[x] = ycbcrPixel(yv, m.Cb[ci], m.Cr[ci])
+			cb, cr := m.Cb[ci], m.Cr[ci]
+			yy := int32(yv) * 0x10101 // ycbcrPixel, inlined by hand
+			ro[x] = augment.ByteValue(clampFixed(yy + crToR[cr]))
+			go_[x] = augment.ByteValue(clampFixed(yy + cbToG[cb] + crToG[cr]))
+			bo[x] = augment.ByteValue(clampFixed(yy + cbToB[cb]))
 		}
 	}
 }
@@ -141,7 +145,7 @@ func ycbcrToRGB(m *image.YCbCr, R, G, B []float32) {
 // ycbcrPixel converts one pixel to RGB values in [0, 1].
 func ycbcrPixel(yv, cb, cr uint8) (r, g, b float32) {
 	yy := int32(yv) * 0x10101
-	return byteValue[clampFixed(yy+crToR[cr])], byteValue[clampFixed(yy+cbToG[cb]+crToG[cr])], byteValue[clampFixed(yy+cbToB[cb])]
+	return augment.ByteValue(clampFixed(yy + crToR[cr])), augment.ByteValue(clampFixed(yy + cbToG[cb] + crToG[cr])), augment.ByteValue(clampFixed(yy + cbToB[cb]))
 }
 
 // Chroma terms of image/color.YCbCrToRGB, by chroma byte.

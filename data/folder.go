@@ -33,7 +33,7 @@ var DefaultExtensions = []string{".jpg", ".jpeg", ".png"}
 // order (symbolic links followed). Images are decoded on each Item call to
 // (3, H, W) RGB.
 type ImageFolder struct {
-	Root   string
+	Root   string   // the folder holding the class folders
 	Files  []string // (N,) file paths
 	Labels []int    // (N,) class indices
 
@@ -46,8 +46,8 @@ type ImageFolder struct {
 
 // SkippedFile is a file ImageFolder could not use.
 type SkippedFile struct {
-	Path string
-	Err  error
+	Path string // the file
+	Err  error  // why it was skipped
 }
 
 // OpenImageNet opens root/train (split Train) or root/val (split Test) of an

@@ -124,3 +124,25 @@ func FuzzDecodeImage(f *testing.F) {
 		}
 	})
 }
+
+func FuzzParseClassNames(f *testing.F) {
+	f.Add(classLines("c", 10), 10)
+	f.Add([]byte("a\r\nb\n\n\n"), 2)
+	f.Fuzz(func(t *testing.T, data []byte, want int) {
+		names, err := parseClassNames(data, "fuzz.txt", want)
+		if err != nil {
+			if !strings.Contains(err.Error(), "fuzz.txt") {
+				t.Fatalf("error does not name the file: %v", err)
+			}
+			return
+		}
+		if len(names) != want {
+			t.Fatalf("%d names, want %d", len(names), want)
+		}
+		for _, n := range names {
+			if n == "" || strings.TrimSpace(n) != n {
+				t.Fatalf("name %q", n)
+			}
+		}
+	})
+}

@@ -28,7 +28,7 @@ func LoadInput(path string, c, size int, mean, std []float32, dst []float32) err
 		return err
 	}
 	if c == 1 {
-		img = toGrey(img)
+		img = augment.Grey(img)
 	}
 	p := augment.Pipeline{
 		Transform: augment.Compose(augment.Resize{Size: size, Interp: augment.Bicubic}, augment.CenterCrop{H: size, W: size}),
@@ -38,15 +38,4 @@ func LoadInput(path string, c, size int, mean, std []float32, dst []float32) err
 		return fmt.Errorf("data: %s: %w", path, err)
 	}
 	return nil
-}
-
-// toGrey converts a (3, H, W) RGB image to (1, H, W) luma.
-func toGrey(img augment.Image) augment.Image {
-	out := augment.NewImage(1, img.H, img.W)
-	r, g, b := img.Plane(0), img.Plane(1), img.Plane(2)
-	for i := range out.Pix {
-		out.Pix[i] = 0.299*r[i] + 0.587*g[i] + 0.114*b[i]
-	}
-	augment.Recycle(img)
-	return out
 }

@@ -11,13 +11,13 @@ import (
 
 // LoaderConfig configures a Loader.
 type LoaderConfig struct {
-	Dataset   Dataset
-	BatchSize int
-	DropLast  bool   // drop the last incomplete batch
-	Shuffle   bool   // a new seeded order every epoch
-	Seed      uint64 // seeds the order and every item's augmentation
-	Workers   int    // goroutines decoding and augmenting; 0: GOMAXPROCS
-	Prefetch  int    // batches being filled or ready ahead of the consumer; 0: 2
+	Dataset   Dataset // items to load
+	BatchSize int     // items per batch
+	DropLast  bool    // drop the last incomplete batch
+	Shuffle   bool    // a new seeded order every epoch
+	Seed      uint64  // seeds the order and every item's augmentation
+	Workers   int     // goroutines decoding and augmenting; 0: GOMAXPROCS
+	Prefetch  int     // batches being filled or ready ahead of the consumer; 0: 2
 	// Pipeline turns each item into the model input (transform, normalise,
 	// post-normalisation). Its Height/Width give the output size; 0 takes the
 	// dataset's fixed size.

@@ -47,15 +47,7 @@ func (m *Memory) Item(i int) (augment.Image, int, error) {
 	img := augment.NewImage(m.C, m.H, m.W)
 	src := m.Pix[i*size : (i+1)*size]
 	for k, v := range src {
-		img.Pix[k] = byteValue[v]
+		img.Pix[k] = augment.ByteValue(v)
 	}
 	return img, m.Labels[i], nil
 }
-
-// byteValue[v] is v/255.
-var byteValue = func() (t [256]float32) {
-	for i := range t {
-		t[i] = float32(i) / 255
-	}
-	return
-}()

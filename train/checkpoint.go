@@ -159,9 +159,6 @@ func loadWeights(tensors []safetensors.Tensor, from model.Config, m *model.ViT, 
 	for _, t := range tensors {
 		byName[t.Name] = t
 	}
-	isHead := func(name string) bool {
-		return strings.HasPrefix(name, "head.") || strings.HasPrefix(name, "head_dist.")
-	}
 	var note string
 	for _, p := range m.Params {
 		t, ok := byName[p.Name]
@@ -238,18 +235,27 @@ func OpenModel(path string, ema bool) (*Checkpoint, *model.ViT, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	params := ck.Params
+	src := ck
 	if ema {
-		if len(ck.EMA) == 0 {
-			return nil, nil, fmt.Errorf("checkpoint %s has no EMA weights", path)
-		}
-		params = params[:0:0]
-		for _, t := range ck.EMA {
-			params = append(params, safetensors.Tensor{Name: strings.TrimPrefix(t.Name, "ema."), Shape: t.Shape, Data: t.Data})
+		if src, err = ck.emaWeights(); err != nil {
+			return nil, nil, fmt.Errorf("checkpoint %s: %w", path, err)
 		}
 	}
-	if _, err := loadWeights(params, ck.Model, m, false); err != nil {
+	if _, err := src.LoadWeights(m, false); err != nil {
 		return nil, nil, fmt.Errorf("checkpoint %s: %w", path, err)
 	}
 	return ck, m, nil
+}
+
+// emaWeights returns a copy of the checkpoint whose parameters are its EMA weights.
+func (c *Checkpoint) emaWeights() (*Checkpoint, error) {
+	if len(c.EMA) == 0 {
+		return nil, fmt.Errorf("the checkpoint has no EMA weights")
+	}
+	out := *c
+	out.Params = nil
+	for _, t := range c.EMA {
+		out.Params = append(out.Params, safetensors.Tensor{Name: strings.TrimPrefix(t.Name, "ema."), Shape: t.Shape, Data: t.Data})
+	}
+	return &out, nil
 }

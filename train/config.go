@@ -22,6 +22,7 @@ import (
 // optim.lr=5e-4).
 type Config struct {
 	Model    ModelConfig   `yaml:"model"`
+	Init     InitConfig    `yaml:"init"`
 	Data     DataConfig    `yaml:"data"`
 	Aug      AugConfig     `yaml:"aug"`
 	Optim    OptimConfig   `yaml:"optim"`
@@ -44,6 +45,18 @@ type ModelConfig struct {
 	DropRate     float64 `yaml:"drop_rate"`
 	AttnDropRate float64 `yaml:"attn_drop_rate"`
 	DropPathRate float64 `yaml:"drop_path_rate"`
+}
+
+// InitConfig starts a run from a checkpoint's weights (fine-tuning).
+type InitConfig struct {
+	// From is the checkpoint whose weights initialise the model. pos_embed
+	// is resampled when the image size differs; head and head_dist start
+	// afresh when the class count differs.
+	From string `yaml:"from"`
+	// EMA takes the checkpoint's EMA weights instead of the trained ones.
+	EMA bool `yaml:"ema"`
+	// FreezeBackbone trains only head (and head_dist).
+	FreezeBackbone bool `yaml:"freeze_backbone"`
 }
 
 // DataConfig selects the dataset and the loader's settings.

@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -63,8 +64,10 @@ type trainer struct {
 	evalL    *data.Loader
 	mix      *augment.Mixup
 	rng      *ops.Randomness
-	params   []optim.Param
-	grads    [][]float32
+	params   []optim.Param // every parameter, aligned with m.Params
+	train    []int         // indices of the parameters the optimiser updates
+	trainP   []optim.Param // params[train]
+	grads    [][]float32   // gradients of trainP
 	opt      optim.Optimizer
 	sched    optim.Schedule
 	clip     *optim.Clipper
@@ -125,6 +128,10 @@ func newTrainer(cfg Config, opts Options) (*trainer, error) {
 	if ck != nil {
 		if err := t.restore(ck); err != nil {
 			return nil, fmt.Errorf("resume from %s: %w", lastPath, err)
+		}
+	} else if cfg.Init.From != "" {
+		if err := t.initFrom(cfg.Init); err != nil {
+			return nil, err
 		}
 	}
 	y, err := cfg.YAML()
@@ -195,16 +202,20 @@ func (t *trainer) build() error {
 	t.params = make([]optim.Param, len(t.m.Params))
 	for i, p := range t.m.Params {
 		t.params[i] = optim.Param{Name: p.Name, Shape: p.Value.Shape().Clone(), Data: p.Float32s()}
+		if !cfg.Init.FreezeBackbone || isHead(p.Name) {
+			t.train = append(t.train, i)
+			t.trainP = append(t.trainP, t.params[i])
+		}
 	}
-	t.grads = make([][]float32, len(t.params))
+	t.grads = make([][]float32, len(t.trainP))
 	if err := t.buildOptimizer(); err != nil {
 		return err
 	}
-	if t.clip, err = optim.NewClipper(t.params); err != nil {
+	if t.clip, err = optim.NewClipper(t.trainP); err != nil {
 		return err
 	}
 	if cfg.Optim.AccumSteps > 1 {
-		if t.accum, err = optim.NewAccumulator(t.params); err != nil {
+		if t.accum, err = optim.NewAccumulator(t.trainP); err != nil {
 			return err
 		}
 	}
@@ -227,18 +238,18 @@ func (t *trainer) buildOptimizer() error {
 	var groups []optim.Group
 	var err error
 	if cfg.LayerDecay > 0 && cfg.LayerDecay < 1 {
-		groups, err = optim.LayerDecayGroups(t.params, cfg.WeightDecay, optim.DefaultNoDecayNames, cfg.LayerDecay, optim.TimmViTLayerMap(t.mc.Depth))
+		groups, err = optim.LayerDecayGroups(t.trainP, cfg.WeightDecay, optim.DefaultNoDecayNames, cfg.LayerDecay, optim.TimmViTLayerMap(t.mc.Depth))
 		if err != nil {
 			return err
 		}
 	} else {
-		groups = optim.WeightDecayGroups(t.params, cfg.WeightDecay, optim.DefaultNoDecayNames)
+		groups = optim.WeightDecayGroups(t.trainP, cfg.WeightDecay, optim.DefaultNoDecayNames)
 	}
 	switch cfg.Name {
 	case "adamw":
-		t.opt, err = optim.NewAdamW(t.params, groups, optim.AdamWConfig{Beta1: cfg.Beta1, Beta2: cfg.Beta2, Eps: cfg.Eps, WeightDecay: cfg.WeightDecay})
+		t.opt, err = optim.NewAdamW(t.trainP, groups, optim.AdamWConfig{Beta1: cfg.Beta1, Beta2: cfg.Beta2, Eps: cfg.Eps, WeightDecay: cfg.WeightDecay})
 	case "sgd":
-		t.opt, err = optim.NewSGD(t.params, groups, optim.SGDConfig{Momentum: cfg.Momentum, Nesterov: cfg.Nesterov, WeightDecay: cfg.WeightDecay})
+		t.opt, err = optim.NewSGD(t.trainP, groups, optim.SGDConfig{Momentum: cfg.Momentum, Nesterov: cfg.Nesterov, WeightDecay: cfg.WeightDecay})
 	}
 	if err != nil {
 		return err
@@ -277,6 +288,41 @@ func (t *trainer) schedule() (optim.Schedule, error) {
 		return nil, fmt.Errorf("config: sched: %w", err)
 	}
 	return s, nil
+}
+
+// initFrom loads a checkpoint's weights to fine-tune from.
+func (t *trainer) initFrom(ic InitConfig) error {
+	ck, err := LoadCheckpoint(ic.From)
+	if err != nil {
+		return err
+	}
+	newHead := ck.Model.NumClasses != t.mc.NumClasses
+	src := ck
+	if ic.EMA {
+		if src, err = ck.emaWeights(); err != nil {
+			return err
+		}
+	}
+	note, err := src.LoadWeights(t.m, newHead)
+	if err != nil {
+		return fmt.Errorf("init.from %s: %w", ic.From, err)
+	}
+	fmt.Fprintf(t.opts.Out, "initialised from %s\n", ic.From)
+	if note != "" {
+		fmt.Fprintf(t.opts.Out, "  %s\n", note)
+	}
+	if newHead {
+		fmt.Fprintf(t.opts.Out, "  new head for %d classes (the checkpoint has %d)\n", t.mc.NumClasses, ck.Model.NumClasses)
+	}
+	if ic.FreezeBackbone {
+		fmt.Fprintf(t.opts.Out, "  backbone frozen: training %d of %d tensors\n", len(t.train), len(t.params))
+	}
+	return nil
+}
+
+// isHead reports whether a parameter belongs to a classification head.
+func isHead(name string) bool {
+	return strings.HasPrefix(name, "head.") || strings.HasPrefix(name, "head_dist.")
 }
 
 // restore loads weights, optimiser state, EMA and position from ck.
@@ -459,8 +505,8 @@ func (t *trainer) trainEpoch(ctx context.Context) (epochStats, error) {
 			return epochStats{}, fmt.Errorf("loss is %v at epoch %d, batch %d (step %d); stopping, the last checkpoint (%s) is kept",
 				loss, epoch+1, t.state.Batch, t.state.Step, filepath.Join(t.opts.Dir, LastCheckpoint))
 		}
-		for i := range t.grads {
-			t.grads[i] = s.Grad(i)
+		for j, i := range t.train {
+			t.grads[j] = s.Grad(i)
 		}
 		grads := t.grads
 		t.state.Batch++

@@ -27,6 +27,6 @@ func newRootCommand() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newTrainCommand(), newEvalCommand(), newPredictCommand(), newModelsCommand(), newInfoCommand(), newBenchCommand())
+	root.AddCommand(newTrainCommand(), newFinetuneCommand(), newEvalCommand(), newPredictCommand(), newModelsCommand(), newInfoCommand(), newBenchCommand(), newPlotCommand(), newAttentionCommand(), newPosEmbedCommand(), newImportCommand(), newExportCommand())
 	return root
 }

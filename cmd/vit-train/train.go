@@ -14,13 +14,50 @@ import (
 	"github.com/vit-train/vit-train/train"
 )
 
+// trainFlags are the flags shared by train and finetune.
+type trainFlags struct {
+	configPath string
+	sets       []string
+	out        string
+	resume     bool
+}
+
+func (f *trainFlags) register(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&f.configPath, "config", "", "YAML configuration (see configs/)")
+	cmd.Flags().StringArrayVar(&f.sets, "set", nil, "override a setting, key=value (repeatable)")
+	cmd.Flags().StringVar(&f.out, "out", "", "run folder (default runs/<model>)")
+	cmd.Flags().BoolVar(&f.resume, "resume", false, "continue from the run folder's last checkpoint")
+}
+
+// run trains with the settings layered as defaults → --config → pre → --set.
+func (f *trainFlags) run(cmd *cobra.Command, pre []string) error {
+	configPath := f.configPath
+	if f.resume && configPath == "" && f.out != "" {
+		// A resumed run takes its own resolved configuration by default.
+		if p := filepath.Join(f.out, "config.yaml"); fileExists(p) {
+			configPath, pre = p, nil
+		}
+	}
+	cfg, err := train.LoadConfig(configPath, append(pre, f.sets...))
+	if err != nil {
+		return err
+	}
+	out := f.out
+	if out == "" {
+		out = filepath.Join("runs", cfg.Model.Name)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	_, err = train.Run(ctx, cfg, train.Options{Dir: out, Resume: f.resume, Out: cmd.ErrOrStderr()})
+	if errors.Is(err, train.ErrInterrupted) {
+		fmt.Fprintf(cmd.ErrOrStderr(), "resume with: vit-train %s --out %s --resume\n", cmd.Name(), out)
+		return nil
+	}
+	return err
+}
+
 func newTrainCommand() *cobra.Command {
-	var (
-		configPath string
-		sets       []string
-		out        string
-		resume     bool
-	)
+	var f trainFlags
 	cmd := &cobra.Command{
 		Use:   "train",
 		Short: "Train a model (default: a small ViT on the embedded Fashion-MNIST subset)",
@@ -32,34 +69,60 @@ metrics (steps/epochs as .jsonl and .csv) and the evaluation reports.
 
 Ctrl-C saves a checkpoint of the exact position; --resume continues from it.`,
 		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return f.run(cmd, nil) },
+	}
+	f.register(cmd)
+	return cmd
+}
+
+func newFinetuneCommand() *cobra.Command {
+	var (
+		f          trainFlags
+		from       string
+		imgSize    int
+		numClasses int
+		freeze     bool
+		ema        bool
+	)
+	cmd := &cobra.Command{
+		Use:   "finetune --from CHECKPOINT",
+		Short: "Fine-tune a checkpoint, at a new image size or for new classes",
+		Long: `Fine-tune a checkpoint: its model is rebuilt at --img-size (pos_embed
+resampled on its 2-D grid, bicubic and antialiased) and for --num-classes
+(head and head_dist replaced by fresh ones when the count changes), its
+weights loaded, and the model trained with the configuration given by
+--config and --set (see configs/vitb16_finetune_384.yaml and
+configs/fashion_mnist_finetune_56.yaml). --freeze trains only the heads.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if resume && configPath == "" && out != "" {
-				// A resumed run takes its own resolved configuration by default.
-				if p := filepath.Join(out, "config.yaml"); fileExists(p) {
-					configPath = p
-				}
-			}
-			cfg, err := train.LoadConfig(configPath, sets)
+			ck, err := train.LoadCheckpoint(from)
 			if err != nil {
 				return err
 			}
-			if out == "" {
-				out = filepath.Join("runs", cfg.Model.Name)
+			if imgSize == 0 {
+				imgSize = ck.Model.ImageSize
 			}
-			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-			defer stop()
-			_, err = train.Run(ctx, cfg, train.Options{Dir: out, Resume: resume, Out: cmd.ErrOrStderr()})
-			if errors.Is(err, train.ErrInterrupted) {
-				fmt.Fprintf(cmd.ErrOrStderr(), "resume with: vit-train train --out %s --resume\n", out)
-				return nil
+			if numClasses == 0 {
+				numClasses = ck.Model.NumClasses
 			}
-			return err
+			return f.run(cmd, []string{
+				"model.name=" + ck.Model.Name,
+				fmt.Sprintf("model.in_chans=%d", ck.Model.Channels),
+				fmt.Sprintf("model.img_size=%d", imgSize),
+				fmt.Sprintf("model.num_classes=%d", numClasses),
+				"init.from=" + from,
+				fmt.Sprintf("init.freeze_backbone=%t", freeze),
+				fmt.Sprintf("init.ema=%t", ema),
+			})
 		},
 	}
-	cmd.Flags().StringVar(&configPath, "config", "", "YAML configuration (see configs/)")
-	cmd.Flags().StringArrayVar(&sets, "set", nil, "override a setting, key=value (repeatable)")
-	cmd.Flags().StringVar(&out, "out", "", "run folder (default runs/<model>)")
-	cmd.Flags().BoolVar(&resume, "resume", false, "continue from the run folder's last checkpoint")
+	f.register(cmd)
+	cmd.Flags().StringVar(&from, "from", "", "checkpoint to fine-tune (required)")
+	cmd.Flags().IntVar(&imgSize, "img-size", 0, "new input image size (default: the checkpoint's)")
+	cmd.Flags().IntVar(&numClasses, "num-classes", 0, "new number of classes (default: the checkpoint's)")
+	cmd.Flags().BoolVar(&freeze, "freeze", false, "train only the classification heads")
+	cmd.Flags().BoolVar(&ema, "ema", false, "start from the checkpoint's EMA weights")
+	_ = cmd.MarkFlagRequired("from")
 	return cmd
 }
 

@@ -1,0 +1,207 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/vit-train/vit-train/data"
+	"github.com/vit-train/vit-train/model"
+	"github.com/vit-train/vit-train/model/interop"
+	"github.com/vit-train/vit-train/model/safetensors"
+	"github.com/vit-train/vit-train/train"
+)
+
+// inceptionNorm is the normalisation of Google's ViT checkpoints (timm's
+// IMAGENET_INCEPTION_MEAN/STD): pixels scaled to [-1, 1].
+var inceptionNorm = []float32{0.5, 0.5, 0.5}
+
+func newImportCommand() *cobra.Command {
+	var (
+		from, out, preset, name, classesPath string
+		h                                    interop.Hints
+		mean, std                            []float32
+	)
+	cmd := &cobra.Command{
+		Use:   "import",
+		Short: "Convert timm (safetensors) or Google JAX (.npz) ViT weights to a vit-train checkpoint",
+		Long: `Convert a timm ViT/DeiT state dict saved as safetensors (F32, F16 or BF16),
+or a Google vit_jax .npz checkpoint (ViT with a class token), to a vit-train
+checkpoint.
+
+The tensor shapes give embed dim, depth, patch size, channels, image size,
+classes, MLP dim, qkv bias and the distillation token. The rest comes from
+--model (a preset whose architecture must match the file) or flags: --heads
+(timm files do not record it; .npz files do), --img-size (resamples pos_embed
+when it differs from the file's grid) and --norm-eps.
+
+The input normalisation defaults to ImageNet's mean/std for timm files and to
+0.5/0.5 (pixels in [-1, 1]) for Google checkpoints, as timm's pretrained
+configurations have them; --mean/--std override it.`,
+		Example: `  vit-train import --from deit_tiny_patch16_224.safetensors --model deit_tiny_patch16_224 --out deit_tiny.safetensors
+  vit-train import --from ViT-B_16.npz --img-size 224 --out vit_b16.safetensors`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if preset != "" {
+				c, err := model.Preset(preset, model.Overrides{})
+				if err != nil {
+					return err
+				}
+				h.Preset = &c
+			}
+			h.Name = name
+			if name == "" && preset == "" {
+				h.Name = strings.TrimSuffix(filepath.Base(from), filepath.Ext(from))
+			}
+			imp, err := interop.Import(from, h)
+			if err != nil {
+				return err
+			}
+			c := imp.Config
+			ck := &train.Checkpoint{Model: c, Params: imp.Params}
+			if ck.Mean, ck.Std, err = normalisation(imp.Format, c.Channels, mean, std); err != nil {
+				return err
+			}
+			if ck.Classes, err = classNames(classesPath, c.NumClasses); err != nil {
+				return err
+			}
+			if err := ck.Save(out); err != nil {
+				return err
+			}
+			w := cmd.OutOrStdout()
+			fmt.Fprintf(w, "imported %s (%s) as %s: %d px, patch %d, %d channels, dim %d, depth %d, heads %d, MLP %d, %d classes, qkv bias %t, distilled %t, %d parameters\n",
+				from, imp.Format, c.Name, c.ImageSize, c.PatchSize, c.Channels, c.EmbedDim, c.Depth, c.Heads, c.MLPDim, c.NumClasses, c.QKVBias, c.Distilled, c.ParamCount())
+			for _, n := range imp.Notes {
+				fmt.Fprintln(w, "note:", n)
+			}
+			fmt.Fprintf(w, "wrote %s (mean %v, std %v)\n", out, ck.Mean, ck.Std)
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&from, "from", "", "timm .safetensors or Google .npz file (required)")
+	f.StringVar(&out, "out", "", "checkpoint to write (required)")
+	f.StringVar(&preset, "model", "", "preset the file holds (see `vit-train models`): gives heads, norm eps and name")
+	f.StringVar(&name, "name", "", "model name to record (default: the preset's, else the file's base name)")
+	f.IntVar(&h.Heads, "heads", 0, "attention heads (needed for timm files without --model)")
+	f.IntVar(&h.ImageSize, "img-size", 0, "input size (default: the file's; another size resamples pos_embed)")
+	f.Float64Var(&h.LayerNormEps, "norm-eps", 0, "LayerNorm epsilon (default: the preset's, else 1e-6)")
+	f.Float32SliceVar(&mean, "mean", nil, "per-channel input mean (default: by file format)")
+	f.Float32SliceVar(&std, "std", nil, "per-channel input std (default: by file format)")
+	f.StringVar(&classesPath, "classes", "", "text file with one class name per line (default: class indices)")
+	cmd.MarkFlagRequired("from")
+	cmd.MarkFlagRequired("out")
+	return cmd
+}
+
+// normalisation returns the given mean and std, or the default for the
+// format: ImageNet's for timm, 0.5/0.5 for Google's checkpoints.
+func normalisation(format interop.Format, channels int, mean, std []float32) ([]float32, []float32, error) {
+	if mean == nil && std == nil {
+		if channels != 3 {
+			return nil, nil, fmt.Errorf("the model has %d input channels: give its normalisation with --mean and --std", channels)
+		}
+		if format == interop.JAX {
+			return inceptionNorm, inceptionNorm, nil
+		}
+		return data.ImageNetMean, data.ImageNetStd, nil
+	}
+	if len(mean) != channels || len(std) != channels {
+		return nil, nil, fmt.Errorf("--mean %v and --std %v need %d values each, one per input channel", mean, std, channels)
+	}
+	for i, s := range std {
+		if !(s > 0) {
+			return nil, nil, fmt.Errorf("--std value %d is %g, want > 0", i, s)
+		}
+	}
+	return mean, std, nil
+}
+
+// classNames reads one name per line from path, or numbers the classes
+// when path is empty.
+func classNames(path string, n int) ([]string, error) {
+	if path == "" {
+		names := make([]string, n)
+		for i := range names {
+			names[i] = strconv.Itoa(i)
+		}
+		return names, nil
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	names := strings.Split(strings.TrimRight(strings.ReplaceAll(string(b), "\r\n", "\n"), "\n"), "\n")
+	if len(names) != n {
+		return nil, fmt.Errorf("--classes %s has %d lines, the model has %d classes", path, len(names), n)
+	}
+	return names, nil
+}
+
+func newExportCommand() *cobra.Command {
+	var (
+		ckPath, out string
+		ema         bool
+	)
+	cmd := &cobra.Command{
+		Use:   "export",
+		Short: "Write a checkpoint's weights as a timm state dict (safetensors)",
+		Long: `Write a vit-train checkpoint's model weights as a safetensors file that
+timm's VisionTransformer (VisionTransformerDistilled for DeiT distilled models)
+of the same configuration loads with load_state_dict(strict=True): timm names
+and layouts, F32, metadata {"format": "pt"}, no optimiser state.`,
+		Example: `  vit-train export --checkpoint runs/vit_fmnist_patch4_28/best.safetensors --out vit_fmnist.safetensors`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ck, err := train.LoadCheckpoint(ckPath)
+			if err != nil {
+				return err
+			}
+			params := ck.Params
+			if ema {
+				if len(ck.EMA) == 0 {
+					return fmt.Errorf("checkpoint %s has no EMA weights", ckPath)
+				}
+				params = make([]safetensors.Tensor, len(ck.EMA))
+				for i, t := range ck.EMA {
+					params[i] = safetensors.Tensor{Name: strings.TrimPrefix(t.Name, "ema."), Shape: t.Shape, Data: t.Data}
+				}
+			}
+			if err := interop.WriteTimm(out, ck.Model, params); err != nil {
+				return err
+			}
+			printExport(cmd.OutOrStdout(), out, ck.Model)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&ckPath, "checkpoint", "", "vit-train checkpoint (required)")
+	cmd.Flags().StringVar(&out, "out", "", "safetensors file to write (required)")
+	cmd.Flags().BoolVar(&ema, "ema", false, "export the EMA weights instead of the model's")
+	cmd.MarkFlagRequired("checkpoint")
+	cmd.MarkFlagRequired("out")
+	return cmd
+}
+
+func printExport(w io.Writer, out string, c model.Config) {
+	fmt.Fprintf(w, "wrote %s: %d tensors, %d parameters\n", out, len(c.ParamSpecs()), c.ParamCount())
+	kind := "VisionTransformer"
+	if c.Distilled {
+		kind = "VisionTransformerDistilled"
+	}
+	fmt.Fprintf(w, "timm: %s(img_size=%d, patch_size=%d, in_chans=%d, num_classes=%d, embed_dim=%d, depth=%d, num_heads=%d, mlp_ratio=%g, qkv_bias=%s)"+
+		".load_state_dict(safetensors.torch.load_file(%q))\n",
+		kind, c.ImageSize, c.PatchSize, c.Channels, c.NumClasses, c.EmbedDim, c.Depth, c.Heads,
+		float64(c.MLPDim)/float64(c.EmbedDim), pyBool(c.QKVBias), out)
+}
+
+func pyBool(b bool) string {
+	if b {
+		return "True"
+	}
+	return "False"
+}

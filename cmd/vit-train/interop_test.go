@@ -1,0 +1,147 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/vit-train/vit-train/data"
+	"github.com/vit-train/vit-train/model/safetensors"
+	"github.com/vit-train/vit-train/optim"
+	"github.com/vit-train/vit-train/train"
+)
+
+const interopGolden = "../../model/interop/testdata/golden/"
+
+// TestImportExport converts PyTorch's golden ViT to a checkpoint and back:
+// the exported file holds the state dict PyTorch wrote, tensor for tensor.
+func TestImportExport(t *testing.T) {
+	dir := t.TempDir()
+	ck := filepath.Join(dir, "ck.safetensors")
+	out, err := run(t, "import", "--from", interopGolden+"vit_plain.safetensors", "--heads", "3", "--out", ck)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if !strings.Contains(out, "as vit_plain: 16 px, patch 4, 3 channels, dim 24, depth 2, heads 3, MLP 48, 5 classes") {
+		t.Errorf("import printed %q", out)
+	}
+	c, err := train.LoadCheckpoint(ck)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Model.Name != "vit_plain" || c.Model.NumClasses != 5 || !slices.Equal(c.Mean, data.ImageNetMean) ||
+		!slices.Equal(c.Std, data.ImageNetStd) || !slices.Equal(c.Classes, []string{"0", "1", "2", "3", "4"}) || c.Config != nil {
+		t.Errorf("checkpoint %+v", c)
+	}
+	exported := filepath.Join(dir, "timm.safetensors")
+	if out, err = run(t, "export", "--checkpoint", ck, "--out", exported); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if !strings.Contains(out, "VisionTransformer(img_size=16, patch_size=4, in_chans=3, num_classes=5, embed_dim=24, depth=2, num_heads=3, mlp_ratio=2, qkv_bias=True)") {
+		t.Errorf("export printed %q", out)
+	}
+	sameFileTensors(t, exported, interopGolden+"vit_plain.safetensors")
+}
+
+// sameFileTensors checks that two safetensors files hold the same tensors,
+// bit for bit, the first as F32 with metadata format=pt.
+func sameFileTensors(t *testing.T, path, want string) {
+	t.Helper()
+	got, err := safetensors.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := safetensors.ReadFile(want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Tensors) != len(ref.Tensors) || len(got.Metadata) != 1 || got.Metadata["format"] != "pt" {
+		t.Fatalf("%d tensors, metadata %v; want %d tensors, format=pt", len(got.Tensors), got.Metadata, len(ref.Tensors))
+	}
+	for _, w := range ref.Tensors {
+		g, ok := got.Get(w.Name)
+		if !ok || g.DType != safetensors.F32 || !slices.Equal(g.Shape, w.Shape) || !slices.Equal(g.Data, w.Data) {
+			t.Errorf("tensor %q differs", w.Name)
+		}
+	}
+}
+
+func TestImportJAXDefaultsAndFlags(t *testing.T) {
+	dir := t.TempDir()
+	classes := filepath.Join(dir, "classes.txt")
+	if err := os.WriteFile(classes, []byte("a\nb\nc\nd\ne\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ck := filepath.Join(dir, "jax.safetensors")
+	out, err := run(t, "import", "--from", interopGolden+"vit_plain.npz", "--img-size", "24", "--name", "g", "--classes", classes, "--out", ck)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if !strings.Contains(out, "Google JAX npz") || !strings.Contains(out, "note: resampled pos_embed from a 4×4 to a 6×6") {
+		t.Errorf("import printed %q", out)
+	}
+	c, err := train.LoadCheckpoint(ck)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Model.Name != "g" || c.Model.Heads != 3 || c.Model.ImageSize != 24 || !slices.Equal(c.Mean, []float32{0.5, 0.5, 0.5}) ||
+		!slices.Equal(c.Classes, []string{"a", "b", "c", "d", "e"}) {
+		t.Errorf("checkpoint %+v", c)
+	}
+}
+
+func TestImportExportErrors(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "x.safetensors")
+	plain := interopGolden + "vit_plain.safetensors"
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"import", "--from", plain, "--out", out}, "attention heads cannot be inferred"},
+		{[]string{"import", "--from", plain, "--out", out, "--model", "vit_tiny_patch16_224"}, "the file has embed_dim 24, preset vit_tiny_patch16_224 has 192"},
+		{[]string{"import", "--from", plain, "--out", out, "--heads", "3", "--mean", "0.5"}, "need 3 values each"},
+		{[]string{"import", "--from", plain, "--out", out, "--heads", "3", "--mean", "0,0,0", "--std", "1,0,1"}, "--std value 1 is 0"},
+		{[]string{"import", "--from", plain, "--out", out, "--heads", "3", "--classes", plain}, "lines, the model has 5 classes"},
+		{[]string{"import", "--from", plain, "--heads", "3"}, `"out" not set`},
+		{[]string{"export", "--checkpoint", plain, "--out", out}, "not a vit-train checkpoint"},
+	} {
+		if _, err := run(t, tc.args...); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: got %v, want an error containing %q", tc.args, err, tc.want)
+		}
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("a failed command left %s", out)
+	}
+}
+
+// TestExportEMA exports a checkpoint's EMA weights under timm's names.
+func TestExportEMA(t *testing.T) {
+	dir := t.TempDir()
+	ck := filepath.Join(dir, "ck.safetensors")
+	if out, err := run(t, "import", "--from", interopGolden+"vit_plain.safetensors", "--heads", "3", "--out", ck); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	c, err := train.LoadCheckpoint(ck)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := run(t, "export", "--checkpoint", ck, "--ema", "--out", filepath.Join(dir, "e.safetensors")); err == nil || !strings.Contains(err.Error(), "no EMA weights") {
+		t.Errorf("export --ema without EMA: %v", err)
+	}
+	// The EMA holds the weights; the model's own are zeroed.
+	for i, p := range c.Params {
+		c.EMA = append(c.EMA, optim.Tensor{Name: "ema." + p.Name, Shape: p.Shape, Data: slices.Clone(p.Data)})
+		c.Params[i].Data = make([]float32, len(p.Data))
+	}
+	if err := c.Save(ck); err != nil {
+		t.Fatal(err)
+	}
+	exported := filepath.Join(dir, "ema.safetensors")
+	if out, err := run(t, "export", "--checkpoint", ck, "--ema", "--out", exported); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	sameFileTensors(t, exported, interopGolden+"vit_plain.safetensors")
+}

@@ -1,0 +1,206 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/vit-train/vit-train/model/viz"
+	"github.com/vit-train/vit-train/train"
+)
+
+func newPlotCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "plot RUN_DIR",
+		Short: "Draw a run's training curves (loss, top-1, lr, throughput) as PNGs in the run folder",
+		Long: `Draw the training curves of a run folder from its steps.jsonl and
+epochs.jsonl: loss.png (training and validation loss), top1.png (validation
+and EMA top-1), lr.png (learning rate) and throughput.png (images/s), all
+against the epoch. Training also redraws them after every epoch.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			files, err := plotRun(args[0])
+			if err != nil {
+				return err
+			}
+			for _, f := range files {
+				fmt.Fprintln(cmd.OutOrStdout(), f)
+			}
+			return nil
+		},
+	}
+}
+
+// plotRun draws the run folder's charts and returns the files written.
+func plotRun(dir string) ([]string, error) {
+	read := func(name string) ([]map[string]float64, error) {
+		recs, err := train.ReadMetrics(dir, name)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
+		}
+		return recs, err
+	}
+	steps, err := read("steps")
+	if err != nil {
+		return nil, err
+	}
+	epochs, err := read("epochs")
+	if err != nil {
+		return nil, err
+	}
+	charts := viz.RunCharts(steps, epochs)
+	if len(charts) == 0 {
+		return nil, fmt.Errorf("run folder %s has no metrics to plot (steps.jsonl, epochs.jsonl)", dir)
+	}
+	if err := viz.PlotRun(dir, steps, epochs); err != nil {
+		return nil, err
+	}
+	var files []string
+	for _, c := range charts {
+		files = append(files, filepath.Join(dir, c.File))
+	}
+	return files, nil
+}
+
+func newAttentionCommand() *cobra.Command {
+	var (
+		ckPath, method, out string
+		ema                 bool
+	)
+	cmd := &cobra.Command{
+		Use:   "attention --checkpoint PATH IMAGE...",
+		Short: "Draw attention maps of images: rollout from [CLS] to the patches, and the last block's heads",
+		Long: `Draw, for each image, what the model attends to: the image as the model
+sees it (shorter side resized to the input size, centre cropped), the map of
+the [CLS] token (and of the distillation token of a DeiT-distilled model)
+over the patches, upsampled and overlaid on the image, and the last block's
+per-head [CLS] maps. Writes OUT/<image name>-attention.png.
+
+--method rollout (default) is attention rollout (Abnar & Zuidema 2020): each
+block's attention averaged over heads, plus the identity for the residual,
+rows renormalised, multiplied through the blocks. --method last uses the
+last block's head-averaged attention. Each map is scaled from its minimum
+(dark blue) to its maximum (dark red).`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, files []string) error {
+			meth, err := viz.ParseMethod(method)
+			if err != nil {
+				return err
+			}
+			written, err := drawAttention(ckPath, ema, meth, out, files)
+			for _, f := range written {
+				fmt.Fprintln(cmd.OutOrStdout(), f)
+			}
+			return err
+		},
+	}
+	cmd.Flags().StringVar(&ckPath, "checkpoint", "", "checkpoint (required)")
+	cmd.Flags().StringVar(&method, "method", string(viz.MethodRollout), "map of the prefix tokens: rollout or last")
+	cmd.Flags().StringVar(&out, "out", "attention", "folder for the pictures")
+	cmd.Flags().BoolVar(&ema, "ema", false, "use the EMA weights")
+	_ = cmd.MarkFlagRequired("checkpoint")
+	return cmd
+}
+
+// drawAttention writes one attention picture per image into out and returns
+// the files written.
+func drawAttention(ckPath string, ema bool, method viz.Method, out string, files []string) ([]string, error) {
+	ck, m, err := train.OpenModel(ckPath, ema)
+	if err != nil {
+		return nil, err
+	}
+	c := m.Config
+	att, err := viz.NewAttender(m)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return nil, err
+	}
+	var written []string
+	for _, f := range files {
+		img, err := viz.LoadImage(f, c.ImageSize, c.Channels)
+		if err != nil {
+			return written, err
+		}
+		input, err := viz.Normalize(img, ck.Mean, ck.Std)
+		if err != nil {
+			return written, fmt.Errorf("%s: %w", f, err)
+		}
+		a, err := att.Attend(input)
+		if err != nil {
+			return written, fmt.Errorf("%s: %w", f, err)
+		}
+		best := topK(a.Logits, 1, ck.Classes)[0]
+		label := best.Label
+		if best.Class >= len(ck.Classes) {
+			label = fmt.Sprintf("class %d", best.Class)
+		}
+		base := strings.TrimSuffix(filepath.Base(f), filepath.Ext(f))
+		fig := viz.AttentionFigure{
+			Title:  fmt.Sprintf("%s: %s %.1f%% (%s)", filepath.Base(f), label, 100*best.Probability, c.Name),
+			Image:  img,
+			Att:    a,
+			Method: method,
+		}
+		path := filepath.Join(out, base+"-attention.png")
+		if err := fig.Save(path); err != nil {
+			return written, err
+		}
+		written = append(written, path)
+	}
+	return written, nil
+}
+
+func newPosEmbedCommand() *cobra.Command {
+	var (
+		ckPath, out string
+		ema         bool
+	)
+	cmd := &cobra.Command{
+		Use:   "posembed --checkpoint PATH",
+		Short: "Draw the cosine similarity of the position embeddings (ViT paper, figure 7)",
+		Long: `Draw the cosine similarity between each patch's position embedding and
+every other patch's (the [CLS]/dist rows are left out), as in figure 7 of
+"An Image is Worth 16x16 Words": a G×G grid, one tile per patch, each tile
+the G×G map of that patch's similarity with all patches.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := drawPosEmbed(ckPath, ema, out); err != nil {
+				return err
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), out)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&ckPath, "checkpoint", "", "checkpoint (required)")
+	cmd.Flags().StringVar(&out, "out", "posembed.png", "PNG file to write")
+	cmd.Flags().BoolVar(&ema, "ema", false, "use the EMA weights")
+	_ = cmd.MarkFlagRequired("checkpoint")
+	return cmd
+}
+
+// drawPosEmbed writes the position-embedding similarity picture of a
+// checkpoint to out.
+func drawPosEmbed(ckPath string, ema bool, out string) error {
+	_, m, err := train.OpenModel(ckPath, ema)
+	if err != nil {
+		return err
+	}
+	c := m.Config
+	p := m.Param("pos_embed")
+	if p == nil {
+		return fmt.Errorf("checkpoint %s: model %s has no pos_embed", ckPath, c.Name)
+	}
+	sim, err := viz.PosEmbedSimilarity(p.Float32s(), c.NumTokens(), c.EmbedDim, c.NumPrefixTokens())
+	if err != nil {
+		return err
+	}
+	title := fmt.Sprintf("Position embedding similarity, %s", c.Name)
+	return viz.SavePosEmbedFigure(out, title, sim, c.GridSize())
+}

@@ -1,0 +1,126 @@
+package main
+
+import (
+	"image"
+	"image/png"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/vit-train/vit-train/model"
+	"github.com/vit-train/vit-train/train"
+)
+
+// tinyVizCheckpoint saves a tiny distilled ViT (8×8 grey input, 2×2 patches)
+// with random weights and returns its path.
+func tinyVizCheckpoint(t *testing.T) string {
+	t.Helper()
+	cfg := model.Config{Name: "tiny", ImageSize: 8, PatchSize: 4, Channels: 1, NumClasses: 3,
+		EmbedDim: 8, Depth: 2, Heads: 2, MLPDim: 16, LayerNormEps: 1e-6, QKVBias: true, Distilled: true}
+	m, err := model.New(cfg, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(1, 1))
+	for _, p := range m.Params {
+		for i := range p.Float32s() {
+			p.Float32s()[i] = float32(0.5 * rng.NormFloat64())
+		}
+	}
+	path := filepath.Join(t.TempDir(), "tiny.safetensors")
+	ck := train.Checkpoint{Model: cfg, Mean: []float32{0.5}, Std: []float32{0.25}, Params: train.ModelTensors(m)}
+	if err := ck.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func decodeVizPNG(t *testing.T, path string) image.Image {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return img
+}
+
+func TestAttentionAndPosEmbedCommands(t *testing.T) {
+	ck := tinyVizCheckpoint(t)
+	dir := t.TempDir()
+	imgPath := filepath.Join(dir, "shirt.png")
+	g := image.NewGray(image.Rect(0, 0, 12, 10))
+	for i := range g.Pix {
+		g.Pix[i] = uint8(i * 2)
+	}
+	f, err := os.Create(imgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := png.Encode(f, g); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+
+	out := filepath.Join(dir, "att")
+	for _, method := range []string{"rollout", "last"} {
+		printed, err := run(t, "attention", "--checkpoint", ck, "--method", method, "--out", out, imgPath)
+		if err != nil {
+			t.Fatalf("%v\n%s", err, printed)
+		}
+		want := filepath.Join(out, "shirt-attention.png")
+		if strings.TrimSpace(printed) != want {
+			t.Fatalf("attention printed %q, want %q", printed, want)
+		}
+		decodeVizPNG(t, want)
+	}
+	if _, err := run(t, "attention", "--checkpoint", ck, "--method", "saliency", imgPath); err == nil {
+		t.Error("attention accepted --method saliency")
+	}
+
+	pe := filepath.Join(dir, "pos.png")
+	if printed, err := run(t, "posembed", "--checkpoint", ck, "--out", pe); err != nil {
+		t.Fatalf("%v\n%s", err, printed)
+	}
+	decodeVizPNG(t, pe)
+}
+
+func TestPlotCommand(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := run(t, "plot", dir); err == nil || !strings.Contains(err.Error(), "no metrics") {
+		t.Fatalf("plot of an empty folder: %v", err)
+	}
+	log, err := train.OpenMetrics(dir, "epochs", -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for e := 1; e <= 2; e++ {
+		if err := log.Write([]train.Field{{Name: "epoch", Value: float64(e)}, {Name: "step", Value: float64(10 * e)},
+			{Name: "train_loss", Value: 1}, {Name: "val_loss", Value: 1}, {Name: "val_top1", Value: 50}, {Name: "images_per_s", Value: 9}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	log.Close()
+	printed, err := run(t, "plot", dir)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, printed)
+	}
+	// Without steps.jsonl there is no learning-rate chart.
+	want := []string{"loss.png", "top1.png", "throughput.png"}
+	lines := strings.Fields(printed)
+	if len(lines) != len(want) {
+		t.Fatalf("plot printed %q, want %v", printed, want)
+	}
+	for i, w := range want {
+		if lines[i] != filepath.Join(dir, w) {
+			t.Errorf("file %d = %s, want %s", i, lines[i], w)
+		}
+		decodeVizPNG(t, lines[i])
+	}
+}
