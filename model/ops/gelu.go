@@ -20,11 +20,19 @@ func GELU(x *gorgonia.Node) (*gorgonia.Node, error) {
 	return gorgonia.ApplyOp(newGELUOp(x.Dims(), false), x)
 }
 
-// geluOp is y = GELU(x), or with grad its backward dx = dy·GELU'(x) taking (x, dy).
+// geluOp is y = GELU(x), or with grad its backward dx = dy·GELU'(x) taking
+// (x, dy). Once differentiated, the forward also keeps GELU'(x) (op-owned,
+// reused), which the backward multiplies by dy instead of evaluating Φ and φ
+// a second time; x stays an input of the backward to order it after the
+// forward.
 type geluOp struct {
 	base
-	dims int
-	grad bool
+	dims    int
+	grad    bool
+	fwd     *geluOp // the forward op, for a backward op
+	keep    bool    // the forward keeps its slope for a backward op
+	slope32 []float32
+	slope64 []float64
 }
 
 func newGELUOp(dims int, grad bool) *geluOp {
@@ -62,27 +70,69 @@ func (op *geluOp) UsePreallocDo(prealloc gorgonia.Value, in ...gorgonia.Value) (
 		return nil, err
 	}
 	out := output(prealloc, dt, in[0].Shape())
-	if dt == tensor.Float32 {
-		geluDo[float32](op.grad, in, out)
-	} else {
-		geluDo[float64](op.grad, in, out)
+	n := in[0].Shape().TotalSize()
+	switch {
+	case op.grad && dt == tensor.Float32:
+		scaleBy(floats[float32](in[1]), op.fwd.slope32[:n], floats[float32](out))
+	case op.grad:
+		scaleBy(floats[float64](in[1]), op.fwd.slope64[:n], floats[float64](out))
+	case dt == tensor.Float32:
+		if op.keep {
+			op.slope32 = grow(op.slope32, n)
+		}
+		geluDo(floats[float32](in[0]), floats[float32](out), op.slope32)
+	default:
+		if op.keep {
+			op.slope64 = grow(op.slope64, n)
+		}
+		geluDo(floats[float64](in[0]), floats[float64](out), op.slope64)
 	}
 	return out, nil
 }
 
-func geluDo[T Float](grad bool, in []gorgonia.Value, out *tensor.Dense) {
-	x, y := floats[T](in[0]), floats[T](out)
-	var dy []T
-	if grad {
-		dy = floats[T](in[1])
-	}
+// geluDo sets y = GELU(x) and, when slope is not nil, slope = GELU'(x).
+func geluDo[T Float](x, y, slope []T) {
 	parallelFor(len(x), rowsWorkGrain, func(lo, hi int) {
-		if grad {
-			geluBackward(x[lo:hi], dy[lo:hi], y[lo:hi])
+		if slope != nil {
+			geluForwardSlope(x[lo:hi], y[lo:hi], slope[lo:hi])
 		} else {
 			geluForward(x[lo:hi], y[lo:hi])
 		}
 	})
+}
+
+// scaleBy sets out = dy·s elementwise, in parallel.
+func scaleBy[T Float](dy, s, out []T) {
+	parallelFor(len(dy), rowsWorkGrain, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			out[i] = dy[i] * s[i]
+		}
+	})
+}
+
+// geluForwardSlope sets y = x·Φ(x) and s = Φ(x) + x·φ(x).
+func geluForwardSlope[T Float](x, y, s []T) {
+	switch xs := any(x).(type) {
+	case []float32:
+		ys, ss := any(y).([]float32)[:len(xs)], any(s).([]float32)[:len(xs)]
+		var e [geluChunk]float32
+		for lo := 0; lo < len(xs); lo += geluChunk {
+			hi := min(lo+geluChunk, len(xs))
+			xc, yc, sc := xs[lo:hi], ys[lo:hi], ss[lo:hi]
+			normal32(xc, sc, e[:])
+			for i, v := range xc {
+				c := sc[i]
+				yc[i] = v * c
+				sc[i] = c + v*e[i]*invSqrt2Pi
+			}
+		}
+	case []float64:
+		ys, ss := any(y).([]float64)[:len(xs)], any(s).([]float64)[:len(xs)]
+		for i, v := range xs {
+			c, p := normal64(v)
+			ys[i], ss[i] = v*c, c+v*p
+		}
+	}
 }
 
 // geluChunk is the float32 work unit: small enough for its scratch to stay
@@ -111,29 +161,6 @@ func geluForward[T Float](x, y []T) {
 	}
 }
 
-// geluBackward sets dx = dy·(Φ(x) + x·φ(x)); dx may be dy itself.
-func geluBackward[T Float](x, dy, dx []T) {
-	switch xs := any(x).(type) {
-	case []float32:
-		gs, ds := any(dy).([]float32)[:len(xs)], any(dx).([]float32)[:len(xs)]
-		var cdf, e [geluChunk]float32
-		for lo := 0; lo < len(xs); lo += geluChunk {
-			hi := min(lo+geluChunk, len(xs))
-			xc, gc, dc := xs[lo:hi], gs[lo:hi], ds[lo:hi]
-			normal32(xc, cdf[:], e[:])
-			for i, v := range xc {
-				dc[i] = gc[i] * (cdf[i] + v*e[i]*invSqrt2Pi)
-			}
-		}
-	case []float64:
-		gs, ds := any(dy).([]float64)[:len(xs)], any(dx).([]float64)[:len(xs)]
-		for i, v := range xs {
-			c, p := normal64(v)
-			ds[i] = gs[i] * (c + v*p)
-		}
-	}
-}
-
 // DiffWRT marks x differentiable; the backward form has no derivative.
 func (op *geluOp) DiffWRT(inputs int) []bool {
 	d := make([]bool, inputs)
@@ -145,7 +172,10 @@ func (op *geluOp) SymDiff(inputs gorgonia.Nodes, output, grad *gorgonia.Node) (g
 	if op.grad {
 		return nil, fmt.Errorf("%s: no second derivative", op.name)
 	}
-	dx, err := gorgonia.ApplyOp(newGELUOp(op.dims, true), inputs[0], grad)
+	back := newGELUOp(op.dims, true)
+	back.fwd = op
+	op.keep = true
+	dx, err := gorgonia.ApplyOp(back, inputs[0], grad)
 	if err != nil {
 		return nil, err
 	}
