@@ -32,7 +32,7 @@ func buildFused(t testing.TB, f opstest.Func, inputs []*tensor.Dense, dy *tensor
 	fg := &fusedGraph{g: gorgonia.NewGraph()}
 	for i, in := range inputs {
 		n := gorgonia.NewTensor(fg.g, dt, in.Dims(), gorgonia.WithShape(in.Shape()...),
-			gorgonia.WithName(fmt.Sprintf("in%d", i)), gorgonia.WithValue(toDtype(in, dt)))
+			gorgonia.WithName(fmt.Sprintf("in%d", i)), gorgonia.WithValue(opstest.Convert(in, dt)))
 		fg.inputs = append(fg.inputs, n)
 	}
 	out, err := f(fg.g, fg.inputs)
@@ -52,7 +52,7 @@ func buildFused(t testing.TB, f opstest.Func, inputs []*tensor.Dense, dy *tensor
 		}
 	default:
 		dyNode := gorgonia.NewTensor(fg.g, dt, dy.Dims(), gorgonia.WithShape(dy.Shape()...),
-			gorgonia.WithName("dy"), gorgonia.WithValue(toDtype(dy, dt)))
+			gorgonia.WithName("dy"), gorgonia.WithValue(opstest.Convert(dy, dt)))
 		if fg.grads, err = gorgonia.Backpropagate(gorgonia.Nodes{out}, gorgonia.Nodes{dyNode}, wrtNodes); err != nil {
 			t.Fatal(err)
 		}
@@ -69,9 +69,9 @@ func (fg *fusedGraph) run(t testing.TB) (out []float64, grads [][]float64) {
 	if err := fg.prog.Run(); err != nil {
 		t.Fatal(err)
 	}
-	out = valueF64(fg.prog.Value(fg.out))
+	out = opstest.Float64s(fg.prog.Value(fg.out))
 	for _, g := range fg.grads {
-		grads = append(grads, valueF64(fg.prog.Value(g)))
+		grads = append(grads, opstest.Float64s(fg.prog.Value(g)))
 	}
 	return out, grads
 }
@@ -94,38 +94,6 @@ func filled(v float64, shape ...int) *tensor.Dense {
 		d[i] = v
 	}
 	return dense(d, shape...)
-}
-
-// toDtype copies a float64 tensor into a new tensor of dtype dt.
-func toDtype(x *tensor.Dense, dt tensor.Dtype) *tensor.Dense {
-	src := x.Data().([]float64)
-	if dt == tensor.Float64 {
-		return dense(src, x.Shape()...)
-	}
-	d := make([]float32, len(src))
-	for i, v := range src {
-		d[i] = float32(v)
-	}
-	return tensor.New(tensor.WithShape(x.Shape()...), tensor.WithBacking(d))
-}
-
-// valueF64 copies a float32 or float64 value, tensor or scalar, into a new []float64.
-func valueF64(v gorgonia.Value) []float64 {
-	switch d := v.Data().(type) {
-	case []float64:
-		return append([]float64(nil), d...)
-	case []float32:
-		o := make([]float64, len(d))
-		for i, x := range d {
-			o[i] = float64(x)
-		}
-		return o
-	case float64:
-		return []float64{d}
-	case float32:
-		return []float64{float64(d)}
-	}
-	panic(fmt.Sprintf("unexpected value %T", v))
 }
 
 // assertClose fails unless |got[i] − want[i]| ≤ tol·max(1, |want[i]|) for all i.

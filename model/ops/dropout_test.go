@@ -98,7 +98,7 @@ func TestDropoutResumes(t *testing.T) {
 	build := func(r *ops.Randomness) (*runner.Program, *gorgonia.Node, *gorgonia.Node) {
 		g := gorgonia.NewGraph()
 		x := gorgonia.NewMatrix(g, tensor.Float32, gorgonia.WithShape(32, 32), gorgonia.WithName("x"),
-			gorgonia.WithValue(toDtype(filled(1, 32, 32), tensor.Float32)))
+			gorgonia.WithValue(opstest.Convert(filled(1, 32, 32), tensor.Float32)))
 		a, err := ops.Dropout(x, 0.25, r)
 		if err != nil {
 			t.Fatal(err)
@@ -121,7 +121,7 @@ func TestDropoutResumes(t *testing.T) {
 		if err := p.Run(); err != nil {
 			t.Fatal(err)
 		}
-		wantA, wantB = valueF64(p.Value(a)), valueF64(p.Value(b))
+		wantA, wantB = opstest.Float64s(p.Value(a)), opstest.Float64s(p.Value(b))
 	}
 	if slices.Equal(wantA, wantB) {
 		t.Fatal("two Dropouts of one input drew the same mask")
@@ -136,7 +136,7 @@ func TestDropoutResumes(t *testing.T) {
 	if err := p2.Run(); err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(valueF64(p2.Value(a2)), wantA) || !slices.Equal(valueF64(p2.Value(b2)), wantB) {
+	if !slices.Equal(opstest.Float64s(p2.Value(a2)), wantA) || !slices.Equal(opstest.Float64s(p2.Value(b2)), wantB) {
 		t.Error("a graph resumed at step 5 drew other masks than the original run at step 5")
 	}
 	if r2.Seed() != 42 || r2.Step() != 5 || r2.Streams() != 2 {
@@ -168,7 +168,7 @@ func TestDropoutBackwardAlone(t *testing.T) {
 		if err := back.Run(); err != nil {
 			t.Fatal(err)
 		}
-		dx := valueF64(back.Value(grads[0]))
+		dx := opstest.Float64s(back.Value(grads[0]))
 		fwd, err := runner.Compile(g, y)
 		if err != nil {
 			t.Fatal(err)
@@ -176,7 +176,7 @@ func TestDropoutBackwardAlone(t *testing.T) {
 		if err := fwd.Run(); err != nil {
 			t.Fatal(err)
 		}
-		if !slices.Equal(dx, valueF64(fwd.Value(y))) {
+		if !slices.Equal(dx, opstest.Float64s(fwd.Value(y))) {
 			t.Errorf("%v: backward run alone used another mask than the forward", y.Op())
 		}
 	}

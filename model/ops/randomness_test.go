@@ -8,6 +8,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/vit-train/vit-train/model/ops"
+	"github.com/vit-train/vit-train/model/ops/opstest"
 	"github.com/vit-train/vit-train/model/runner"
 )
 
@@ -35,12 +36,12 @@ func TestRandomnessStreams(t *testing.T) {
 		if err := prog.Run(); err != nil {
 			t.Fatal(err)
 		}
-		ma, mb := valueF64(prog.Value(a)), valueF64(prog.Value(b))
+		ma, mb := opstest.Float64s(prog.Value(a)), opstest.Float64s(prog.Value(b))
 		r.SetStep(1)
 		if err := prog.Run(); err != nil {
 			t.Fatal(err)
 		}
-		next := valueF64(prog.Value(a))
+		next := opstest.Float64s(prog.Value(a))
 
 		sigma := math.Sqrt(p * (1 - p) / n)
 		agreeP := p*p + (1-p)*(1-p)

@@ -63,7 +63,7 @@ func build(f Func, inputs []*tensor.Dense, dt tensor.Dtype, seed uint64) (*built
 	g := gorgonia.NewGraph()
 	b := &built{g: g}
 	for i, in := range inputs {
-		v := convert(in, dt)
+		v := Convert(in, dt)
 		n := gorgonia.NewTensor(g, dt, len(in.Shape()), gorgonia.WithShape(in.Shape()...),
 			gorgonia.WithName(fmt.Sprintf("input%d", i)), gorgonia.WithValue(v))
 		b.inputs = append(b.inputs, n)
@@ -87,8 +87,8 @@ func build(f Func, inputs []*tensor.Dense, dt tensor.Dtype, seed uint64) (*built
 	return b, err
 }
 
-// convert copies a float64 tensor into a new tensor of dtype dt.
-func convert(t *tensor.Dense, dt tensor.Dtype) *tensor.Dense {
+// Convert copies a float64 tensor into a new tensor of dtype dt.
+func Convert(t *tensor.Dense, dt tensor.Dtype) *tensor.Dense {
 	src := t.Data().([]float64)
 	if dt == tensor.Float64 {
 		d := append([]float64(nil), src...)
@@ -101,10 +101,11 @@ func convert(t *tensor.Dense, dt tensor.Dtype) *tensor.Dense {
 	return tensor.New(tensor.WithShape(t.Shape()...), tensor.WithBacking(d))
 }
 
-func toF64(v gorgonia.Value) []float64 {
+// Float64s copies a float32 or float64 value, tensor or scalar, into a new []float64.
+func Float64s(v gorgonia.Value) []float64 {
 	switch d := v.Data().(type) {
 	case []float64:
-		return d
+		return append([]float64(nil), d...)
 	case []float32:
 		o := make([]float64, len(d))
 		for i, x := range d {
@@ -145,7 +146,7 @@ func GradCheck(t testing.TB, f Func, inputs []*tensor.Dense, wrt []int, opt Opti
 	}
 	analytic := make([][]float64, len(grads))
 	for i, gn := range grads {
-		analytic[i] = append([]float64(nil), toF64(full.Value(gn))...)
+		analytic[i] = append([]float64(nil), Float64s(full.Value(gn))...)
 	}
 	fwd, err := runner.Compile(b.g, b.cost)
 	if err != nil {
@@ -155,7 +156,7 @@ func GradCheck(t testing.TB, f Func, inputs []*tensor.Dense, wrt []int, opt Opti
 		if err := fwd.Run(); err != nil {
 			t.Fatal(err)
 		}
-		return toF64(fwd.Value(b.cost))[0]
+		return Float64s(fwd.Value(b.cost))[0]
 	}
 	rng := rand.New(rand.NewPCG(opt.Seed, 7))
 	for gi, idx := range wrt {
@@ -224,9 +225,9 @@ func Eval(f Func, inputs []*tensor.Dense, wrt []int, dt tensor.Dtype, seed uint6
 	if err := p.Run(); err != nil {
 		return Result{}, err
 	}
-	r := Result{Out: append([]float64(nil), toF64(p.Value(b.out))...)}
+	r := Result{Out: append([]float64(nil), Float64s(p.Value(b.out))...)}
 	for _, gn := range grads {
-		r.Grads = append(r.Grads, append([]float64(nil), toF64(p.Value(gn))...))
+		r.Grads = append(r.Grads, append([]float64(nil), Float64s(p.Value(gn))...))
 	}
 	return r, nil
 }
@@ -287,7 +288,7 @@ func (p *project) InferShape(...gorgonia.DimSizer) (tensor.Shape, error) {
 }
 func (p *project) Do(in ...gorgonia.Value) (gorgonia.Value, error) {
 	var s float64
-	for i, v := range toF64(in[0]) {
+	for i, v := range Float64s(in[0]) {
 		s += p.r[i] * v
 	}
 	if in[0].Dtype() == tensor.Float32 {
@@ -328,7 +329,7 @@ func (p *projectGrad) InferShape(...gorgonia.DimSizer) (tensor.Shape, error) {
 	return p.shape.Clone(), nil
 }
 func (p *projectGrad) Do(in ...gorgonia.Value) (gorgonia.Value, error) {
-	ds := toF64(in[0])[0]
+	ds := Float64s(in[0])[0]
 	if in[0].Dtype() == tensor.Float32 {
 		d := make([]float32, len(p.p.r))
 		for i, r := range p.p.r {
