@@ -8,9 +8,11 @@ export and position-embedding resampling.
 The first form writes, for two tiny models in timm's VisionTransformer layout
 (a ViT with qkv bias and a DeiT distilled model without), their seeded weights
 as safetensors (F32, plus F16 or BF16 copies), the ViT's weights as a Google
-big_vision/vit_jax .npz (the inverse of timm's _load_weights), a few input
-images with their logits computed in float64, and position embeddings resampled
-with F.interpolate(antialias=True) as timm's resample_abs_pos_embed does.
+vit_jax .npz (the inverse of timm's _load_weights), a few input
+images with their logits computed in float64, position embeddings resampled
+with F.interpolate(antialias=True) as timm's resample_abs_pos_embed does,
+arrays saved by NumPy (np.save, np.savez, Fortran order, format 2.0) for the
+.npy/.npz reader, and the smallest ViT as fuzzing seeds (tiny.*).
 
 check-export loads a file written by `vit-train export` into the same torch
 model with load_state_dict(strict=True) and checks its logits against the
@@ -38,6 +40,8 @@ CONFIGS = {
     "dist": dict(img=12, patch=4, chans=3, dim=16, depth=2, heads=2, mlp=40, classes=4, qkv_bias=False, distilled=True),
 }
 FILE_STEM = {"plain": "vit_plain", "dist": "deit_dist"}
+# The smallest ViT, as fuzzing seeds for the importers.
+TINY = dict(img=4, patch=2, chans=1, dim=4, depth=1, heads=2, mlp=4, classes=2, qkv_bias=True, distilled=False)
 BATCH = 3
 
 
@@ -298,12 +302,22 @@ def write_npy_samples(out):
         "Transformer/f8_4": v(4, "<f8"),
         "f2_scalar": np.array(0.75, dtype="<f2"),
         "f4_0x3": np.zeros((0, 3), dtype="<f4"),
+        "f4_2x3x4_fortran": np.asfortranarray(v(24, "<f4").reshape(2, 3, 4)),
     }
     np.savez(os.path.join(out, "arrays.npz"), **arrays)
     np.save(os.path.join(out, "f4_2x3.npy"), arrays["f4_2x3"])
     with open(os.path.join(out, "f8_4_v2.npy"), "wb") as f:
         np.lib.format.write_array(f, arrays["Transformer/f8_4"], version=(2, 0))
     print(f"npy samples: {sorted(arrays)}")
+
+
+def write_tiny(out):
+    model = ViT(**TINY)
+    randomize(model, torch.Generator().manual_seed(3))
+    state = model.state_dict()
+    save_state(os.path.join(out, "tiny.safetensors"), state, "F32")
+    np.savez(os.path.join(out, "tiny.npz"), **to_jax(state, TINY))
+    print(f"tiny: {sum(p.numel() for p in state.values())} params")
 
 
 def check_export(path, name, golden):
@@ -340,6 +354,7 @@ def main():
     write_models(a.out)
     write_resample(a.out)
     write_npy_samples(a.out)
+    write_tiny(a.out)
 
 
 if __name__ == "__main__":

@@ -27,6 +27,6 @@ func newRootCommand() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newTrainCommand(), newFinetuneCommand(), newEvalCommand(), newPredictCommand(), newModelsCommand(), newInfoCommand(), newBenchCommand(), newPlotCommand(), newAttentionCommand(), newPosEmbedCommand(), newImportCommand(), newExportCommand())
+	root.AddCommand(newTrainCommand(), newFinetuneCommand(), newEvalCommand(), newPredictCommand(), newModelsCommand(), newInfoCommand(), newBenchCommand(), newPlotCommand(), newAttentionCommand(), newPosEmbedCommand(), newImportCommand(), newExportCommand(), newLogitsCommand())
 	return root
 }

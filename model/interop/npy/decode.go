@@ -84,7 +84,43 @@ func Decode(r io.Reader) (*Array, error) {
 	} else if !errors.Is(err, io.EOF) {
 		return nil, fmt.Errorf("reading past the data at byte %d: %w", end, err)
 	}
+	if h.fortran {
+		data = fortranToC(data, h.shape)
+	}
 	return &Array{Descr: h.descr, Shape: h.shape, Data: data}, nil
+}
+
+// fortranToC reorders the elements of an array stored in Fortran (column-
+// major) order into C (row-major) order.
+func fortranToC(data []float32, shape []int) []float32 {
+	if len(shape) < 2 || len(data) == 0 {
+		return data
+	}
+	// stride[k] is the Fortran offset step along dimension k.
+	stride := make([]int, len(shape))
+	s := 1
+	for k, d := range shape {
+		stride[k] = s
+		s *= d
+	}
+	out := make([]float32, len(data))
+	idx := make([]int, len(shape))
+	off := 0
+	last := len(shape) - 1
+	for i := range out {
+		out[i] = data[off]
+		// Advance the C-order multi-index, the last dimension fastest.
+		for k := last; k >= 0; k-- {
+			idx[k]++
+			off += stride[k]
+			if idx[k] < shape[k] {
+				break
+			}
+			off -= idx[k] * stride[k]
+			idx[k] = 0
+		}
+	}
+	return out
 }
 
 // ReadFile reads the .npy file at path; errors name the path.

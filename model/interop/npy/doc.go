@@ -13,8 +13,9 @@
 //	          padded with spaces and a final newline
 //	data      the elements in C (row-major) order
 //
-// Only little-endian floating point arrays ('<f2', '<f4', '<f8') in C order
-// are accepted; they are converted to float32. Every size read from the
+// Only little-endian floating point arrays ('<f2', '<f4', '<f8') are
+// accepted; they are converted to float32, and Fortran-order arrays (as
+// NumPy saves a transposed view) to C order. Every size read from the
 // input is bounded and checked before use, and memory grows only with the
 // data actually present.
 package npy

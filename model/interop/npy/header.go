@@ -53,7 +53,7 @@ func parseHeader(s string, base int) (*header, error) {
 			switch w := p.word(); w {
 			case "False":
 			case "True":
-				return nil, p.errorAt(at, "field 'fortran_order' is True; only C-order arrays are supported")
+				h.fortran = true
 			default:
 				return nil, p.errorAt(at, "field 'fortran_order' is %q, want True or False", w)
 			}
@@ -102,7 +102,9 @@ type dictParser struct {
 	base int
 }
 
-func (p *dictParser) errorf(format string, args ...any) error { return p.errorAt(p.pos, format, args...) }
+func (p *dictParser) errorf(format string, args ...any) error {
+	return p.errorAt(p.pos, format, args...)
+}
 
 func (p *dictParser) errorAt(pos int, format string, args ...any) error {
 	return fmt.Errorf("header at byte %d: %s", p.base+pos, fmt.Sprintf(format, args...))

@@ -51,9 +51,10 @@ func TestReadNPZNumPy(t *testing.T) {
 	for _, a := range arrays {
 		got[a.Name] = a
 	}
-	if len(got) != 4 {
-		t.Fatalf("got %d arrays %v, want 4", len(got), arrays)
+	if len(got) != 5 {
+		t.Fatalf("got %d arrays %v, want 5", len(got), arrays)
 	}
+	checkArray(t, got["f4_2x3x4_fortran"], "<f4", []int{2, 3, 4}, values(24))
 	checkArray(t, got["f4_2x3"], "<f4", []int{2, 3}, values(6))
 	checkArray(t, got["Transformer/f8_4"], "<f8", []int{4}, values(4))
 	checkArray(t, got["f2_scalar"], "<f2", []int{}, []float32{0.75})
@@ -99,6 +100,16 @@ func TestDecodeHeaderForms(t *testing.T) {
 	}
 }
 
+func TestDecodeFortranOrder(t *testing.T) {
+	// The (2, 3) matrix [[0 1 2] [3 4 5]] stored column by column.
+	file := encode(`{'descr': '<f4', 'fortran_order': True, 'shape': (2, 3), }`, f32bytes(0, 3, 1, 4, 2, 5))
+	a, err := Decode(bytes.NewReader(file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkArray(t, *a, "<f4", []int{2, 3}, []float32{0, 1, 2, 3, 4, 5})
+}
+
 func TestDecodeErrors(t *testing.T) {
 	good := `{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }`
 	data := f32bytes(1, 2)
@@ -116,7 +127,6 @@ func TestDecodeErrors(t *testing.T) {
 		{"header limit", "exceeds the limit", []byte(magic + "\x02\x00\xff\xff\xff\x7f")},
 		{"descr", `'descr' is "<i8"`, encode(strings.Replace(good, "<f4", "<i8", 1), data)},
 		{"big endian", `'descr' is ">f4"`, encode(strings.Replace(good, "<f4", ">f4", 1), data)},
-		{"fortran", "only C-order", encode(strings.Replace(good, "False", "True", 1), data)},
 		{"bool", `'fortran_order' is "0"`, encode(strings.Replace(good, "False", "0", 1), data)},
 		{"unknown key", `unknown key "extra"`, encode(strings.Replace(good, "}", "'extra': 1}", 1), data)},
 		{"missing key", "'shape' is missing", encode(`{'descr': '<f4', 'fortran_order': False}`, data)},
@@ -184,7 +194,7 @@ func TestDecodeNPZErrors(t *testing.T) {
 		{"not npy", `entry "x.txt" is not a NAME.npy array`, zipOf(t, zip.Store, [2]string{"x.txt", one})},
 		{"dir", `entry "d/" is not`, zipOf(t, zip.Store, [2]string{"d/", ""})},
 		{"dup", `entry "x.npy" appears twice`, zipOf(t, zip.Store, [2]string{"x.npy", one}, [2]string{"x.npy", one})},
-		{"bad array", `entry "x.npy": magic string`, zipOf(t, zip.Deflate, [2]string{"x.npy", "hello"})},
+		{"bad array", `entry "x.npy": magic string`, zipOf(t, zip.Deflate, [2]string{"x.npy", "hello, world"})},
 		{"checksum", "checksum", flipped},
 		{"truncated", "not a valid zip archive", stored[:len(stored)-10]},
 	} {
