@@ -5,6 +5,7 @@ import (
 	"image/color"
 	"math"
 	"path/filepath"
+	"strconv"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -31,6 +32,9 @@ type Chart struct {
 	File                  string // file name in the run folder, such as "loss.png"
 	Title, XLabel, YLabel string
 	Series                []Series // only those with at least one point
+	// LegendBottom puts the legend in the lower right corner rather than
+	// the upper right (for curves that rise).
+	LegendBottom bool
 }
 
 // ExtractSeries returns records[i][y] against records[i][x] for the records
@@ -70,14 +74,14 @@ func RunCharts(steps, epochs []map[string]float64) []Chart {
 			ExtractSeries("train (epoch mean)", epochs, "epoch", "train_loss", true),
 			ExtractSeries("validation", epochs, "epoch", "val_loss", true),
 		}},
-		{File: "top1.png", Title: "Validation top-1 accuracy", YLabel: "top-1 (%)", Series: []Series{
+		{File: "top1.png", Title: "Validation top-1 accuracy", YLabel: "top-1 (%)", LegendBottom: true, Series: []Series{
 			ExtractSeries("model", epochs, "epoch", "val_top1", true),
 			ExtractSeries("EMA", epochs, "epoch", "ema_top1", true),
 		}},
 		{File: "lr.png", Title: "Learning rate", YLabel: "learning rate", Series: []Series{
 			ExtractSeries("lr", steps, "epoch", "lr", false),
 		}},
-		{File: "throughput.png", Title: "Training throughput", YLabel: "images/s", Series: []Series{
+		{File: "throughput.png", Title: "Training throughput", YLabel: "images/s", LegendBottom: true, Series: []Series{
 			ExtractSeries("step", steps, "epoch", "images_per_s", false),
 			ExtractSeries("epoch", epochs, "epoch", "images_per_s", true),
 		}},
@@ -112,9 +116,10 @@ func (c Chart) Plot() (*plot.Plot, error) {
 	p := plot.New()
 	p.Title.Text = c.Title
 	p.X.Label.Text = c.XLabel
+	p.X.Tick.Marker = epochTicks{}
 	p.Y.Label.Text = c.YLabel
 	p.Add(plotter.NewGrid())
-	p.Legend.Top = true
+	p.Legend.Top = !c.LegendBottom
 	for i, s := range c.Series {
 		xy := make(plotter.XYs, len(s.X))
 		for j := range xy {
@@ -128,6 +133,7 @@ func (c Chart) Plot() (*plot.Plot, error) {
 		line.Color = col
 		line.Width = vg.Points(1.2)
 		p.Add(line)
+		thumbs := []plot.Thumbnailer{line}
 		if s.Points {
 			sc, err := plotter.NewScatter(xy)
 			if err != nil {
@@ -137,9 +143,10 @@ func (c Chart) Plot() (*plot.Plot, error) {
 			sc.Shape = draw.CircleGlyph{}
 			sc.Radius = vg.Points(2.5)
 			p.Add(sc)
-			p.Legend.Add(s.Label, line, sc)
-		} else {
-			p.Legend.Add(s.Label, line)
+			thumbs = append(thumbs, sc)
+		}
+		if len(c.Series) > 1 { // a single curve is named by the title
+			p.Legend.Add(s.Label, thumbs...)
 		}
 	}
 	return p, nil
@@ -151,8 +158,39 @@ func (c Chart) Save(path string) error {
 	if err != nil {
 		return err
 	}
-	return savePNG(path, ChartWidth, ChartHeight, p.Draw)
+	return savePNG(path, ChartWidth, ChartHeight, func(dc draw.Canvas) {
+		p.Draw(draw.Crop(dc, chartMargin, -2*chartMargin, chartMargin, -chartMargin))
+	})
 }
+
+// epochTicks labels whole epochs when the axis spans at least two (at most
+// about ten labels, with unlabelled ticks between), and falls back to
+// gonum's default ticks on shorter spans.
+type epochTicks struct{}
+
+// Ticks returns the ticks of [min, max].
+func (epochTicks) Ticks(min, max float64) []plot.Tick {
+	if !(max-min >= 2) {
+		return plot.DefaultTicks{}.Ticks(min, max)
+	}
+	step := math.Max(1, math.Ceil((max-min)/10))
+	var ticks []plot.Tick
+	for v := math.Ceil(min/step) * step; v <= max; v += step {
+		ticks = append(ticks, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'f', -1, 64)})
+		if step == 1 && v+0.5 <= max {
+			ticks = append(ticks, plot.Tick{Value: v + 0.5})
+		} else if step > 1 {
+			for k := 1.0; k < step && v+k <= max; k++ {
+				ticks = append(ticks, plot.Tick{Value: v + k})
+			}
+		}
+	}
+	return ticks
+}
+
+// chartMargin is the white space around a chart (twice that on the right,
+// where the last points and the legend sit).
+const chartMargin = 0.06 * vg.Inch
 
 // PlotRun writes the charts of RunCharts(steps, epochs) into the run folder
 // dir (loss.png, top1.png, lr.png, throughput.png), replacing earlier ones;
