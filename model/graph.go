@@ -14,8 +14,12 @@ import (
 // expression graph whose parameter nodes share the model's tensors. A
 // training graph (Training true) applies dropout and drop-path; an evaluation
 // graph does not, and may have another batch size.
+//
+// Another network (a CNN teacher such as model/resnet) can use Run,
+// Predictions, Input and Differentiate by filling G, Batch, Training,
+// Images, ImageData, Logits and ParamNodes, leaving Model nil.
 type Graph struct {
-	Model    *ViT
+	Model    *ViT // nil for a graph built outside this package
 	Training bool
 	Batch    int
 	G        *gorgonia.ExprGraph
@@ -226,7 +230,7 @@ func (gr *Graph) HeadLogits(head *gorgonia.Node, dst []float32) []float32 {
 // the class head, or for a distilled model the mean of the two heads, as
 // DeiT does at inference.
 func (gr *Graph) Predictions(dst []float32) []float32 {
-	n := gr.Batch * gr.Model.Config.NumClasses
+	n := gr.Batch * gr.Logits.Shape()[1]
 	if cap(dst) < n {
 		dst = make([]float32, n)
 	}

@@ -11,10 +11,11 @@ import (
 
 // Input adds a named input tensor of the model's dtype to the graph, e.g. the
 // soft targets (B, classes) or teacher logits; write values into the
-// returned tensor's Data before each run.
+// returned tensor's Data before each run. Its dtype is the images'.
 func (gr *Graph) Input(name string, shape ...int) (*gorgonia.Node, *tensor.Dense) {
-	t := tensor.New(tensor.Of(gr.Model.Dtype), tensor.WithShape(shape...))
-	n := gorgonia.NewTensor(gr.G, gr.Model.Dtype, len(shape), gorgonia.WithShape(shape...),
+	dt := gr.Images.Dtype()
+	t := tensor.New(tensor.Of(dt), tensor.WithShape(shape...))
+	n := gorgonia.NewTensor(gr.G, dt, len(shape), gorgonia.WithShape(shape...),
 		gorgonia.WithName(name), gorgonia.WithValue(t))
 	return n, t
 }

@@ -97,7 +97,10 @@ func (op *Attention) UsePreallocDo(prealloc gorgonia.Value, in ...gorgonia.Value
 	s := in[0].Shape()
 	b, n, d := s[0], s[1], s[2]/3
 	op.shape = [3]int{b, n, d}
-	out := output(prealloc, dt, tensor.Shape{b, n, d})
+	out := reuse(prealloc, dt, b*n*d)
+	if out == nil {
+		out = output(nil, dt, tensor.Shape{b, n, d})
+	}
 	size := b * op.heads * n * n
 	if op.dropP > 0 {
 		op.keep = grow(op.keep, size)

@@ -3,6 +3,7 @@ package ops
 import (
 	"fmt"
 	"hash"
+	"slices"
 	"sync"
 
 	"github.com/chewxy/hm"
@@ -115,32 +116,53 @@ func (op *conv2dGradWeight) UsePreallocDo(prealloc gorgonia.Value, in ...gorgoni
 	return out, nil
 }
 
-// conv2dBackwardWeight computes each group's dW in a scratch buffer and
-// adds it into dw.
+// conv2dBackwardWeight computes dW: each worker accumulates its contiguous
+// run of groups into its own buffer, and the buffers are added into dw in
+// worker order, so the result does not depend on scheduling.
 func conv2dBackwardWeight[T Float](g convGeom, x, dy, dw []T, batch, o int) {
 	k, n, img := g.colRows(), g.colCols(), g.imageSize()
-	clear(dw)
+	size := g.group(batch)
+	groups := (batch + size - 1) / size
 	var mu sync.Mutex
-	g.forGroups(batch, func(s0, m int) {
-		ld := m * n
-		col := getScratch[T](k * ld)
-		defer putScratch(col)
-		for j := 0; j < m; j++ {
-			im2col(g, x[(s0+j)*img:][:img], col[j*n:], ld)
-		}
-		dys := convGroupOf(dy, s0, m, o, n)
-		if m > 1 {
-			defer putScratch(dys)
-		}
+	parts := map[int][]T{}
+	parallelFor(groups, 1, func(lo, hi int) {
 		part := getScratch[T](o * k)
-		defer putScratch(part)
-		blas.Gemm(false, true, o, k, ld, 1, dys, ld, col, ld, 0, part, k)
-		mu.Lock()
-		for i, v := range part {
-			dw[i] += v
+		for gi := lo; gi < hi; gi++ {
+			s0 := gi * size
+			m := min(size, batch-s0)
+			ld := m * n
+			col := getScratch[T](k * ld)
+			for j := 0; j < m; j++ {
+				im2col(g, x[(s0+j)*img:][:img], col[j*n:], ld)
+			}
+			dys := convGroupOf(dy, s0, m, o, n)
+			var beta T
+			if gi > lo {
+				beta = 1
+			}
+			blas.Gemm(false, true, o, k, ld, 1, dys, ld, col, ld, beta, part, k)
+			putScratch(col)
+			if m > 1 {
+				putScratch(dys)
+			}
 		}
+		mu.Lock()
+		parts[lo] = part
 		mu.Unlock()
 	})
+	los := make([]int, 0, len(parts))
+	for lo := range parts {
+		los = append(los, lo)
+	}
+	slices.Sort(los)
+	copy(dw, parts[los[0]])
+	putScratch(parts[los[0]])
+	for _, lo := range los[1:] {
+		for i, v := range parts[lo] {
+			dw[i] += v
+		}
+		putScratch(parts[lo])
+	}
 }
 
 // channelSum sums a (B, C, ...) tensor over every axis but the channel

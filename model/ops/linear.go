@@ -77,9 +77,12 @@ func (op *linearOp) UsePreallocDo(prealloc gorgonia.Value, in ...gorgonia.Value)
 	n := ws[0]
 	k := ws.TotalSize() / n
 	m := xs.TotalSize() / k
-	outShape := xs.Clone()
-	outShape[len(outShape)-1] = n
-	out := output(prealloc, dt, outShape)
+	out := reuse(prealloc, dt, m*n)
+	if out == nil {
+		outShape := xs.Clone()
+		outShape[len(outShape)-1] = n
+		out = output(nil, dt, outShape)
+	}
 	var b gorgonia.Value
 	if op.bias {
 		b = in[2]

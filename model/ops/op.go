@@ -13,6 +13,7 @@ import (
 	"hash"
 	"hash/fnv"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/chewxy/hm"
 	"gorgonia.org/gorgonia"
@@ -88,8 +89,25 @@ func shapeOf(in []gorgonia.DimSizer, i int) (tensor.Shape, error) {
 	return s, nil
 }
 
-// floats returns the backing slice of a dense tensor value.
+// floats returns the backing slice of a dense tensor value. For
+// *tensor.Dense it reads the typed slice directly: Dense.Data goes through
+// reflection and allocates on every call.
 func floats[T Float](v gorgonia.Value) []T {
+	if d, ok := v.(*tensor.Dense); ok {
+		var zero T
+		switch any(zero).(type) {
+		case float32:
+			if d.Dtype() == tensor.Float32 {
+				s := d.Float32s()
+				return *(*[]T)(unsafe.Pointer(&s))
+			}
+		case float64:
+			if d.Dtype() == tensor.Float64 {
+				s := d.Float64s()
+				return *(*[]T)(unsafe.Pointer(&s))
+			}
+		}
+	}
 	return v.Data().([]T)
 }
 
@@ -106,6 +124,17 @@ func output(prealloc gorgonia.Value, dt tensor.Dtype, shape tensor.Shape) *tenso
 		return d
 	}
 	return tensor.New(tensor.Of(dt), tensor.WithShape(shape...))
+}
+
+// reuse returns prealloc when it is a dense tensor of dtype dt with size
+// elements (as the runner plans it), or nil; callers then build the output
+// with output. It spares computing the output shape, an allocation, on
+// every run.
+func reuse(prealloc gorgonia.Value, dt tensor.Dtype, size int) *tensor.Dense {
+	if d, ok := prealloc.(*tensor.Dense); ok && d.Dtype() == dt && d.Shape().TotalSize() == size {
+		return d
+	}
+	return nil
 }
 
 // scalarValue wraps a float as the gorgonia scalar value of dtype dt.

@@ -52,7 +52,10 @@ func (op *patchify) UsePreallocDo(prealloc gorgonia.Value, in ...gorgonia.Value)
 		return nil, err
 	}
 	s := in[0].Shape()
-	out := output(prealloc, dt, tensor.Shape{s[0], (s[2] / op.p) * (s[3] / op.p), s[1] * op.p * op.p})
+	out := reuse(prealloc, dt, s.TotalSize())
+	if out == nil {
+		out = output(nil, dt, tensor.Shape{s[0], (s[2] / op.p) * (s[3] / op.p), s[1] * op.p * op.p})
+	}
 	if dt == tensor.Float32 {
 		patchCopy(floats[float32](in[0]), floats[float32](out), s[0], s[1], s[2], s[3], op.p, true)
 	} else {

@@ -64,7 +64,10 @@ func (op *embedTokens) UsePreallocDo(prealloc gorgonia.Value, in ...gorgonia.Val
 		return nil, err
 	}
 	s := in[0].Shape()
-	out := output(prealloc, dt, tensor.Shape{s[0], s[1] + op.prefix, s[2]})
+	out := reuse(prealloc, dt, s[0]*(s[1]+op.prefix)*s[2])
+	if out == nil {
+		out = output(nil, dt, tensor.Shape{s[0], s[1] + op.prefix, s[2]})
+	}
 	if dt == tensor.Float32 {
 		embedTokensKernel[float32](in, out, op.prefix)
 	} else {
@@ -160,6 +163,14 @@ func (op *tokenRangeOp) outShape() tensor.Shape {
 	return tensor.Shape{b, op.to - op.from, d}
 }
 
+func (op *tokenRangeOp) outSize() int {
+	n := op.inShape[2] * (op.to - op.from)
+	if !op.sumBatch {
+		n *= op.inShape[0]
+	}
+	return n
+}
+
 func (op *tokenRangeOp) Type() hm.Type { return fnType(len(op.outShape()), 3) }
 
 func (op *tokenRangeOp) InferShape(...gorgonia.DimSizer) (tensor.Shape, error) {
@@ -175,7 +186,10 @@ func (op *tokenRangeOp) UsePreallocDo(prealloc gorgonia.Value, in ...gorgonia.Va
 	if err != nil {
 		return nil, err
 	}
-	out := output(prealloc, dt, op.outShape())
+	out := reuse(prealloc, dt, op.outSize())
+	if out == nil {
+		out = output(nil, dt, op.outShape())
+	}
 	if dt == tensor.Float32 {
 		tokenRangeKernel(floats[float32](in[0]), floats[float32](out), op)
 	} else {

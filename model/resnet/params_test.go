@@ -3,6 +3,7 @@ package resnet
 import (
 	"math"
 	"strings"
+	"sync"
 	"testing"
 
 	"gorgonia.org/tensor"
@@ -67,16 +68,32 @@ func TestNumParamsImageNet(t *testing.T) {
 	}
 }
 
+// builtModels caches models that tests only read, since the ImageNet ones
+// take a while to initialise.
+var builtModels sync.Map
+
+// readOnlyModel returns a model for cfg with seed 1, shared between tests
+// that neither train it nor run it in training mode.
+func readOnlyModel(t *testing.T, cfg Config) *Model {
+	t.Helper()
+	if m, ok := builtModels.Load(cfg); ok {
+		return m.(*Model)
+	}
+	m, err := New(cfg, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	builtModels.Store(cfg, m)
+	return m
+}
+
 func TestModelMatchesNumParams(t *testing.T) {
 	for _, cfg := range []Config{
 		{Arch: "resnet18", NumClasses: 1000},
 		{Arch: "resnet50", NumClasses: 1000},
 		{Arch: "resnet20", Channels: 1, NumClasses: 10},
 	} {
-		m, err := New(cfg, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
+		m := readOnlyModel(t, cfg)
 		total := 0
 		for _, p := range m.Params() {
 			if !p.Value.Shape().Eq(p.Shape) {
@@ -147,10 +164,7 @@ func TestParamNamesFollowTorchvision(t *testing.T) {
 			absent:  []string{"layer4.0.conv1.weight", "layer1.0.downsample.0.weight"},
 		},
 	} {
-		m, err := New(tc.cfg, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
+		m := readOnlyModel(t, tc.cfg)
 		params, buffers := paramShapes(m.Params()), paramShapes(m.Buffers())
 		if len(params) != len(m.Params()) || len(buffers) != len(m.Buffers()) {
 			t.Fatalf("%s: duplicate names", tc.cfg.Arch)
