@@ -14,12 +14,13 @@ import (
 
 func newEvalCommand() *cobra.Command {
 	var (
-		ckPath string
-		sets   []string
-		out    string
-		ema    bool
-		asJSON bool
-		batch  int
+		ckPath  string
+		sets    []string
+		out     string
+		ema     bool
+		asJSON  bool
+		batch   int
+		imgSize int
 	)
 	cmd := &cobra.Command{
 		Use:   "eval",
@@ -34,6 +35,14 @@ distillation head and their average (DeiT's inference rule).`,
 			ck, m, err := train.OpenModel(ckPath, ema)
 			if err != nil {
 				return err
+			}
+			if imgSize > 0 && imgSize != m.Config.ImageSize {
+				old := m.Config.GridSize()
+				if m, err = m.Resized(imgSize); err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.ErrOrStderr(), "evaluating at %d px: pos_embed resampled from a %d×%d to a %d×%d grid\n",
+					imgSize, old, old, m.Config.GridSize(), m.Config.GridSize())
 			}
 			cfg := train.DefaultConfig()
 			if ck.Config != nil {
@@ -107,6 +116,7 @@ distillation head and their average (DeiT's inference rule).`,
 	cmd.Flags().BoolVar(&ema, "ema", false, "evaluate the EMA weights")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
 	cmd.Flags().IntVar(&batch, "batch", 0, "evaluation batch size (default: the config's)")
+	cmd.Flags().IntVar(&imgSize, "img-size", 0, "evaluate at another image size, pos_embed resampled (default: the checkpoint's)")
 	_ = cmd.MarkFlagRequired("checkpoint")
 	return cmd
 }
