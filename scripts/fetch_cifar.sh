@@ -9,22 +9,23 @@
 # Afterwards DIR holds cifar-10-binary.tar.gz, cifar-10-batches-bin/,
 # cifar-100-binary.tar.gz and cifar-100-binary/; data.OpenCIFAR10/100 accept
 # either the archive or the folder. Archives already present with the right
-# checksum are not downloaded again.
+# checksum are not downloaded again. CIFAR_BASE_URL overrides the download
+# site (a mirror, or a file:// folder).
 set -euo pipefail
 
 dir="$HOME/.cache/vit-train/cifar"
 while getopts "d:h" opt; do
 	case "$opt" in
 	d) dir=$OPTARG ;;
-	h) sed -n '2,12p' "$0"; exit 0 ;;
-	*) sed -n '2,12p' "$0" >&2; exit 2 ;;
+	h) sed -n '2,13p' "$0"; exit 0 ;;
+	*) sed -n '2,13p' "$0" >&2; exit 2 ;;
 	esac
 done
 shift $((OPTIND - 1))
 sets=("$@")
 [ ${#sets[@]} -eq 0 ] && sets=(cifar10 cifar100)
 
-base=https://www.cs.toronto.edu/~kriz
+base=${CIFAR_BASE_URL:-https://www.cs.toronto.edu/~kriz}
 
 md5of() {
 	if command -v md5sum >/dev/null; then

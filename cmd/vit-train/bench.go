@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"time"
@@ -45,6 +46,7 @@ func newBenchCommand() *cobra.Command {
 		steps     int
 		distilled bool
 		asJSON    bool
+		profile   string
 	)
 	cmd := &cobra.Command{
 		Use:   "bench",
@@ -57,6 +59,17 @@ func newBenchCommand() *cobra.Command {
 			}
 			if distilled {
 				c.Distilled = true
+			}
+			if profile != "" {
+				f, err := os.Create(profile)
+				if err != nil {
+					return err
+				}
+				defer f.Close()
+				if err := pprof.StartCPUProfile(f); err != nil {
+					return err
+				}
+				defer pprof.StopCPUProfile()
 			}
 			r, err := runBench(c, batch, steps)
 			if err != nil {
@@ -79,6 +92,7 @@ func newBenchCommand() *cobra.Command {
 	cmd.Flags().IntVar(&steps, "steps", 10, "timed steps (after 2 warm-up steps)")
 	cmd.Flags().BoolVar(&distilled, "distilled", false, "add a distillation token and head (hard distillation loss)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	cmd.Flags().StringVar(&profile, "cpuprofile", "", "write a CPU profile (go tool pprof) to this file")
 	return cmd
 }
 
