@@ -24,7 +24,13 @@ type State struct {
 // "optim.*" optimiser moments and "ema.*" EMA weights when saved for
 // resuming) and whose metadata holds the model configuration, the training
 // configuration, the run state, the normalisation and the class names.
+//
+// A ResNet checkpoint (Arch "resnet") records its configuration in ResNet
+// instead of Model and stores the batch norms' running_mean and
+// running_var beside the parameters, under torchvision's names.
 type Checkpoint struct {
+	Arch    string      // ArchViT (also for files without "vit_train.arch") or ArchResNet
+	ResNet  *ResNetSpec // the ResNet's configuration when Arch is ArchResNet
 	Model   model.Config
 	Config  *Config // nil for checkpoints made outside a training run
 	State   State
@@ -44,6 +50,8 @@ const (
 	metaMean    = "vit_train.mean"
 	metaStd     = "vit_train.std"
 	metaClasses = "vit_train.classes"
+	metaArch    = "vit_train.arch"
+	metaResNet  = "vit_train.resnet"
 )
 
 // ModelTensors returns m's parameters as safetensors tensors sharing m's data.
@@ -67,10 +75,22 @@ func (c *Checkpoint) Save(path string) error {
 		meta[key] = string(b)
 		return nil
 	}
+	arch := struct {
+		k string
+		v any
+	}{metaModel, c.Model}
+	meta[metaArch] = ArchViT
+	if c.Arch == ArchResNet {
+		if c.ResNet == nil {
+			return fmt.Errorf("checkpoint %s: a resnet checkpoint needs its ResNet configuration", path)
+		}
+		meta[metaArch] = ArchResNet
+		arch.k, arch.v = metaResNet, c.ResNet
+	}
 	for _, kv := range []struct {
 		k string
 		v any
-	}{{metaModel, c.Model}, {metaState, c.State}, {metaMean, c.Mean}, {metaStd, c.Std}, {metaClasses, c.Classes}} {
+	}{arch, {metaState, c.State}, {metaMean, c.Mean}, {metaStd, c.Std}, {metaClasses, c.Classes}} {
 		if err := put(kv.k, kv.v); err != nil {
 			return err
 		}
@@ -111,11 +131,25 @@ func LoadCheckpoint(path string) (*Checkpoint, error) {
 		}
 		return nil
 	}
-	if err := get(metaModel, &c.Model, true); err != nil {
-		return nil, err
-	}
-	if err := c.Model.Validate(); err != nil {
-		return nil, fmt.Errorf("checkpoint %s: %w", path, err)
+	switch c.Arch = f.Metadata[metaArch]; c.Arch {
+	case "", ArchViT:
+		c.Arch = ArchViT
+		if err := get(metaModel, &c.Model, true); err != nil {
+			return nil, err
+		}
+		if err := c.Model.Validate(); err != nil {
+			return nil, fmt.Errorf("checkpoint %s: %w", path, err)
+		}
+	case ArchResNet:
+		c.ResNet = &ResNetSpec{}
+		if err := get(metaResNet, c.ResNet, true); err != nil {
+			return nil, err
+		}
+		if _, err := newResNet(*c.ResNet, 0); err != nil {
+			return nil, fmt.Errorf("checkpoint %s: metadata %q: %w", path, metaResNet, err)
+		}
+	default:
+		return nil, fmt.Errorf("checkpoint %s: metadata %q is %q, want %q or %q", path, metaArch, c.Arch, ArchViT, ArchResNet)
 	}
 	for _, kv := range []struct {
 		k string
@@ -231,6 +265,9 @@ func OpenModel(path string, ema bool) (*Checkpoint, *model.ViT, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	if ck.Arch == ArchResNet {
+		return nil, nil, fmt.Errorf("checkpoint %s holds a %s (a CNN), not a ViT", path, ck.ResNet.Arch)
+	}
 	m, err := model.New(ck.Model, 0)
 	if err != nil {
 		return nil, nil, err
@@ -258,4 +295,29 @@ func (c *Checkpoint) emaWeights() (*Checkpoint, error) {
 		out.Params = append(out.Params, safetensors.Tensor{Name: strings.TrimPrefix(t.Name, "ema."), Shape: t.Shape, Data: t.Data})
 	}
 	return &out, nil
+}
+
+// openNetwork loads the checkpoint at path into a new model of its
+// architecture, ViT or ResNet.
+func openNetwork(path string) (*Checkpoint, network, error) {
+	ck, err := LoadCheckpoint(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	var n network
+	if ck.Arch == ArchResNet {
+		if n, err = newResNet(*ck.ResNet, 0); err != nil {
+			return nil, nil, err
+		}
+	} else {
+		m, err := model.New(ck.Model, 0)
+		if err != nil {
+			return nil, nil, err
+		}
+		n = vitNet{m}
+	}
+	if err := n.Load(ck); err != nil {
+		return nil, nil, fmt.Errorf("checkpoint %s: %w", path, err)
+	}
+	return ck, n, nil
 }

@@ -118,14 +118,26 @@ type SchedConfig struct {
 	DecayRate    float64 `yaml:"decay_rate"`
 }
 
-// DistillConfig is DeiT distillation (used with distilled models).
+// DistillConfig is DeiT distillation of a distilled model
+// (deit_*_distilled_*): the loss is (1−α)·CE(class head, targets) + α·D
+// with D on the distillation head, as facebookresearch/deit's
+// DistillationLoss.
 type DistillConfig struct {
-	Type          string  `yaml:"type"` // none, soft or hard
-	Alpha         float64 `yaml:"alpha"`
-	Tau           float64 `yaml:"tau"`
-	PerBatch      bool    `yaml:"per_batch"`
-	Teacher       string  `yaml:"teacher"`
-	TeacherLogits string  `yaml:"teacher_logits"`
+	// Type is none, soft (KL divergence at temperature Tau) or hard (CE
+	// against the teacher's argmax).
+	Type  string  `yaml:"type"`
+	Alpha float64 `yaml:"alpha"`
+	Tau   float64 `yaml:"tau"`
+	// PerBatch divides the soft loss by the batch size B instead of by the
+	// number of logits B·C.
+	PerBatch bool `yaml:"per_batch"`
+	// Teacher is a vit-train checkpoint (a ResNet or a ViT), run frozen in
+	// evaluation mode on the student's augmented batch.
+	Teacher string `yaml:"teacher"`
+	// TeacherLogits is a .npy float32 (N, C) file of logits aligned with the
+	// training set's item order (vit-train logits); the teacher then saw
+	// un-augmented images.
+	TeacherLogits string `yaml:"teacher_logits"`
 }
 
 // EMAConfig keeps an exponential moving average of the weights.
@@ -356,8 +368,15 @@ func (c Config) Validate() error {
 	bad := func(key string, v any, want string) error {
 		return fmt.Errorf("config: %s = %v: %s", key, v, want)
 	}
-	if _, err := c.ModelConfig(); err != nil {
+	if IsResNet(c.Model.Name) {
+		if err := c.validateResNet(); err != nil {
+			return err
+		}
+	} else if _, err := c.ModelConfig(); err != nil {
 		return fmt.Errorf("config: model: %w", err)
+	}
+	if err := c.Distill.validate(); err != nil {
+		return err
 	}
 	switch {
 	case c.Epochs < 1:
@@ -400,6 +419,56 @@ func (c Config) Validate() error {
 		return bad("ema.decay", c.EMA.Decay, "must be in (0, 1)")
 	}
 	return nil
+}
+
+// validateResNet checks the settings a ResNet run cannot use.
+func (c Config) validateResNet() error {
+	m := c.Model
+	switch {
+	case m.DropRate != 0 || m.AttnDropRate != 0 || m.DropPathRate != 0:
+		return fmt.Errorf("config: model.name = %s: drop_rate, attn_drop_rate and drop_path_rate apply to ViTs only", m.Name)
+	case c.EMA.Enabled:
+		return fmt.Errorf("config: ema.enabled = true: not supported for model %s", m.Name)
+	case c.Optim.LayerDecay > 0 && c.Optim.LayerDecay < 1:
+		return fmt.Errorf("config: optim.layer_decay = %v: layer decay applies to ViTs only", c.Optim.LayerDecay)
+	case c.Init.From != "":
+		return fmt.Errorf("config: init.from = %s: fine-tuning applies to ViTs only", c.Init.From)
+	case c.Distill.Type != "none":
+		return fmt.Errorf("config: distill.type = %s: model %s has no distillation head", c.Distill.Type, m.Name)
+	case m.ImageSize < 0 || m.NumClasses < 0 || m.Channels < 0:
+		return fmt.Errorf("config: model.img_size, num_classes and in_chans of %s must not be negative", m.Name)
+	}
+	return nil
+}
+
+// validate checks that a teacher is given exactly when distilling.
+func (d DistillConfig) validate() error {
+	switch {
+	case d.Type == "none" && (d.Teacher != "" || d.TeacherLogits != ""):
+		return fmt.Errorf("config: distill.teacher / distill.teacher_logits is set but distill.type = none; set distill.type=soft or hard")
+	case d.Type != "none" && d.Teacher == "" && d.TeacherLogits == "":
+		return fmt.Errorf("config: distill.type = %s needs distill.teacher (a checkpoint) or distill.teacher_logits (a .npy file)", d.Type)
+	case d.Teacher != "" && d.TeacherLogits != "":
+		return fmt.Errorf("config: set distill.teacher or distill.teacher_logits, not both")
+	}
+	return nil
+}
+
+// resnetSpec resolves a ResNet's configuration: model.in_chans,
+// model.img_size and model.num_classes, each taken from the data when 0.
+func (c Config) resnetSpec(ds *Datasets) ResNetSpec {
+	ch, h, _ := ds.Train.Shape()
+	s := ResNetSpec{Arch: strings.ToLower(c.Model.Name), Channels: c.Model.Channels, ImageSize: c.Model.ImageSize, NumClasses: c.Model.NumClasses}
+	if s.Channels == 0 {
+		s.Channels = ch
+	}
+	if s.ImageSize == 0 {
+		s.ImageSize = h
+	}
+	if s.NumClasses == 0 {
+		s.NumClasses = len(ds.Classes)
+	}
+	return s
 }
 
 // YAML renders the resolved configuration, as saved in the run folder.

@@ -74,12 +74,18 @@ func (s subset) Len() int { return s.n }
 
 // CheckModel reports a model that cannot take the data.
 func (d *Datasets) CheckModel(mc model.Config) error {
+	return d.checkInput(mc.Name, mc.Channels, mc.NumClasses)
+}
+
+// checkInput reports a model of channels inputs and classes outputs that
+// cannot take the data.
+func (d *Datasets) checkInput(name string, channels, classes int) error {
 	c, _, _ := d.Train.Shape()
-	if c != mc.Channels {
-		return fmt.Errorf("model %s takes %d channels (in_chans) but the data has %d", mc.Name, mc.Channels, c)
+	if c != channels {
+		return fmt.Errorf("model %s takes %d channels (in_chans) but the data has %d", name, channels, c)
 	}
-	if n := len(d.Classes); n != mc.NumClasses {
-		return fmt.Errorf("model %s has %d classes (num_classes) but the data has %d; set model.num_classes=%d", mc.Name, mc.NumClasses, n, n)
+	if n := len(d.Classes); n != classes {
+		return fmt.Errorf("model %s has %d classes (num_classes) but the data has %d; set model.num_classes=%d", name, classes, n, n)
 	}
 	return nil
 }

@@ -19,7 +19,7 @@ type Evaluation struct {
 // smaller than the graph's is padded with zeros and scored on its real
 // images only.
 func Evaluate(g *model.Graph, l *data.Loader) (Evaluation, error) {
-	classes := g.Model.Config.NumClasses
+	classes := g.Logits.Shape()[1]
 	avg := NewScorer(classes)
 	var cls, dist *Scorer
 	if g.DistLogits != nil {

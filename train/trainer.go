@@ -17,6 +17,7 @@ import (
 	"github.com/vit-train/vit-train/data"
 	"github.com/vit-train/vit-train/model"
 	"github.com/vit-train/vit-train/model/ops"
+	"github.com/vit-train/vit-train/model/viz"
 	"github.com/vit-train/vit-train/optim"
 )
 
@@ -36,8 +37,11 @@ type Options struct {
 
 // Summary is the outcome of a run.
 type Summary struct {
-	State       State
-	Last        Evaluation // last evaluation of the model
+	State State
+	Last  Evaluation // last evaluation of the model
+	// Teacher scores the distillation teacher on the evaluation data (once,
+	// at the start); nil without a teacher or with logits from a file.
+	Teacher     *Result
 	EMA         *Result
 	Seconds     float64
 	Interrupted bool
@@ -53,9 +57,12 @@ const (
 type trainer struct {
 	cfg      Config
 	opts     Options
-	mc       model.Config
+	mc       model.Config // the ViT's configuration; zero for a ResNet
 	ds       *Datasets
-	m        *model.ViT
+	net      network
+	vit      *model.ViT // net's model when it is a ViT
+	teacher  teacher    // nil unless distilling
+	teacherR *Result    // the teacher's evaluation, when it has one
 	obj      *objective
 	eval     *model.Graph
 	emaModel *model.ViT
@@ -64,7 +71,7 @@ type trainer struct {
 	evalL    *data.Loader
 	mix      *augment.Mixup
 	rng      *ops.Randomness
-	params   []optim.Param // every parameter, aligned with m.Params
+	params   []optim.Param // every parameter, aligned with net.Params
 	train    []int         // indices of the parameters the optimiser updates
 	trainP   []optim.Param // params[train]
 	grads    [][]float32   // gradients of trainP
@@ -96,27 +103,27 @@ func newTrainer(cfg Config, opts Options) (*trainer, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	mc, err := cfg.ModelConfig()
-	if err != nil {
+	t := &trainer{cfg: cfg, opts: opts}
+	var err error
+	if t.ds, err = OpenDatasets(cfg.Data); err != nil {
 		return nil, err
 	}
-	t := &trainer{cfg: cfg, opts: opts, mc: mc}
+	if err := t.newNetwork(); err != nil {
+		return nil, err
+	}
 	lastPath := filepath.Join(opts.Dir, LastCheckpoint)
 	var ck *Checkpoint
 	if opts.Resume {
 		if ck, err = LoadCheckpoint(lastPath); err != nil {
 			return nil, fmt.Errorf("resume: %w", err)
 		}
-		if err := compatible(ck, mc); err != nil {
+		if err := t.compatible(ck); err != nil {
 			return nil, fmt.Errorf("resume from %s: %w", lastPath, err)
 		}
 	} else if _, err := os.Stat(lastPath); err == nil {
 		return nil, fmt.Errorf("run folder %s already holds a checkpoint: use --resume, or another --out", opts.Dir)
 	}
-	if t.ds, err = OpenDatasets(cfg.Data); err != nil {
-		return nil, err
-	}
-	if err := t.ds.CheckModel(mc); err != nil {
+	if t.teacher, err = newTeacher(cfg, t.net, t.ds); err != nil {
 		return nil, err
 	}
 	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
@@ -154,10 +161,46 @@ func newTrainer(cfg Config, opts Options) (*trainer, error) {
 	return t, nil
 }
 
+// newNetwork creates the configured model, a ViT preset or a ResNet,
+// initialised from the seed, and checks that it takes the data.
+func (t *trainer) newNetwork() error {
+	if IsResNet(t.cfg.Model.Name) {
+		spec := t.cfg.resnetSpec(t.ds)
+		if err := t.ds.checkInput(spec.Arch, spec.Channels, spec.NumClasses); err != nil {
+			return err
+		}
+		n, err := newResNet(spec, t.cfg.Seed)
+		if err != nil {
+			return err
+		}
+		t.net = n
+		return nil
+	}
+	mc, err := t.cfg.ModelConfig()
+	if err != nil {
+		return err
+	}
+	if err := t.ds.CheckModel(mc); err != nil {
+		return err
+	}
+	t.mc = mc
+	if t.vit, err = model.New(mc, t.cfg.Seed); err != nil {
+		return err
+	}
+	t.net = vitNet{t.vit}
+	return nil
+}
+
 // compatible reports a checkpoint whose model differs from the configured one.
-func compatible(ck *Checkpoint, mc model.Config) error {
-	if ck.Model != mc {
-		return fmt.Errorf("the checkpoint's model (%+v) differs from the configured one (%+v); resume with the run's config.yaml", ck.Model, mc)
+func (t *trainer) compatible(ck *Checkpoint) error {
+	if n, ok := t.net.(*resnetNet); ok {
+		if ck.Arch != ArchResNet || *ck.ResNet != n.spec {
+			return fmt.Errorf("the checkpoint's model (%s %+v %+v) differs from the configured one (%+v); resume with the run's config.yaml", ck.Arch, ck.Model, ck.ResNet, n.spec)
+		}
+		return nil
+	}
+	if ck.Arch != ArchViT || ck.Model != t.mc {
+		return fmt.Errorf("the checkpoint's model (%+v) differs from the configured one (%+v); resume with the run's config.yaml", ck.Model, t.mc)
 	}
 	return nil
 }
@@ -165,22 +208,19 @@ func compatible(ck *Checkpoint, mc model.Config) error {
 // build creates the model, graphs, loaders and optimiser.
 func (t *trainer) build() error {
 	cfg := t.cfg
-	var err error
-	if t.m, err = model.New(t.mc, cfg.Seed); err != nil {
-		return err
-	}
 	t.rng = ops.NewRandomness(cfg.Seed)
-	g, err := t.m.BuildGraph(cfg.Data.BatchSize, true, t.rng)
+	g, err := t.net.Graph(cfg.Data.BatchSize, true, t.rng)
 	if err != nil {
 		return err
 	}
-	if t.obj, err = newObjective(g); err != nil {
+	if t.obj, err = newObjective(g, cfg.Distill); err != nil {
 		return err
 	}
-	if t.eval, err = t.m.BuildGraph(cfg.Data.EvalBatchSize, false, nil); err != nil {
+	if t.eval, err = t.net.Graph(cfg.Data.EvalBatchSize, false, nil); err != nil {
 		return err
 	}
-	trainP, evalP, err := Pipelines(cfg.Aug, t.mc.ImageSize, t.ds.Mean, t.ds.Std)
+	_, size := t.net.Input()
+	trainP, evalP, err := Pipelines(cfg.Aug, size, t.ds.Mean, t.ds.Std)
 	if err != nil {
 		return err
 	}
@@ -197,11 +237,10 @@ func (t *trainer) build() error {
 	}
 	if cfg.Aug.Mixup > 0 || cfg.Aug.CutMix > 0 {
 		t.mix = &augment.Mixup{MixupAlpha: cfg.Aug.Mixup, CutmixAlpha: cfg.Aug.CutMix, Prob: cfg.Aug.MixupProb,
-			SwitchProb: cfg.Aug.SwitchProb, LabelSmoothing: cfg.Aug.Smoothing, CorrectLam: true, Classes: t.mc.NumClasses}
+			SwitchProb: cfg.Aug.SwitchProb, LabelSmoothing: cfg.Aug.Smoothing, CorrectLam: true, Classes: t.net.NumClasses()}
 	}
-	t.params = make([]optim.Param, len(t.m.Params))
-	for i, p := range t.m.Params {
-		t.params[i] = optim.Param{Name: p.Name, Shape: p.Value.Shape().Clone(), Data: p.Float32s()}
+	t.params = t.net.Params()
+	for i, p := range t.params {
 		if !cfg.Init.FreezeBackbone || isHead(p.Name) {
 			t.train = append(t.train, i)
 			t.trainP = append(t.trainP, t.params[i])
@@ -223,7 +262,7 @@ func (t *trainer) build() error {
 		if t.ema, err = optim.NewEMA(t.params, cfg.EMA.Decay); err != nil {
 			return err
 		}
-		if t.emaModel, err = t.m.SharingWeights(t.ema.Weights()); err != nil {
+		if t.emaModel, err = t.vit.SharingWeights(t.ema.Weights()); err != nil {
 			return err
 		}
 		if t.emaEval, err = t.emaModel.BuildGraph(cfg.Data.EvalBatchSize, false, nil); err != nil {
@@ -296,6 +335,9 @@ func (t *trainer) initFrom(ic InitConfig) error {
 	if err != nil {
 		return err
 	}
+	if ck.Arch == ArchResNet {
+		return fmt.Errorf("init.from %s holds a %s (a CNN), not a ViT", ic.From, ck.ResNet.Arch)
+	}
 	newHead := ck.Model.NumClasses != t.mc.NumClasses
 	src := ck
 	if ic.EMA {
@@ -303,7 +345,7 @@ func (t *trainer) initFrom(ic InitConfig) error {
 			return err
 		}
 	}
-	note, err := src.LoadWeights(t.m, newHead)
+	note, err := src.LoadWeights(t.vit, newHead)
 	if err != nil {
 		return fmt.Errorf("init.from %s: %w", ic.From, err)
 	}
@@ -327,7 +369,7 @@ func isHead(name string) bool {
 
 // restore loads weights, optimiser state, EMA and position from ck.
 func (t *trainer) restore(ck *Checkpoint) error {
-	if _, err := ck.LoadWeights(t.m, false); err != nil {
+	if err := t.net.Load(ck); err != nil {
 		return err
 	}
 	if err := t.opt.LoadState(ck.Optim); err != nil {
@@ -357,8 +399,12 @@ func (t *trainer) close() {
 // checkpoint returns the run's current checkpoint.
 func (t *trainer) checkpoint() *Checkpoint {
 	cfg := t.cfg
-	ck := &Checkpoint{Model: t.mc, Config: &cfg, State: t.state, Mean: t.ds.Mean, Std: t.ds.Std, Classes: t.ds.Classes,
-		Params: ModelTensors(t.m), Optim: t.opt.StateTensors()}
+	ck := &Checkpoint{Arch: ArchViT, Model: t.mc, Config: &cfg, State: t.state, Mean: t.ds.Mean, Std: t.ds.Std, Classes: t.ds.Classes,
+		Params: t.net.Tensors(), Optim: t.opt.StateTensors()}
+	if n, ok := t.net.(*resnetNet); ok {
+		spec := n.spec
+		ck.Arch, ck.ResNet = ArchResNet, &spec
+	}
 	if t.ema != nil {
 		ck.EMA = t.ema.StateTensors()
 	}
@@ -373,8 +419,12 @@ func (t *trainer) run(ctx context.Context) (*Summary, error) {
 	start := time.Now()
 	sum := &Summary{}
 	out := t.opts.Out
-	fmt.Fprintf(out, "model %s: %.2fM parameters, %d tokens; data %s: %d train / %d eval images; %d steps per epoch\n",
-		t.mc.Name, float64(t.mc.ParamCount())/1e6, t.mc.NumTokens(), t.cfg.Data.Dataset, t.ds.Train.Len(), t.ds.Eval.Len(), t.stepsPerEpoch())
+	fmt.Fprintf(out, "%s; data %s: %d train / %d eval images; %d steps per epoch\n",
+		t.net.Describe(), t.cfg.Data.Dataset, t.ds.Train.Len(), t.ds.Eval.Len(), t.stepsPerEpoch())
+	if err := t.evaluateTeacher(); err != nil {
+		return nil, err
+	}
+	sum.Teacher = t.teacherR
 	if t.state.Epoch > 0 || t.state.Batch > 0 {
 		fmt.Fprintf(out, "resuming at epoch %d, batch %d (step %d)\n", t.state.Epoch+1, t.state.Batch, t.state.Step)
 	}
@@ -412,11 +462,16 @@ func (t *trainer) run(ctx context.Context) (*Summary, error) {
 		if improved {
 			t.state.BestTop1, t.state.BestEpoch = res.Top1, t.state.Epoch
 		}
-		if err := t.epochLog.Write([]Field{{"epoch", float64(t.state.Epoch)}, {"step", float64(t.state.Step)},
+		rec := []Field{{"epoch", float64(t.state.Epoch)}, {"step", float64(t.state.Step)},
 			{"train_loss", stats.loss}, {"val_loss", res.Loss}, {"val_top1", res.Top1}, {"val_top5", res.Top5},
-			{"ema_top1", emaTop1}, {"lr", stats.lr}, {"images_per_s", stats.imagesPerS}, {"epoch_seconds", stats.seconds}}); err != nil {
+			{"ema_top1", emaTop1}, {"lr", stats.lr}, {"images_per_s", stats.imagesPerS}, {"epoch_seconds", stats.seconds}}
+		if t.teacher != nil {
+			rec = append(rec, Field{"val_top1_cls", ev.ClassHead.Top1}, Field{"val_top1_dist", ev.DistHead.Top1}, Field{"teacher_top1", t.teacherTop1()})
+		}
+		if err := t.epochLog.Write(rec); err != nil {
 			return nil, err
 		}
+		t.plot()
 		if err := res.WriteReport(t.opts.Dir, "eval_", t.ds.Classes); err != nil {
 			return nil, err
 		}
@@ -438,6 +493,12 @@ func (t *trainer) run(ctx context.Context) (*Summary, error) {
 		if !math.IsNaN(emaTop1) {
 			line += fmt.Sprintf("  EMA top-1 %.2f%%", emaTop1)
 		}
+		if ev.ClassHead != nil {
+			line += fmt.Sprintf("  (class head %.2f%%, dist head %.2f%%)", ev.ClassHead.Top1, ev.DistHead.Top1)
+		}
+		if t.teacherR != nil {
+			line += fmt.Sprintf("  teacher %.2f%%", t.teacherR.Top1)
+		}
 		fmt.Fprintln(out, line)
 		if t.opts.StopAfterSteps > 0 && t.state.Step >= t.opts.StopAfterSteps && t.state.Epoch < t.cfg.Epochs {
 			sum.State, sum.Interrupted, sum.Seconds = t.state, true, time.Since(start).Seconds()
@@ -447,6 +508,13 @@ func (t *trainer) run(ctx context.Context) (*Summary, error) {
 	sum.State, sum.Seconds = t.state, time.Since(start).Seconds()
 	fmt.Fprintf(out, "test accuracy %.2f%% (top-5 %.2f%%, best %.2f%% at epoch %d) after %d epochs, %.0f s; run folder %s\n",
 		sum.Last.Top1, sum.Last.Top5, t.state.BestTop1, t.state.BestEpoch, t.cfg.Epochs, sum.Seconds, t.opts.Dir)
+	if h := sum.Last.ClassHead; h != nil {
+		line := fmt.Sprintf("class head %.2f%%, distillation head %.2f%%, average %.2f%%", h.Top1, sum.Last.DistHead.Top1, sum.Last.Top1)
+		if t.teacherR != nil {
+			line += fmt.Sprintf("; teacher %.2f%%", t.teacherR.Top1)
+		}
+		fmt.Fprintln(out, line)
+	}
 	return sum, nil
 }
 
@@ -484,12 +552,18 @@ func (t *trainer) trainEpoch(ctx context.Context) (epochStats, error) {
 		b := it.Batch()
 		n := b.N
 		var err error
+		mix := augment.MixInfo{Lam: 1}
 		if t.mix != nil {
-			_, err = b.Mix(*t.mix, t.obj.targets)
+			mix, err = b.Mix(*t.mix, t.obj.targets)
 		} else {
-			err = b.OneHot(t.mc.NumClasses, t.cfg.Aug.Smoothing, t.obj.targets)
+			err = b.OneHot(t.net.NumClasses(), t.cfg.Aug.Smoothing, t.obj.targets)
 		}
-		copy(s.ImageData.([]float32), b.Images)
+		pixels := s.ImageData.([]float32)
+		copy(pixels, b.Images)
+		if err == nil && t.teacher != nil {
+			// The teacher sees the student's batch, after Mixup/CutMix.
+			err = t.teacher.fill(pixels, b.Indices[:n], mix, t.obj.teacher)
+		}
 		b.Release()
 		if err != nil {
 			return epochStats{}, err
@@ -564,4 +638,46 @@ func (t *trainer) trainEpoch(ctx context.Context) (epochStats, error) {
 	}
 	sec := time.Since(start).Seconds()
 	return epochStats{loss: lossSum / math.Max(1, float64(lossN)), lr: lr, imagesPerS: float64(images) / sec, seconds: sec}, nil
+}
+
+// evaluateTeacher scores the teacher on the evaluation data, once.
+func (t *trainer) evaluateTeacher() error {
+	if t.teacher == nil {
+		return nil
+	}
+	res, ok, err := t.teacher.evaluate(t.evalL)
+	if err != nil {
+		return fmt.Errorf("evaluating the teacher: %w", err)
+	}
+	d := t.cfg.Distill
+	line := fmt.Sprintf("distillation %s (alpha %g, tau %g) from %s", d.Type, d.Alpha, d.Tau, t.teacher.describe())
+	if ok {
+		t.teacherR = &res
+		line += fmt.Sprintf(": teacher top-1 %.2f%%", res.Top1)
+	}
+	fmt.Fprintln(t.opts.Out, line)
+	return nil
+}
+
+// teacherTop1 is the teacher's top-1 accuracy, NaN when unknown.
+func (t *trainer) teacherTop1() float64 {
+	if t.teacherR == nil {
+		return math.NaN()
+	}
+	return t.teacherR.Top1
+}
+
+// plot redraws the run's charts from its metrics; a failure is a warning.
+func (t *trainer) plot() {
+	steps, err := ReadMetrics(t.opts.Dir, "steps")
+	var epochs []map[string]float64
+	if err == nil {
+		epochs, err = ReadMetrics(t.opts.Dir, "epochs")
+	}
+	if err == nil {
+		err = viz.PlotRun(t.opts.Dir, steps, epochs)
+	}
+	if err != nil {
+		fmt.Fprintf(t.opts.Out, "warning: plotting the training curves: %v\n", err)
+	}
 }

@@ -57,7 +57,10 @@ func (f *trainFlags) run(cmd *cobra.Command, pre []string) error {
 }
 
 func newTrainCommand() *cobra.Command {
-	var f trainFlags
+	var (
+		f         trainFlags
+		modelName string
+	)
 	cmd := &cobra.Command{
 		Use:   "train",
 		Short: "Train a model (default: a small ViT on the embedded Fashion-MNIST subset)",
@@ -67,11 +70,29 @@ func newTrainCommand() *cobra.Command {
 config.yaml in the run folder, beside the checkpoints (last, best),
 metrics (steps/epochs as .jsonl and .csv) and the evaluation reports.
 
-Ctrl-C saves a checkpoint of the exact position; --resume continues from it.`,
+Ctrl-C saves a checkpoint of the exact position; --resume continues from it.
+
+--model (model.name) takes a ViT preset (vit-train models) or a ResNet
+(resnet20/32/44/56/110 for small images, resnet18/34/50/101/152), e.g. a CNN
+teacher: vit-train train --model resnet20 --out runs/teacher. A ResNet's
+in_chans, img_size and num_classes default to the data's.
+
+DeiT distillation trains a distilled model (deit_*_distilled_*) with
+--set distill.type=hard|soft and a teacher: distill.teacher=CHECKPOINT (run
+frozen on the student's augmented batch) or distill.teacher_logits=FILE.npy
+(written by vit-train logits); distill.alpha (0.5) and distill.tau (1.0) as
+DeiT. See configs/fashion_mnist_distill.yaml.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return f.run(cmd, nil) },
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var pre []string
+			if modelName != "" {
+				pre = []string{"model.name=" + modelName}
+			}
+			return f.run(cmd, pre)
+		},
 	}
 	f.register(cmd)
+	cmd.Flags().StringVar(&modelName, "model", "", "model to train, as --set model.name=NAME (a ViT preset or resnet20, resnet56, …)")
 	return cmd
 }
 

@@ -1,0 +1,60 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/vit-train/vit-train/data"
+	"github.com/vit-train/vit-train/distill"
+	"github.com/vit-train/vit-train/train"
+)
+
+func newLogitsCommand() *cobra.Command {
+	var (
+		ckPath string
+		split  string
+		out    string
+		sets   []string
+		batch  int
+	)
+	cmd := &cobra.Command{
+		Use:   "logits --checkpoint PATH --out FILE.npy",
+		Short: "Write a model's logits over a dataset split as a .npy file (teacher logits for distillation)",
+		Long: `Run a checkpoint's model (a ResNet or a ViT) over the training or test split
+of its data, in item order, through the evaluation pipeline (no augmentation),
+and write the logits as a float32 (N, C) NumPy array. Train a distilled
+student against it with --set distill.teacher_logits=FILE.npy; the data
+settings (data.dataset, data.train_subset, …) must be the student's, which
+--set can change here too.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var sp data.Split
+			switch split {
+			case "train":
+				sp = data.Train
+			case "test":
+				sp = data.Test
+			default:
+				return fmt.Errorf("--split %q: want train or test", split)
+			}
+			logits, n, c, err := train.Logits(ckPath, sp, sets, batch)
+			if err != nil {
+				return err
+			}
+			if err := distill.WriteNPY(out, logits, []int{n, c}); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s: logits (%d, %d) of the %s split\n", out, n, c, split)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&ckPath, "checkpoint", "", "checkpoint whose model computes the logits (required)")
+	cmd.Flags().StringVar(&split, "split", "train", "dataset split: train or test")
+	cmd.Flags().StringVar(&out, "out", "", "output .npy file (required)")
+	cmd.Flags().StringArrayVar(&sets, "set", nil, "override a setting of the checkpoint's config, e.g. data.root=DIR")
+	cmd.Flags().IntVar(&batch, "batch", 0, "batch size (default: the config's eval_batch_size)")
+	_ = cmd.MarkFlagRequired("checkpoint")
+	_ = cmd.MarkFlagRequired("out")
+	return cmd
+}

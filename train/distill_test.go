@@ -1,0 +1,362 @@
+package train
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/vit-train/vit-train/data"
+	"github.com/vit-train/vit-train/distill"
+	"github.com/vit-train/vit-train/model"
+	"github.com/vit-train/vit-train/model/safetensors"
+)
+
+// logSoftmax returns log_softmax(z/tau) of one row, in float64.
+func logSoftmax(z []float32, tau float64) []float64 {
+	m := math.Inf(-1)
+	for _, v := range z {
+		m = math.Max(m, float64(v)/tau)
+	}
+	s := 0.0
+	for _, v := range z {
+		s += math.Exp(float64(v)/tau - m)
+	}
+	out := make([]float64, len(z))
+	for i, v := range z {
+		out[i] = float64(v)/tau - m - math.Log(s)
+	}
+	return out
+}
+
+// wantDistillLoss evaluates DeiT's DistillationLoss for logits (B, C):
+// base = mean_b −Σ_c t·log_softmax(z_cls); soft D = Σ p_t·(log p_t − log p_s)·τ²/(B·C)
+// (or /B); hard D = mean_b −log_softmax(z_dist)[argmax z_t].
+func wantDistillLoss(cls, dist, teacher, targets []float32, b, c int, d DistillConfig) (base, kd, total float64) {
+	for i := 0; i < b; i++ {
+		r := func(x []float32) []float32 { return x[i*c : (i+1)*c] }
+		ls := logSoftmax(r(cls), 1)
+		for k, t := range r(targets) {
+			base -= float64(t) * ls[k] / float64(b)
+		}
+		switch d.Type {
+		case "soft":
+			lt, ld := logSoftmax(r(teacher), d.Tau), logSoftmax(r(dist), d.Tau)
+			for k := range lt {
+				kd += math.Exp(lt[k]) * (lt[k] - ld[k])
+			}
+		case "hard":
+			best := 0
+			for k, v := range r(teacher) {
+				if v > r(teacher)[best] {
+					best = k
+				}
+			}
+			kd -= logSoftmax(r(dist), 1)[best]
+		}
+	}
+	switch {
+	case d.Type == "hard":
+		kd /= float64(b)
+	case d.PerBatch:
+		kd *= d.Tau * d.Tau / float64(b)
+	default:
+		kd *= d.Tau * d.Tau / float64(b*c)
+	}
+	return base, kd, (1-d.Alpha)*base + d.Alpha*kd
+}
+
+// TestDistillObjectiveMatchesDeiT runs the training step of a distilled ViT
+// with each distillation setting and checks the loss and its logged terms
+// against DeiT's formula evaluated on the step's own logits.
+func TestDistillObjectiveMatchesDeiT(t *testing.T) {
+	mc, err := model.Preset("deit_fmnist_distilled_patch4_28", model.Overrides{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mc.Depth = 1
+	m, err := model.New(mc, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const b, c = 4, 10
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, d := range []DistillConfig{
+		{Type: "soft", Alpha: 0.5, Tau: 1},
+		{Type: "soft", Alpha: 0.3, Tau: 3, PerBatch: true},
+		{Type: "soft", Alpha: 0.7, Tau: 0.5},
+		{Type: "hard", Alpha: 0.5, Tau: 1},
+		{Type: "hard", Alpha: 1, Tau: 1},
+	} {
+		g, err := m.BuildGraph(b, true, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		obj, err := newObjective(g, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(obj.names, []string{"loss_base", "loss_distill"}) {
+			t.Fatalf("logged terms %v", obj.names)
+		}
+		for i, img := 0, g.ImageData.([]float32); i < len(img); i++ {
+			img[i] = float32(rng.NormFloat64())
+		}
+		for i := range obj.targets {
+			obj.targets[i] = 0.01
+		}
+		for i := 0; i < b; i++ {
+			obj.targets[i*c+i] = 0.91 // smoothed one-hot rows
+		}
+		for i := range obj.teacher {
+			obj.teacher[i] = float32(3 * rng.NormFloat64())
+		}
+		if err := obj.step.Run(); err != nil {
+			t.Fatal(err)
+		}
+		cls, dist := g.HeadLogits(g.Logits, nil), g.HeadLogits(g.DistLogits, nil)
+		base, kd, total := wantDistillLoss(cls, dist, obj.teacher, obj.targets, b, c, d)
+		got := []float64{obj.step.ExtraValue(0), obj.step.ExtraValue(1), obj.step.LossValue()}
+		for i, want := range []float64{base, kd, total} {
+			if math.Abs(got[i]-want) > 1e-5*math.Max(1, math.Abs(want)) {
+				t.Errorf("%+v: %s = %.7g, want %.7g", d, []string{"loss_base", "loss_distill", "loss"}[i], got[i], want)
+			}
+		}
+		if kd <= 0 {
+			t.Errorf("%+v: distillation term %v should be positive for random logits", d, kd)
+		}
+	}
+}
+
+func TestDistillNeedsADistilledModel(t *testing.T) {
+	mc, _ := model.Preset("vit_fmnist_patch4_28", model.Overrides{})
+	m, _ := model.New(mc, 0)
+	g, err := m.BuildGraph(2, true, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := newObjective(g, DistillConfig{Type: "hard", Alpha: 0.5, Tau: 1}); err == nil || !strings.Contains(err.Error(), "distillation head") {
+		t.Fatalf("want an error about the missing distillation head, got %v", err)
+	}
+}
+
+func TestDistillConfigErrors(t *testing.T) {
+	for _, c := range []struct {
+		sets []string
+		want string
+	}{
+		{[]string{"distill.type=soft"}, "needs distill.teacher"},
+		{[]string{"distill.teacher=x.safetensors"}, "distill.type = none"},
+		{[]string{"distill.type=hard", "distill.teacher=a", "distill.teacher_logits=b"}, "not both"},
+		{[]string{"distill.type=hard", "distill.teacher=a", "distill.alpha=1.5"}, "distill.alpha"},
+		{[]string{"model.name=resnet20", "ema.enabled=true"}, "ema.enabled"},
+		{[]string{"model.name=resnet20", "distill.type=hard", "distill.teacher=a"}, "no distillation head"},
+	} {
+		if _, err := LoadConfig("", c.sets); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: want an error containing %q, got %v", c.sets, c.want, err)
+		}
+	}
+}
+
+// tinyResNet trains resnet20 for one epoch on 64 embedded images.
+func tinyResNet(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	cfg := smallConfig(t, "model.name=resnet20", "model.drop_path_rate=0", "epochs=1", "data.train_subset=64",
+		"data.batch_size=16", "data.eval_subset=64", "data.eval_batch_size=32", "optim.name=sgd", "optim.lr=0.1")
+	if _, err := Run(context.Background(), cfg, Options{Dir: dir}); err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Join(dir, LastCheckpoint)
+}
+
+// TestResNetResumeIsExact interrupts a ResNet run mid-epoch and resumes it:
+// the loss curve, the weights and the batch norms' running statistics equal
+// those of an uninterrupted run.
+func TestResNetResumeIsExact(t *testing.T) {
+	cfg := smallConfig(t, "model.name=resnet20", "model.drop_path_rate=0", "data.train_subset=64", "data.batch_size=16",
+		"data.eval_subset=32", "data.eval_batch_size=32", "aug.mixup=0.8", "optim.name=sgd", "optim.lr=0.05")
+	full, split := t.TempDir(), t.TempDir()
+	if _, err := Run(context.Background(), cfg, Options{Dir: full}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Run(context.Background(), cfg, Options{Dir: split, StopAfterSteps: 6}); err != ErrInterrupted {
+		t.Fatalf("want an interrupt, got %v", err)
+	}
+	if _, err := Run(context.Background(), cfg, Options{Dir: split, Resume: true}); err != nil {
+		t.Fatal(err)
+	}
+	a, b := readSteps(t, full), readSteps(t, split)
+	if len(a) != 8 || len(b) != 8 {
+		t.Fatalf("%d and %d step records, want 8", len(a), len(b))
+	}
+	for i := range a {
+		if a[i]["loss"] != b[i]["loss"] {
+			t.Fatalf("step %d: loss %v uninterrupted, %v resumed", i+1, a[i]["loss"], b[i]["loss"])
+		}
+	}
+	ca, err := LoadCheckpoint(filepath.Join(full, LastCheckpoint))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cb, err := LoadCheckpoint(filepath.Join(split, LastCheckpoint))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ca.Arch != ArchResNet || *ca.ResNet != (ResNetSpec{Arch: "resnet20", Channels: 1, ImageSize: 28, NumClasses: 10}) {
+		t.Fatalf("checkpoint arch %q %+v", ca.Arch, ca.ResNet)
+	}
+	stats := 0
+	resumed := tensorsByName(cb.Params)
+	for _, p := range ca.Params {
+		if !slices.Equal(p.Data, resumed[p.Name]) {
+			t.Fatalf("tensor %s differs after resuming", p.Name)
+		}
+		if strings.HasSuffix(p.Name, ".running_var") {
+			stats++
+			if slices.Equal(p.Data, make([]float32, len(p.Data))) || p.Data[0] == 1 {
+				t.Fatalf("%s was not updated: %v", p.Name, p.Data[:3])
+			}
+		}
+	}
+	if stats != 21 { // the stem, 9 blocks × 2 and 2 shortcut projections
+		t.Fatalf("%d running_var buffers, want 21", stats)
+	}
+	if _, _, err := OpenModel(filepath.Join(full, LastCheckpoint), false); err == nil || !strings.Contains(err.Error(), "not a ViT") {
+		t.Fatalf("OpenModel of a ResNet checkpoint: want a clear error, got %v", err)
+	}
+}
+
+// TestDistillFromResNetTeacher distils a ViT from a ResNet checkpoint: the
+// teacher stays bit-identical (weights and running statistics), its score
+// is that of its own logits, and each loss term is logged.
+func TestDistillFromResNetTeacher(t *testing.T) {
+	teacherPath := tinyResNet(t)
+	cfg := smallConfig(t, "model.name=deit_fmnist_distilled_patch4_28", "epochs=1", "data.train_subset=128",
+		"data.eval_subset=64", "data.eval_batch_size=32", "aug.mixup=0.8", "aug.cutmix=1.0",
+		"distill.type=hard", "distill.teacher="+teacherPath)
+	dir := t.TempDir()
+	var log strings.Builder
+	tr, err := newTrainer(cfg, Options{Dir: dir, Out: &log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, err := tr.run(context.Background())
+	tr.close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ck, err := LoadCheckpoint(teacherPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	after := tr.teacher.(*netTeacher).net.Tensors()
+	saved := tensorsByName(ck.Params)
+	if len(after) != len(saved) {
+		t.Fatalf("teacher has %d tensors, its checkpoint %d", len(after), len(saved))
+	}
+	for _, p := range after {
+		if !slices.Equal(p.Data, saved[p.Name]) {
+			t.Fatalf("teacher tensor %s changed during distillation", p.Name)
+		}
+	}
+	// The teacher's score equals the accuracy of the logits vit-train logits computes.
+	logits, n, c, err := Logits(teacherPath, data.Test, []string{"data.eval_subset=64"}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds, _ := OpenDatasets(cfg.Data)
+	correct := 0
+	for i := 0; i < n; i++ {
+		_, label, _ := ds.Eval.Item(i)
+		row := logits[i*c : (i+1)*c]
+		if slices.Index(row, slices.Max(row)) == label {
+			correct++
+		}
+	}
+	if sum.Teacher == nil || math.Abs(sum.Teacher.Top1-100*float64(correct)/float64(n)) > 1e-9 || n != 64 {
+		t.Fatalf("teacher top-1 %+v, its logits give %d/%d", sum.Teacher, correct, n)
+	}
+	if !strings.Contains(log.String(), "distillation hard") || !strings.Contains(log.String(), "dist head") {
+		t.Fatalf("log lacks the distillation lines:\n%s", log.String())
+	}
+	for _, r := range readSteps(t, dir) {
+		if !(r["loss_base"] > 0 && r["loss_distill"] > 0) || math.Abs(0.5*r["loss_base"]+0.5*r["loss_distill"]-r["loss"]) > 1e-5 {
+			t.Fatalf("step record %v", r)
+		}
+	}
+	// A student of another input size cannot use this teacher.
+	other := smallConfig(t, "model.name=deit_fmnist_distilled_patch4_28", "model.img_size=56", "distill.type=hard", "distill.teacher="+teacherPath)
+	if _, err := Run(context.Background(), other, Options{Dir: t.TempDir()}); err == nil || !strings.Contains(err.Error(), "image size 28") {
+		t.Fatalf("want an input size mismatch error, got %v", err)
+	}
+	epochs, err := ReadMetrics(dir, "epochs")
+	if err != nil || len(epochs) != 1 || epochs[0]["teacher_top1"] != sum.Teacher.Top1 || epochs[0]["val_top1_dist"] != sum.Last.DistHead.Top1 {
+		t.Fatalf("epoch records %v, %v", epochs, err)
+	}
+}
+
+// TestDistillFromLogitsFile distils from a .npy of teacher logits and
+// rejects files whose N or C do not match.
+func TestDistillFromLogitsFile(t *testing.T) {
+	teacherPath := tinyResNet(t)
+	logits, n, c, err := Logits(teacherPath, data.Train, []string{"data.train_subset=128"}, 0)
+	if err != nil || n != 128 || c != 10 {
+		t.Fatalf("logits: %d×%d, %v", n, c, err)
+	}
+	tmp := t.TempDir()
+	good := filepath.Join(tmp, "teacher.npy")
+	if err := distill.WriteNPY(good, logits, []int{n, c}); err != nil {
+		t.Fatal(err)
+	}
+	base := []string{"model.name=deit_fmnist_distilled_patch4_28", "epochs=1", "data.train_subset=128", "data.eval_subset=64",
+		"data.eval_batch_size=32", "distill.type=soft", "distill.tau=2"}
+	cfg := smallConfig(t, append(base, "distill.teacher_logits="+good)...)
+	if _, err := Run(context.Background(), cfg, Options{Dir: t.TempDir()}); err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []struct {
+		data  []float32
+		shape []int
+		want  string
+	}{
+		{logits[:(n-1)*c], []int{n - 1, c}, "N = 127"},
+		{logits[:n*(c-1)], []int{n, c - 1}, "C = 9"},
+		{logits, []int{n * c}, "want (N, C)"},
+	} {
+		path := filepath.Join(tmp, "bad.npy")
+		if err := distill.WriteNPY(path, bad.data, bad.shape); err != nil {
+			t.Fatal(err)
+		}
+		cfg := smallConfig(t, append(base, "distill.teacher_logits="+path)...)
+		if _, err := Run(context.Background(), cfg, Options{Dir: t.TempDir()}); err == nil || !strings.Contains(err.Error(), bad.want) || !strings.Contains(err.Error(), path) {
+			t.Errorf("shape %v: want an error naming %s and %q, got %v", bad.shape, path, bad.want, err)
+		}
+	}
+}
+
+func tensorsByName(ts []safetensors.Tensor) map[string][]float32 {
+	m := map[string][]float32{}
+	for _, t := range ts {
+		m[t.Name] = t.Data
+	}
+	return m
+}
+
+func TestLogitsTeacherMixesRowsLikeTheImages(t *testing.T) {
+	lt := &logitsTeacher{path: "x.npy", data: []float32{1, 0, 0, 1, 2, 2}, n: 3, c: 2}
+	dst := make([]float32, 4)
+	if err := lt.fill(nil, []int{0, 2}, mixInfo(0.75), dst); err != nil {
+		t.Fatal(err)
+	}
+	// Row 0 = 0.75·(1, 0) + 0.25·(2, 2); row 1 = 0.75·(2, 2) + 0.25·(1, 0).
+	if want := []float32{1.25, 0.5, 1.75, 1.5}; !slices.Equal(dst, want) {
+		t.Fatalf("mixed teacher logits %v, want %v", dst, want)
+	}
+	if err := lt.fill(nil, []int{3}, mixInfo(1), dst); err == nil || !strings.Contains(err.Error(), "x.npy") {
+		t.Fatalf("want an out-of-range error naming the file, got %v", err)
+	}
+}
