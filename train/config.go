@@ -158,11 +158,13 @@ type CkptConfig struct {
 func DefaultConfig() Config {
 	return Config{
 		Model: ModelConfig{Name: "vit_fmnist_patch4_28"},
-		Data:  DataConfig{Dataset: "fashion-mnist-embedded", BatchSize: 128, EvalBatchSize: 250, Workers: 2},
-		Aug:   AugConfig{Train: "padcrop-flip", HFlip: 0.5, MixupProb: 1, SwitchProb: 0.5, CropPct: 0.875},
-		Optim: OptimConfig{Name: "adamw", LR: 1e-3, WeightDecay: 0.05, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8,
+		Data:  DataConfig{Dataset: "fashion-mnist-embedded", BatchSize: 64, EvalBatchSize: 250, Workers: 2},
+		// Five epochs of 10,000 images favour many steps at a high rate and
+		// no augmentation (see configs/fashion_mnist.yaml).
+		Aug: AugConfig{Train: "none", HFlip: 0.5, MixupProb: 1, SwitchProb: 0.5, CropPct: 0.875},
+		Optim: OptimConfig{Name: "adamw", LR: 3e-3, WeightDecay: 0.05, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8,
 			Momentum: 0.9, AccumSteps: 1},
-		Sched:    SchedConfig{Name: "cosine", WarmupEpochs: 1, WarmupLR: 1e-6, MinLR: 1e-5, DecayEpochs: 30, DecayRate: 0.1},
+		Sched:    SchedConfig{Name: "cosine", WarmupEpochs: 0.3, WarmupLR: 1e-6, MinLR: 1e-5, DecayEpochs: 30, DecayRate: 0.1},
 		Distill:  DistillConfig{Type: "none", Alpha: 0.5, Tau: 1},
 		Epochs:   5,
 		Seed:     0,
