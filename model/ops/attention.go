@@ -130,6 +130,13 @@ func grow[T any](s []T, n int) []T {
 	return make([]T, n)
 }
 
+// headViews returns head h of sample bi in a (B, N, 3D) qkv layout: the
+// q, k and v columns of that head, each read with row stride 3D.
+func headViews[T Float](qkv []T, bi, h, n, d, dh int) (q, k, v []T) {
+	base := qkv[bi*n*3*d:]
+	return base[h*dh:], base[d+h*dh:], base[2*d+h*dh:]
+}
+
 func attentionForward[T Float](qkv, out, probs, dropped []T, keep []uint8, dropP float64, b, n, d, heads int) {
 	dh := d / heads
 	scale := T(1 / math.Sqrt(float64(dh)))
@@ -137,8 +144,7 @@ func attentionForward[T Float](qkv, out, probs, dropped []T, keep []uint8, dropP
 	parallelFor(b*heads, 1, func(lo, hi int) {
 		for bh := lo; bh < hi; bh++ {
 			bi, h := bh/heads, bh%heads
-			base := qkv[bi*n*3*d:]
-			q, k, v := base[h*dh:], base[d+h*dh:], base[2*d+h*dh:]
+			q, k, v := headViews(qkv, bi, h, n, d, dh)
 			p := probs[bh*n*n : (bh+1)*n*n]
 			blas.Gemm(false, true, n, n, dh, scale, q, 3*d, k, 3*d, 0, p, n)
 			for r := 0; r < n; r++ { // serial: this loop is already spread over the cores
@@ -211,10 +217,8 @@ func attentionBackward[T Float](qkv, dout, dqkv, probs, dropped, scratch []T, ke
 	parallelFor(b*heads, 1, func(lo, hi int) {
 		for bh := lo; bh < hi; bh++ {
 			bi, h := bh/heads, bh%heads
-			base := qkv[bi*n*3*d:]
-			q, k, v := base[h*dh:], base[d+h*dh:], base[2*d+h*dh:]
-			dbase := dqkv[bi*n*3*d:]
-			dq, dk, dv := dbase[h*dh:], dbase[d+h*dh:], dbase[2*d+h*dh:]
+			q, k, v := headViews(qkv, bi, h, n, d, dh)
+			dq, dk, dv := headViews(dqkv, bi, h, n, d, dh)
 			do := dout[bi*n*d+h*dh:]
 			p := probs[bh*n*n : (bh+1)*n*n]
 			dp := scratch[bh*n*n : (bh+1)*n*n]
