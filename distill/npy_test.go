@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/vit-train/vit-train/model/interop/npy"
 )
 
 // golden2x3 is np.save of np.arange(1, 7, dtype='<f4').reshape(2, 3), laid
@@ -129,7 +131,7 @@ func TestNPYRoundTrip(t *testing.T) {
 			t.Fatalf("shape %v: read back %v with different data", shape, gotShape)
 		}
 		info, _ := os.Stat(path)
-		if (info.Size()-int64(4*n))%npyAlign != 0 {
+		if (info.Size()-int64(4*n))%64 != 0 {
 			t.Fatalf("shape %v: data starts at an unaligned offset", shape)
 		}
 	}
@@ -152,9 +154,10 @@ func TestWriteNPYVersion2ForLongHeaders(t *testing.T) {
 	if raw[6] != 2 || raw[7] != 0 {
 		t.Fatalf("version %d.%d, want 2.0", raw[6], raw[7])
 	}
-	data, got, err := ReadNPY(path)
-	if err != nil || len(got) != 25000 || len(data) != 1 || data[0] != 7 {
-		t.Fatalf("read back %d dims, %v, %v", len(got), data, err)
+	// The 4-byte header length covers the padded header; the data follows.
+	hlen := int(raw[8]) | int(raw[9])<<8 | int(raw[10])<<16 | int(raw[11])<<24
+	if hlen <= 65535 || (12+hlen)%64 != 0 || len(raw) != 12+hlen+4 {
+		t.Fatalf("header length %d in a file of %d bytes", hlen, len(raw))
 	}
 }
 
@@ -168,28 +171,27 @@ func TestReadNPYRejectsMalformed(t *testing.T) {
 	for _, tc := range []struct {
 		name, content, want string
 	}{
-		{"empty", "", "too short for the 8-byte preamble"},
+		{"empty", "", "file of 0 bytes is too short for the 8-byte magic and version"},
 		{"short", "\x93NUM", "too short"},
 		{"bad magic", "\x93NUMPX\x01\x00" + golden2x3[8:], `magic string "\x93NUMPX"`},
-		{"version 3.0", "\x93NUMPY\x03\x00" + golden2x3[8:], "format version 3.0"},
+		{"version 4.0", "\x93NUMPY\x04\x00" + golden2x3[8:], "format version 4.0"},
 		{"version 1.1", "\x93NUMPY\x01\x01" + golden2x3[8:], "format version 1.1"},
-		{"no header length", "\x93NUMPY\x01\x00\x05", "ends inside the header length"},
-		{"header beyond file", "\x93NUMPY\x01\x00\xff\x7f{}", "header length 32767 at byte 8 runs past the end of the 12-byte file"},
-		{"int dtype", header("{'descr': '<i4', 'fortran_order': False, 'shape': (1,), }") + f4(1), `field 'descr': dtype "<i4"`},
-		{"big endian", header("{'descr': '>f4', 'fortran_order': False, 'shape': (1,), }") + f4(1), `dtype ">f4"`},
-		{"fortran", header("{'descr': '<f4', 'fortran_order': True, 'shape': (2, 3), }") + f4(6), "field 'fortran_order': True"},
-		{"fortran garbage", header("{'descr': '<f4', 'fortran_order': 0, 'shape': (2, 3), }") + f4(6), `field 'fortran_order': "0"`},
-		{"truncated", header(ok) + f4(5), "is truncated: shape [2 3] of <f4 needs 24 bytes, the file has 20"},
-		{"trailing bytes", header(ok) + f4(6) + "x", "has trailing bytes"},
-		{"missing shape", header("{'descr': '<f4', 'fortran_order': False}") + f4(1), `field "shape" is missing`},
-		{"duplicate", header("{'descr': '<f4', 'descr': '<f4', 'fortran_order': False, 'shape': (1,)}") + f4(1), `field "descr" appears twice`},
-		{"unknown field", header("{'descr': '<f4', 'fortran_order': False, 'shape': (1,), 'x': 1}") + f4(1), `unknown field "x"`},
+		{"no header length", "\x93NUMPY\x01\x00\x05", "file ends inside the 2-byte header length at byte 8"},
+		{"header beyond file", "\x93NUMPY\x01\x00\xff\x7f{}", "header of 32767 bytes from byte 10 is truncated after 2 bytes"},
+		{"int dtype", header("{'descr': '<i4', 'fortran_order': False, 'shape': (1,), }") + f4(1), `field 'descr' is "<i4"`},
+		{"big endian", header("{'descr': '>f4', 'fortran_order': False, 'shape': (1,), }") + f4(1), `field 'descr' is ">f4"`},
+		{"fortran garbage", header("{'descr': '<f4', 'fortran_order': 0, 'shape': (2, 3), }") + f4(6), `field 'fortran_order' is "0", want True or False`},
+		{"truncated", header(ok) + f4(5), "data from byte 70 (shape [2 3] of <f4, 24 bytes): truncated after 20 bytes"},
+		{"trailing bytes", header(ok) + f4(6) + "x", "trailing bytes at byte 94"},
+		{"missing shape", header("{'descr': '<f4', 'fortran_order': False}") + f4(1), `key 'shape' is missing`},
+		{"duplicate", header("{'descr': '<f4', 'descr': '<f4', 'fortran_order': False, 'shape': (1,)}") + f4(1), `key "descr" appears twice`},
+		{"unknown field", header("{'descr': '<f4', 'fortran_order': False, 'shape': (1,), 'x': 1}") + f4(1), `unknown key "x"`},
 		{"shape not a tuple", header("{'descr': '<f4', 'fortran_order': False, 'shape': (3)}") + f4(3), "(3) is not a tuple"},
-		{"negative dim", header("{'descr': '<f4', 'fortran_order': False, 'shape': (-1, 3)}") + f4(3), `dimension "-1"`},
-		{"float dim", header("{'descr': '<f4', 'fortran_order': False, 'shape': (2.5,)}") + f4(3), "expected ',' or ')' in the shape, found '.'"},
-		{"huge dim", header("{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999999999999,)}") + f4(1), `dimension "99999999999999999999"`},
-		{"overflowing shape", header("{'descr': '<f4', 'fortran_order': False, 'shape': (4294967296, 4294967296, 4294967296)}") + f4(1), "holds more than 2305843009213693951 elements"},
-		{"text after dict", header(ok+" junk") + f4(6), `unexpected "junk`},
+		{"negative dim", header("{'descr': '<f4', 'fortran_order': False, 'shape': (-1, 3)}") + f4(3), "is not a non-negative integer"},
+		{"float dim", header("{'descr': '<f4', 'fortran_order': False, 'shape': (2.5,)}") + f4(3), "field 'shape': expected ',' or ')', found '.'"},
+		{"huge dim", header("{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999999999999,)}") + f4(1), `"99999999999999999999" is not a non-negative integer`},
+		{"overflowing shape", header("{'descr': '<f4', 'fortran_order': False, 'shape': (4294967296, 4294967296, 4294967296)}") + f4(1), "needs more than 1099511627776 bytes"},
+		{"text after dict", header(ok+" junk") + f4(6), `after the dictionary`},
 		{"unterminated", header("{'descr: '<f4'}"), "expected ':'"},
 		{"no dict", header("[1, 2]"), "expected '{'"},
 	} {
@@ -244,27 +246,27 @@ func FuzzReadNPY(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		data, shape, err := decodeNPY(bytes.NewReader(b), int64(len(b)))
+		a, err := npy.Decode(bytes.NewReader(b))
 		if err != nil {
 			return
 		}
 		n := 1
-		for _, d := range shape {
+		for _, d := range a.Shape {
 			n *= d
 		}
-		if n != len(data) {
-			t.Fatalf("shape %v but %d elements", shape, len(data))
+		if n != len(a.Data) {
+			t.Fatalf("shape %v but %d elements", a.Shape, len(a.Data))
 		}
 		// What was read writes back and reads again unchanged.
 		var buf bytes.Buffer
-		if err := encodeNPY(&buf, data, shape); err != nil {
+		if err := npy.Encode(&buf, a.Data, a.Shape); err != nil {
 			t.Fatal(err)
 		}
-		again, shape2, err := decodeNPY(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
+		again, err := npy.Decode(bytes.NewReader(buf.Bytes()))
 		if err != nil {
 			t.Fatalf("re-reading: %v", err)
 		}
-		if !equalInts(shape, shape2) || !equalFloats(data, again) {
+		if !equalInts(a.Shape, again.Shape) || !equalFloats(a.Data, again.Data) {
 			t.Fatal("round trip changed the array")
 		}
 	})

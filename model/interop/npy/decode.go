@@ -22,11 +22,13 @@ type Array struct {
 
 // Limits on what Decode accepts.
 const (
-	// MaxHeaderLen bounds the header dictionary (NumPy itself refuses
-	// headers over 10000 bytes unless told otherwise).
-	MaxHeaderLen = 1 << 16
-	// MaxArrayBytes bounds one array's data as stored in the file.
-	MaxArrayBytes = 1 << 32
+	// MaxHeaderLen bounds the header dictionary; format 2.0 exists for
+	// headers over 65535 bytes (arrays of very many dimensions).
+	MaxHeaderLen = 1 << 20
+	// MaxArrayBytes bounds one array's data as stored in the file. Memory
+	// grows only with the data actually read, so the bound is generous:
+	// ImageNet-1k teacher logits (1.28M × 1000 float32) are 5.1 GB.
+	MaxArrayBytes = 1 << 40
 )
 
 // magic opens every .npy file.

@@ -134,7 +134,7 @@ func TestDecodeErrors(t *testing.T) {
 		{"not a tuple", "(2) is not a tuple", encode(strings.Replace(good, "(2,)", "(2)", 1), data)},
 		{"negative", `"" is not a non-negative integer`, encode(strings.Replace(good, "(2,)", "(-2,)", 1), data)},
 		{"huge dim", `"99999999999999999999" is not`, encode(strings.Replace(good, "(2,)", "(99999999999999999999,)", 1), data)},
-		{"too many bytes", "needs more than", encode(strings.Replace(good, "(2,)", "(65536, 65536)", 1), data)},
+		{"too many bytes", "needs more than", encode(strings.Replace(good, "(2,)", "(1048576, 1048576)", 1), data)},
 		{"unterminated", "unterminated string", encode(`{'descr`, data)},
 		{"after dict", "after the dictionary", encode(good+"x", data)},
 		{"no comma", "expected ',' or '}'", encode(strings.Replace(good, ", 'fortran", " 'fortran", 1), data)},
