@@ -8,14 +8,6 @@ import (
 	"testing"
 )
 
-func vitNames(params []Param) map[string]int {
-	idx := map[string]int{}
-	for i, p := range params {
-		idx[p.Name] = i
-	}
-	return idx
-}
-
 func TestWeightDecayGroupsFollowTimm(t *testing.T) {
 	params := vitBParams()
 	groups := WeightDecayGroups(params, 0.05, DefaultNoDecayNames)

@@ -3,6 +3,7 @@ package train
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/vit-train/vit-train/model"
@@ -204,7 +205,7 @@ func loadWeights(tensors []safetensors.Tensor, from model.Config, m *model.ViT, 
 			return "", fmt.Errorf("checkpoint has no tensor %q, which model %s needs", p.Name, m.Config.Name)
 		}
 		want := p.Value.Shape()
-		if p.Name == "pos_embed" && !sameShape(t.Shape, want) {
+		if p.Name == "pos_embed" && !slices.Equal(t.Shape, []int(want)) {
 			data, msg, err := resamplePosEmbed(t, from, m.Config)
 			if err != nil {
 				return "", err
@@ -213,7 +214,7 @@ func loadWeights(tensors []safetensors.Tensor, from model.Config, m *model.ViT, 
 			note = msg
 			continue
 		}
-		if !sameShape(t.Shape, want) {
+		if !slices.Equal(t.Shape, []int(want)) {
 			return "", fmt.Errorf("checkpoint tensor %q has shape %v, model %s needs %v", p.Name, t.Shape, m.Config.Name, []int(want))
 		}
 		copy(p.Float32s(), t.Data)
@@ -243,18 +244,6 @@ func resamplePosEmbed(t safetensors.Tensor, from, to model.Config) ([]float32, s
 		return nil, "", err
 	}
 	return data, fmt.Sprintf("resampled pos_embed from a %d×%d to a %d×%d patch grid (bicubic, antialiased)", oldG, oldG, newG, newG), nil
-}
-
-func sameShape(a []int, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // OpenModel loads the checkpoint at path into a new model of its

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -130,7 +131,7 @@ func ReadMetrics(dir, name string) ([]map[string]float64, error) {
 		r := make(map[string]float64, len(rec))
 		for k, v := range rec {
 			if v == nil {
-				r[k] = nanValue()
+				r[k] = math.NaN()
 			} else {
 				r[k] = *v
 			}

@@ -2,6 +2,7 @@ package train
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"gorgonia.org/gorgonia"
@@ -188,7 +189,7 @@ func (n *resnetNet) Load(ck *Checkpoint) error {
 			return fmt.Errorf("checkpoint has no tensor %q, which model %s needs", p.Name, n.spec.Arch)
 		}
 		delete(byName, p.Name)
-		if !sameShape(t.Shape, p.Shape) {
+		if !slices.Equal(t.Shape, []int(p.Shape)) {
 			return fmt.Errorf("checkpoint tensor %q has shape %v, model %s needs %v", p.Name, t.Shape, n.spec.Arch, p.Shape)
 		}
 		copy(p.Data, t.Data)

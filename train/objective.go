@@ -73,3 +73,15 @@ func newObjective(g *model.Graph, d DistillConfig) (*objective, error) {
 }
 
 func floatData(t *tensor.Dense) []float32 { return t.Data().([]float32) }
+
+// NewStep compiles the training step a run with distillation settings d
+// would use on g: the loss of newObjective and its gradients. It returns
+// the step and the inputs to fill before each run: soft targets
+// (B, classes) and, when distilling, teacher logits (B, classes).
+func NewStep(g *model.Graph, d DistillConfig) (step *model.Step, targets, teacher []float32, err error) {
+	obj, err := newObjective(g, d)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return obj.step, obj.targets, obj.teacher, nil
+}

@@ -139,5 +139,3 @@ func (r Result) WriteReport(dir, prefix string, names []string) error {
 	}
 	return write(prefix+"confusion.csv", rows)
 }
-
-func nanValue() float64 { return math.NaN() }

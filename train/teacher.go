@@ -97,10 +97,9 @@ func (t *netTeacher) evaluate(l *data.Loader) (Result, bool, error) {
 // the teacher saw the un-augmented images, so this is an approximation of
 // DeiT, which runs the teacher on the mixed batch.
 type logitsTeacher struct {
-	path    string
-	data    []float32
-	n, c    int
-	scratch []float32
+	path string
+	data []float32
+	n, c int
 }
 
 // openLogitsTeacher reads the (n, classes) float32 logits at path.

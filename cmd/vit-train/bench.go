@@ -17,6 +17,7 @@ import (
 	"github.com/vit-train/vit-train/model/blas"
 	"github.com/vit-train/vit-train/model/ops"
 	"github.com/vit-train/vit-train/optim"
+	"github.com/vit-train/vit-train/train"
 )
 
 // benchResult is what `vit-train bench` reports.
@@ -176,33 +177,20 @@ func runBench(c model.Config, batch, steps int) (benchResult, error) {
 	}, nil
 }
 
-// benchStep builds a training step on random images and labels: soft-target
-// cross-entropy on the class head, plus hard distillation against random
-// teacher logits for a distilled model.
+// benchStep builds the training step a run would use, on random images and
+// labels: soft-target cross-entropy on the class head, plus hard
+// distillation against random teacher logits for a distilled model.
 func benchStep(m *model.ViT, batch int, rng *rand.Rand) (*model.Step, func(), error) {
 	c := m.Config
 	g, err := m.BuildGraph(batch, true, ops.NewRandomness(1))
 	if err != nil {
 		return nil, nil, err
 	}
-	targets, targetData := g.Input("targets", batch, c.NumClasses)
-	loss, err := ops.SoftTargetCrossEntropy(g.Logits, targets)
-	if err != nil {
-		return nil, nil, err
-	}
-	var teacherData []float32
+	d := train.DistillConfig{Type: "none"}
 	if c.Distilled {
-		teacher, td := g.Input("teacher_logits", batch, c.NumClasses)
-		teacherData = td.Data().([]float32)
-		kd, err := ops.HardDistillCE(g.DistLogits, teacher)
-		if err != nil {
-			return nil, nil, err
-		}
-		if loss, err = ops.Combine([]float64{0.5, 0.5}, loss, kd); err != nil {
-			return nil, nil, err
-		}
+		d = train.DistillConfig{Type: "hard", Alpha: 0.5, Tau: 1}
 	}
-	step, err := g.Differentiate(loss)
+	step, targets, teacher, err := train.NewStep(g, d)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -210,13 +198,12 @@ func benchStep(m *model.ViT, batch int, rng *rand.Rand) (*model.Step, func(), er
 		for i, img := 0, g.ImageData.([]float32); i < len(img); i++ {
 			img[i] = float32(rng.NormFloat64())
 		}
-		t := targetData.Data().([]float32)
-		clear(t)
+		clear(targets)
 		for b := 0; b < batch; b++ {
-			t[b*c.NumClasses+rng.IntN(c.NumClasses)] = 1
+			targets[b*c.NumClasses+rng.IntN(c.NumClasses)] = 1
 		}
-		for i := range teacherData {
-			teacherData[i] = float32(rng.NormFloat64())
+		for i := range teacher {
+			teacher[i] = float32(rng.NormFloat64())
 		}
 	}
 	return step, fill, nil

@@ -111,9 +111,6 @@ func floats[T Float](v gorgonia.Value) []T {
 	return v.Data().([]T)
 }
 
-// dtypeOf returns the dtype of a value.
-func dtypeOf(v gorgonia.Value) tensor.Dtype { return v.Dtype() }
-
 // output returns prealloc when it has the wanted shape and dtype, or a new
 // zeroed tensor otherwise.
 func output(prealloc gorgonia.Value, dt tensor.Dtype, shape tensor.Shape) *tensor.Dense {

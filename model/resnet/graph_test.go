@@ -15,10 +15,10 @@ import (
 
 // lossGraph is a model's graph with a cross-entropy loss on fixed inputs.
 type lossGraph struct {
-	g              *gorgonia.ExprGraph
-	logits, loss   *gorgonia.Node
-	params, grads  []*gorgonia.Node
-	images, labels *tensor.Dense
+	g             *gorgonia.ExprGraph
+	logits, loss  *gorgonia.Node
+	params, grads []*gorgonia.Node
+	images        *tensor.Dense
 }
 
 // newLossGraph builds m on images (B, C, H, W) with one-hot targets for
