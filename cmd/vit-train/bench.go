@@ -22,22 +22,24 @@ import (
 
 // benchResult is what `vit-train bench` reports.
 type benchResult struct {
-	Model             string  `json:"model"`
-	Backend           string  `json:"blas"`
-	Threads           int     `json:"threads"`
-	Batch             int     `json:"batch"`
-	Steps             int     `json:"steps"`
-	Params            int     `json:"params"`
-	TrainMsPerStep    float64 `json:"train_ms_per_step"`
-	TrainImagesPerS   float64 `json:"train_images_per_s"`
-	TrainGFLOPs       float64 `json:"train_gflop_per_s"`
-	InferMsPerBatch   float64 `json:"infer_ms_per_batch"`
-	InferImagesPerS   float64 `json:"infer_images_per_s"`
-	InferGFLOPs       float64 `json:"infer_gflop_per_s"`
-	AllocsPerStep     float64 `json:"allocs_per_step"`
-	AllocBytesPerStep float64 `json:"alloc_bytes_per_step"`
-	HeapGrowthBytes   int64   `json:"heap_growth_bytes"`
-	PeakRSSBytes      int64   `json:"peak_rss_bytes"`
+	Model             string    `json:"model"`
+	Backend           string    `json:"blas"`
+	Threads           int       `json:"threads"`
+	Batch             int       `json:"batch"`
+	Steps             int       `json:"steps"`
+	Params            int       `json:"params"`
+	TrainMsPerStep    float64   `json:"train_ms_per_step"`
+	TrainImagesPerS   float64   `json:"train_images_per_s"`
+	TrainGFLOPs       float64   `json:"train_gflop_per_s"`
+	InferMsPerBatch   float64   `json:"infer_ms_per_batch"`
+	InferImagesPerS   float64   `json:"infer_images_per_s"`
+	InferGFLOPs       float64   `json:"infer_gflop_per_s"`
+	TrainStepMs       []float64 `json:"train_step_ms"`
+	InferBatchMs      []float64 `json:"infer_batch_ms"`
+	AllocsPerStep     float64   `json:"allocs_per_step"`
+	AllocBytesPerStep float64   `json:"alloc_bytes_per_step"`
+	HeapGrowthBytes   int64     `json:"heap_growth_bytes"`
+	PeakRSSBytes      int64     `json:"peak_rss_bytes"`
 }
 
 func newBenchCommand() *cobra.Command {
@@ -134,14 +136,17 @@ func runBench(c model.Config, batch, steps int) (benchResult, error) {
 			return benchResult{}, err
 		}
 	}
+	trainMs := make([]float64, steps)
 	runtime.GC()
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
 	start := time.Now()
-	for i := 0; i < steps; i++ {
+	for i := range trainMs {
+		t := time.Now()
 		if err := train(); err != nil {
 			return benchResult{}, err
 		}
+		trainMs[i] = msSince(t)
 	}
 	trainTime := time.Since(start).Seconds() / float64(steps)
 	runtime.ReadMemStats(&after)
@@ -157,11 +162,14 @@ func runBench(c model.Config, batch, steps int) (benchResult, error) {
 	if err := eval.Run(); err != nil {
 		return benchResult{}, err
 	}
+	inferMs := make([]float64, steps)
 	start = time.Now()
-	for i := 0; i < steps; i++ {
+	for i := range inferMs {
+		t := time.Now()
 		if err := eval.Run(); err != nil {
 			return benchResult{}, err
 		}
+		inferMs[i] = msSince(t)
 	}
 	inferTime := time.Since(start).Seconds() / float64(steps)
 
@@ -170,6 +178,7 @@ func runBench(c model.Config, batch, steps int) (benchResult, error) {
 		Model: c.Name, Backend: blas.Backend(), Threads: runtime.GOMAXPROCS(0), Batch: batch, Steps: steps, Params: c.ParamCount(),
 		TrainMsPerStep: trainTime * 1e3, TrainImagesPerS: float64(batch) / trainTime, TrainGFLOPs: 3 * fwd / trainTime / 1e9,
 		InferMsPerBatch: inferTime * 1e3, InferImagesPerS: float64(batch) / inferTime, InferGFLOPs: fwd / inferTime / 1e9,
+		TrainStepMs: trainMs, InferBatchMs: inferMs,
 		AllocsPerStep:     float64(after.Mallocs-before.Mallocs) / float64(steps),
 		AllocBytesPerStep: float64(after.TotalAlloc-before.TotalAlloc) / float64(steps),
 		HeapGrowthBytes:   int64(settled.HeapAlloc) - int64(before.HeapAlloc),
@@ -208,6 +217,9 @@ func benchStep(m *model.ViT, batch int, rng *rand.Rand) (*model.Step, func(), er
 	}
 	return step, fill, nil
 }
+
+// msSince returns the milliseconds elapsed since t.
+func msSince(t time.Time) float64 { return float64(time.Since(t).Nanoseconds()) / 1e6 }
 
 func copyImages(dst, src *model.Graph) {
 	copy(dst.ImageData.([]float32), src.ImageData.([]float32))

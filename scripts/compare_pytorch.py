@@ -1,0 +1,198 @@
+#!/usr/bin/python3
+"""Times vit-train and PyTorch side by side: the same ViTs, the same batch,
+the same threads and the same OPENBLAS_CORETYPE, interleaved in one run so
+that both see the same machine.
+
+    go build -o /tmp/vit-train ./cmd/vit-train
+    /usr/bin/python3 scripts/compare_pytorch.py --vit-train /tmp/vit-train
+    /usr/bin/python3 scripts/compare_pytorch.py --vit-train /tmp/vit-train \\
+        --models vit_cifar_patch4_32:64 --rounds 5 --coretype SkylakeX
+
+Each round runs `vit-train bench --json` and then one PyTorch process for
+every model. PyTorch is Debian's python3-torch with Debian's OpenMP OpenBLAS
+(libopenblas0-openmp, selected through LD_LIBRARY_PATH), the configuration
+in which it is fastest on CPU; the script prints the BLAS library each torch
+process actually loaded and the threads it used, and refuses to compare
+against any other BLAS unless --allow-other-blas is given.
+
+Reported per side: the median over rounds of each round's median step, the
+best single step, and the ratio vit-train / PyTorch of the medians (above 1
+means vit-train is faster). Training is a full step (forward, backward,
+AdamW); inference is a forward pass in evaluation mode without gradients.
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+OPENMP_OPENBLAS = "/usr/lib/x86_64-linux-gnu/openblas-openmp"
+
+MODELS = {
+    "vit_cifar_patch4_32": dict(img=32, patch=4, chans=3, dim=192, depth=6, heads=3, mlp=768, classes=10),
+    "vit_fmnist_patch4_28": dict(img=28, patch=4, chans=1, dim=64, depth=4, heads=4, mlp=128, classes=10),
+    "vit_base_patch16_224": dict(img=224, patch=16, chans=3, dim=768, depth=12, heads=12, mlp=3072, classes=1000),
+}
+DEFAULT_MODELS = "vit_fmnist_patch4_28:128,vit_cifar_patch4_32:64,vit_base_patch16_224:4"
+
+
+def torch_worker(args):
+    """Runs in a child process whose environment already selects the BLAS."""
+    import torch
+    import torch.nn.functional as F
+
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from make_golden import ViT
+
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(0)
+    cfg = MODELS[args.model]
+    model = ViT(qkv_bias=True, distilled=False, **cfg)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4, weight_decay=0.05)
+    x = torch.randn(args.batch, cfg["chans"], cfg["img"], cfg["img"])
+    y = torch.randint(0, cfg["classes"], (args.batch,))
+
+    def train_step():
+        opt.zero_grad(set_to_none=True)
+        F.cross_entropy(model(x), y).backward()
+        opt.step()
+
+    def timed(fn):
+        ms = []
+        for _ in range(args.steps):
+            t = time.perf_counter()
+            fn()
+            ms.append(1e3 * (time.perf_counter() - t))
+        return ms
+
+    model.train()
+    for _ in range(2):
+        train_step()
+    train_ms = timed(train_step)
+    model.eval()
+    with torch.no_grad():
+        model(x)
+        infer_ms = timed(lambda: model(x))
+    print(json.dumps({
+        "threads": torch.get_num_threads(),
+        "blas": loaded_blas(),
+        "train_step_ms": train_ms,
+        "infer_batch_ms": infer_ms,
+    }))
+
+
+def loaded_blas():
+    """The BLAS shared objects mapped into this process."""
+    libs = set()
+    with open("/proc/self/maps") as f:
+        for line in f:
+            path = line.split()[-1]
+            if "blas" in os.path.basename(path) and path.startswith("/"):
+                libs.add(os.path.realpath(path))
+    return sorted(libs)
+
+
+def run_json(cmd, env):
+    out = subprocess.run(cmd, env=env, check=True, capture_output=True, text=True).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def side_env(threads, coretype, torch_side):
+    env = dict(os.environ)
+    env["OMP_NUM_THREADS"] = str(threads)
+    env["OPENBLAS_NUM_THREADS"] = str(threads)
+    env["GOMAXPROCS"] = str(threads)
+    if coretype:
+        env["OPENBLAS_CORETYPE"] = coretype
+    if torch_side:
+        env["LD_LIBRARY_PATH"] = OPENMP_OPENBLAS + (":" + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH") else "")
+    return env
+
+
+def summarise(rounds, key, batch):
+    medians = [statistics.median(r[key]) for r in rounds]
+    best = min(min(r[key]) for r in rounds)
+    med = statistics.median(medians)
+    return {"median_ms": med, "best_ms": best, "median_img_s": batch * 1e3 / med, "best_img_s": batch * 1e3 / best}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--vit-train", required=False, help="path to a built vit-train binary")
+    ap.add_argument("--models", default=DEFAULT_MODELS, help="comma-separated model:batch pairs")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--steps", type=int, default=0, help="timed steps per round (0: 10, or 3 for vit_base)")
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--coretype", default=os.environ.get("OPENBLAS_CORETYPE", ""),
+                    help="OPENBLAS_CORETYPE for both sides (default: the environment's)")
+    ap.add_argument("--allow-other-blas", action="store_true",
+                    help="compare even if torch did not load the OpenMP OpenBLAS")
+    ap.add_argument("--json", action="store_true", help="print the summary as JSON")
+    ap.add_argument("--torch-worker", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--model", help=argparse.SUPPRESS)
+    ap.add_argument("--batch", type=int, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.torch_worker:
+        return torch_worker(args)
+    if not args.vit_train:
+        ap.error("--vit-train is required")
+    if not os.path.isdir(OPENMP_OPENBLAS) and not args.allow_other_blas:
+        sys.exit(f"{OPENMP_OPENBLAS} is missing: apt-get install libopenblas0-openmp")
+
+    pairs = []
+    for item in args.models.split(","):
+        name, _, batch = item.partition(":")
+        if name not in MODELS or not batch.isdigit():
+            sys.exit(f"--models: {item!r} is not model:batch with a model from {sorted(MODELS)}")
+        pairs.append((name, int(batch)))
+
+    results = {}
+    for rnd in range(args.rounds):
+        for name, batch in pairs:
+            steps = args.steps or (3 if name == "vit_base_patch16_224" else 10)
+            go = run_json([args.vit_train, "bench", "--json", "--model", name, "--batch", str(batch),
+                           "--steps", str(steps)], side_env(args.threads, args.coretype, False))
+            pt = run_json([sys.executable, os.path.abspath(__file__), "--torch-worker", "--model", name,
+                           "--batch", str(batch), "--steps", str(steps), "--threads", str(args.threads)],
+                          side_env(args.threads, args.coretype, True))
+            if not any("openblas-openmp" in lib for lib in pt["blas"]) and not args.allow_other_blas:
+                sys.exit(f"torch loaded {pt['blas']}, not the OpenMP OpenBLAS under {OPENMP_OPENBLAS}")
+            r = results.setdefault(name, {"batch": batch, "go": [], "torch": []})
+            r["go"].append(go)
+            r["torch"].append(pt)
+            print(f"round {rnd + 1}/{args.rounds} {name}: vit-train ({go['blas']}, {go['threads']} threads) "
+                  f"train {statistics.median(go['train_step_ms']):.1f} ms, infer {statistics.median(go['infer_batch_ms']):.1f} ms; "
+                  f"torch ({pt['threads']} threads, {' '.join(pt['blas'])}) "
+                  f"train {statistics.median(pt['train_step_ms']):.1f} ms, infer {statistics.median(pt['infer_batch_ms']):.1f} ms",
+                  file=sys.stderr, flush=True)
+
+    summary = []
+    for name, r in results.items():
+        row = {"model": name, "batch": r["batch"], "coretype": args.coretype or "(unset)", "threads": args.threads,
+               "vit_train_blas": r["go"][0]["blas"]}
+        for kind, key in (("train", "train_step_ms"), ("infer", "infer_batch_ms")):
+            g, t = summarise(r["go"], key, r["batch"]), summarise(r["torch"], key, r["batch"])
+            row[kind] = {"vit_train": g, "torch": t, "ratio": g["median_img_s"] / t["median_img_s"]}
+        row["train_gflop_per_s"] = statistics.median(x["train_gflop_per_s"] for x in r["go"])
+        row["peak_rss_bytes"] = max(x["peak_rss_bytes"] for x in r["go"])
+        summary.append(row)
+    if args.json:
+        print(json.dumps(summary, indent=1))
+        return
+    print(f"OPENBLAS_CORETYPE={args.coretype or '(unset)'}, {args.threads} threads, {args.rounds} rounds, "
+          "img/s from medians (best step in brackets); ratio = vit-train / PyTorch")
+    print("| model, batch | vit-train train | PyTorch train | ratio | vit-train infer | PyTorch infer | ratio |")
+    print("|---|---|---|---|---|---|---|")
+    for row in summary:
+        cells = []
+        for kind in ("train", "infer"):
+            k = row[kind]
+            cells += [f"{k['vit_train']['median_img_s']:.4g} ({k['vit_train']['best_img_s']:.4g})",
+                      f"{k['torch']['median_img_s']:.4g} ({k['torch']['best_img_s']:.4g})", f"{k['ratio']:.2f}"]
+        print(f"| {row['model']}, {row['batch']} | " + " | ".join(cells) + " |")
+
+
+if __name__ == "__main__":
+    main()
