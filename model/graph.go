@@ -36,6 +36,14 @@ type Graph struct {
 	// Attention holds each block's attention op; their Probs are the
 	// attention maps of the last run.
 	Attention []*ops.Attention
+	// Blocks holds, for each encoder block, the op nodes it adds to the
+	// graph and its output: what gradient checkpointing recomputes.
+	Blocks []runner.Segment
+	// GradCheckpointing makes Differentiate keep only each block's input
+	// between the forward and the backward pass and recompute the block's
+	// activations in the backward pass (timm's set_grad_checkpointing):
+	// less memory for about one more forward pass of compute.
+	GradCheckpointing bool
 
 	forward *runner.Program
 }
@@ -82,7 +90,9 @@ func (m *ViT) BuildGraph(batch int, training bool, rng *ops.Randomness) (*Graph,
 		if c.Depth > 1 {
 			dpr = c.DropPathRate * float64(i) / float64(c.Depth-1)
 		}
+		first := nextNodeID(g)
 		x = b.block(x, fmt.Sprintf("blocks.%d.", i), dpr)
+		gr.Blocks = append(gr.Blocks, runner.Segment{Nodes: nodesFrom(g, first, x), Output: x})
 	}
 	x = b.layerNorm(x, "norm")
 	cls := b.do(ops.SelectToken(x, 0))
@@ -97,6 +107,26 @@ func (m *ViT) BuildGraph(batch int, training bool, rng *ops.Randomness) (*Graph,
 		return nil, fmt.Errorf("model %s: building graph: %w", c.Name, b.err)
 	}
 	return gr, nil
+}
+
+// nextNodeID is the ID the next node added to g will get.
+func nextNodeID(g *gorgonia.ExprGraph) int64 {
+	var next int64
+	for _, n := range g.AllNodes() {
+		next = max(next, n.ID()+1)
+	}
+	return next
+}
+
+// nodesFrom returns g's op nodes with IDs from first on, except skip.
+func nodesFrom(g *gorgonia.ExprGraph, first int64, skip *gorgonia.Node) []*gorgonia.Node {
+	var ns []*gorgonia.Node
+	for _, n := range g.AllNodes() {
+		if n.ID() >= first && n != skip && n.Op() != nil {
+			ns = append(ns, n)
+		}
+	}
+	return ns
 }
 
 // builder wires one graph, keeping the first error.

@@ -21,12 +21,18 @@ func tiny(distilled bool) Config {
 // images and labels (plus soft distillation against random teacher logits
 // for a distilled model).
 func lossStep(t *testing.T, m *ViT, batch int, training bool, seed uint64) *Step {
+	return lossStepCheckpointed(t, m, batch, training, seed, false)
+}
+
+// lossStepCheckpointed is lossStep with gradient checkpointing on or off.
+func lossStepCheckpointed(t *testing.T, m *ViT, batch int, training bool, seed uint64, checkpointing bool) *Step {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(seed, 1))
 	g, err := m.BuildGraph(batch, training, ops.NewRandomness(seed))
 	if err != nil {
 		t.Fatal(err)
 	}
+	g.GradCheckpointing = checkpointing
 	targets, td := g.Input("targets", batch, m.Config.NumClasses)
 	fill := func(v any) {
 		switch d := v.(type) {

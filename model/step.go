@@ -44,7 +44,11 @@ func (gr *Graph) Differentiate(loss *gorgonia.Node, extra ...*gorgonia.Node) (*S
 	if gr.DistLogits != nil {
 		outs = append(outs, gr.DistLogits)
 	}
-	prog, err := runner.Compile(gr.G, outs...)
+	var recompute []runner.Segment
+	if gr.GradCheckpointing {
+		recompute = gr.Blocks
+	}
+	prog, err := runner.CompileRecompute(gr.G, recompute, outs...)
 	if err != nil {
 		return nil, err
 	}
@@ -54,6 +58,13 @@ func (gr *Graph) Differentiate(loss *gorgonia.Node, extra ...*gorgonia.Node) (*S
 
 // Run computes the loss and the gradients.
 func (s *Step) Run() error { return s.prog.Run() }
+
+// BufferBytes is the size of the step's planned activation and gradient
+// buffers (see runner.Program.BufferBytes).
+func (s *Step) BufferBytes() int64 { return s.prog.BufferBytes() }
+
+// Steps is the number of op nodes one Run executes.
+func (s *Step) Steps() int { return s.prog.Steps() }
 
 // LossValue is the loss of the last Run.
 func (s *Step) LossValue() float64 { return scalar(s.prog.Value(s.Loss)) }

@@ -40,6 +40,8 @@ type benchResult struct {
 	AllocBytesPerStep float64   `json:"alloc_bytes_per_step"`
 	HeapGrowthBytes   int64     `json:"heap_growth_bytes"`
 	PeakRSSBytes      int64     `json:"peak_rss_bytes"`
+	ActivationBytes   int64     `json:"activation_bytes"`
+	GradCheckpointing bool      `json:"grad_checkpointing"`
 }
 
 func newBenchCommand() *cobra.Command {
@@ -48,6 +50,7 @@ func newBenchCommand() *cobra.Command {
 		batch     int
 		steps     int
 		distilled bool
+		ckpt      bool
 		asJSON    bool
 		profile   string
 	)
@@ -74,7 +77,7 @@ func newBenchCommand() *cobra.Command {
 				}
 				defer pprof.StopCPUProfile()
 			}
-			r, err := runBench(c, batch, steps)
+			r, err := runBench(c, batch, steps, ckpt)
 			if err != nil {
 				return err
 			}
@@ -85,8 +88,8 @@ func newBenchCommand() *cobra.Command {
 			fmt.Fprintf(w, "model %s, %d params, batch %d, BLAS %s, %d threads\n", r.Model, r.Params, r.Batch, r.Backend, r.Threads)
 			fmt.Fprintf(w, "train  %9.1f ms/step  %8.2f images/s  %7.1f GFLOP/s\n", r.TrainMsPerStep, r.TrainImagesPerS, r.TrainGFLOPs)
 			fmt.Fprintf(w, "infer  %9.1f ms/batch %8.2f images/s  %7.1f GFLOP/s\n", r.InferMsPerBatch, r.InferImagesPerS, r.InferGFLOPs)
-			fmt.Fprintf(w, "memory peak RSS %s; per training step %.0f allocations, %s; heap growth over the timed steps %s\n",
-				bytesString(r.PeakRSSBytes), r.AllocsPerStep, bytesString(int64(r.AllocBytesPerStep)), bytesString(r.HeapGrowthBytes))
+			fmt.Fprintf(w, "memory peak RSS %s (activation and gradient buffers %s); per training step %.0f allocations, %s; heap growth over the timed steps %s\n",
+				bytesString(r.PeakRSSBytes), bytesString(r.ActivationBytes), r.AllocsPerStep, bytesString(int64(r.AllocBytesPerStep)), bytesString(r.HeapGrowthBytes))
 			return nil
 		},
 	}
@@ -94,12 +97,13 @@ func newBenchCommand() *cobra.Command {
 	cmd.Flags().IntVar(&batch, "batch", 64, "batch size")
 	cmd.Flags().IntVar(&steps, "steps", 10, "timed steps (after 2 warm-up steps)")
 	cmd.Flags().BoolVar(&distilled, "distilled", false, "add a distillation token and head (hard distillation loss)")
+	cmd.Flags().BoolVar(&ckpt, "grad-checkpointing", false, "recompute each block's activations in the backward pass")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	cmd.Flags().StringVar(&profile, "cpuprofile", "", "write a CPU profile (go tool pprof) to this file")
 	return cmd
 }
 
-func runBench(c model.Config, batch, steps int) (benchResult, error) {
+func runBench(c model.Config, batch, steps int, gradCheckpointing bool) (benchResult, error) {
 	if batch < 1 || steps < 1 {
 		return benchResult{}, fmt.Errorf("bench: --batch and --steps must be positive, got %d and %d", batch, steps)
 	}
@@ -108,7 +112,7 @@ func runBench(c model.Config, batch, steps int) (benchResult, error) {
 		return benchResult{}, err
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
-	step, fill, err := benchStep(m, batch, rng)
+	step, fill, err := benchStep(m, batch, gradCheckpointing, rng)
 	if err != nil {
 		return benchResult{}, err
 	}
@@ -183,18 +187,21 @@ func runBench(c model.Config, batch, steps int) (benchResult, error) {
 		AllocBytesPerStep: float64(after.TotalAlloc-before.TotalAlloc) / float64(steps),
 		HeapGrowthBytes:   int64(settled.HeapAlloc) - int64(before.HeapAlloc),
 		PeakRSSBytes:      peakRSS(),
+		ActivationBytes:   step.BufferBytes(),
+		GradCheckpointing: gradCheckpointing,
 	}, nil
 }
 
 // benchStep builds the training step a run would use, on random images and
 // labels: soft-target cross-entropy on the class head, plus hard
 // distillation against random teacher logits for a distilled model.
-func benchStep(m *model.ViT, batch int, rng *rand.Rand) (*model.Step, func(), error) {
+func benchStep(m *model.ViT, batch int, gradCheckpointing bool, rng *rand.Rand) (*model.Step, func(), error) {
 	c := m.Config
 	g, err := m.BuildGraph(batch, true, ops.NewRandomness(1))
 	if err != nil {
 		return nil, nil, err
 	}
+	g.GradCheckpointing = gradCheckpointing
 	d := train.DistillConfig{Type: "none"}
 	if c.Distilled {
 		d = train.DistillConfig{Type: "hard", Alpha: 0.5, Tau: 1}

@@ -36,6 +36,7 @@ type Program struct {
 	slots  []gorgonia.Value // current value of each slot
 	inputs []inputSlot      // slots read from input nodes at the start of a run
 	index  map[*gorgonia.Node]int
+	bytes  int64 // bytes of the planned buffers
 }
 
 type inputSlot struct {
@@ -47,67 +48,65 @@ type inputSlot struct {
 // Input nodes (parameters, data, constants) are read with Node.Value at each
 // Run, so values bound with gorgonia.Let, or tensors updated in place, are seen.
 func Compile(g *gorgonia.ExprGraph, outputs ...*gorgonia.Node) (*Program, error) {
-	sorted, err := gorgonia.Sort(g)
+	return CompileRecompute(g, nil, outputs...)
+}
+
+// Segment is a part of the forward pass that activation checkpointing
+// recomputes: the op nodes of one encoder block, say, other than Output,
+// the block's result, which is kept.
+type Segment struct {
+	Nodes  []*gorgonia.Node
+	Output *gorgonia.Node
+}
+
+// CompileRecompute is Compile with activation checkpointing: the values of
+// each segment's nodes are dropped once the segment's forward (up to its
+// Output) has read them, and computed again, from the segment's inputs,
+// just before the first later node that reads them (the segment's
+// backward). Only the segments' inputs and outputs stay alive between the
+// forward and the backward pass, at the cost of running each segment's
+// forward twice.
+//
+// A segment's ops must give the same values when run twice in one Run (the
+// masks of ops.Randomness do); op-owned state is overwritten with the same
+// values. Outputs of the program and input nodes are never recomputed.
+func CompileRecompute(g *gorgonia.ExprGraph, segments []Segment, outputs ...*gorgonia.Node) (*Program, error) {
+	execNodes, p, err := plan(g, outputs)
 	if err != nil {
-		return nil, fmt.Errorf("runner: sorting graph: %w", err)
+		return nil, err
 	}
-	// gorgonia.Sort puts roots first; execution needs leaves first.
-	order := make([]*gorgonia.Node, len(sorted))
-	for i, n := range sorted {
-		order[len(sorted)-1-i] = n
-	}
-
-	children := func(n *gorgonia.Node) []*gorgonia.Node {
-		it := g.From(n.ID())
-		var cs []*gorgonia.Node
-		for it.Next() {
-			cs = append(cs, it.Node().(*gorgonia.Node))
-		}
-		return cs
-	}
-
-	// Mark what the outputs need.
-	needed := make(map[*gorgonia.Node]bool)
-	var mark func(n *gorgonia.Node)
-	mark = func(n *gorgonia.Node) {
-		if needed[n] {
-			return
-		}
-		needed[n] = true
-		for _, c := range children(n) {
-			mark(c)
-		}
-	}
-	for _, o := range outputs {
-		if o == nil {
-			return nil, fmt.Errorf("runner: nil output node")
-		}
-		mark(o)
-	}
-
-	p := &Program{index: make(map[*gorgonia.Node]int)}
 	isOutput := make(map[*gorgonia.Node]bool, len(outputs))
 	for _, o := range outputs {
 		isOutput[o] = true
 	}
+	sched := schedule(g, execNodes, segments, isOutput)
 
-	// Assign slots and record, for every node, the last step that reads it.
-	lastUse := make(map[*gorgonia.Node]int)
-	var execNodes []*gorgonia.Node
-	for _, n := range order {
-		if !needed[n] {
-			continue
+	// Give recomputed values their own slots and resolve every entry's
+	// inputs to the slot current at that point of the schedule.
+	current := make(map[*gorgonia.Node]int, len(p.index))
+	for n, i := range p.index {
+		current[n] = i
+	}
+	type entry struct {
+		node   *gorgonia.Node
+		out    int
+		inputs []int
+	}
+	entries := make([]entry, len(sched))
+	lastUse := make(map[int]int)
+	for j, e := range sched {
+		out := p.index[e.node]
+		if e.recompute {
+			out = len(p.slots)
+			p.slots = append(p.slots, nil)
 		}
-		p.index[n] = len(p.slots)
-		p.slots = append(p.slots, nil)
-		if n.Op() == nil || isLeaf(n) {
-			p.inputs = append(p.inputs, inputSlot{node: n, slot: p.index[n]})
-			continue
+		ent := entry{node: e.node, out: out}
+		for _, c := range children(g, e.node) {
+			ent.inputs = append(ent.inputs, current[c])
+			lastUse[current[c]] = j
 		}
-		for _, c := range children(n) {
-			lastUse[c] = len(execNodes)
-		}
-		execNodes = append(execNodes, n)
+		current[e.node] = out
+		entries[j] = ent
 	}
 
 	// Plan buffers: a buffer freed by its last reader is handed to the next
@@ -117,12 +116,11 @@ func Compile(g *gorgonia.ExprGraph, outputs ...*gorgonia.Node) (*Program, error)
 		size int
 	}
 	free := make(map[key][]any)
-	for i, n := range execNodes {
-		cs := children(n)
-		st := step{node: n, op: n.Op(), out: p.index[n], args: make([]gorgonia.Value, len(cs))}
-		for _, c := range cs {
-			st.inputs = append(st.inputs, p.index[c])
-		}
+	released := make(map[int]bool)
+	freeable := make(map[int]key)
+	for j, ent := range entries {
+		n := ent.node
+		st := step{node: n, op: n.Op(), out: ent.out, inputs: ent.inputs, args: make([]gorgonia.Value, len(ent.inputs))}
 		if pd, ok := n.Op().(gorgonia.UsePreallocDoer); ok && !n.IsScalar() {
 			st.prealloc = pd
 			k := key{n.Dtype(), n.Shape().TotalSize()}
@@ -131,25 +129,139 @@ func Compile(g *gorgonia.ExprGraph, outputs ...*gorgonia.Node) (*Program, error)
 				backing, free[k] = l[len(l)-1], l[:len(l)-1]
 			} else {
 				backing = makeBacking(k.dt, k.size)
+				p.bytes += int64(k.size) * int64(k.dt.Size())
 			}
 			p.slots[st.out] = tensor.New(tensor.WithShape(n.Shape()...), tensor.WithBacking(backing))
+			if !isOutput[n] {
+				freeable[st.out] = k
+			}
 		}
 		p.steps = append(p.steps, st)
-		// Release the buffers of children read for the last time here.
-		for _, c := range cs {
-			if lastUse[c] != i || isOutput[c] || c.Op() == nil || isLeaf(c) || c.IsScalar() {
+		// Release the buffers of values read for the last time here.
+		for _, in := range ent.inputs {
+			k, ok := freeable[in]
+			if !ok || lastUse[in] != j || released[in] {
 				continue
 			}
-			if _, ok := c.Op().(gorgonia.UsePreallocDoer); !ok {
-				continue
-			}
-			if d, ok := p.slots[p.index[c]].(*tensor.Dense); ok {
-				k := key{c.Dtype(), c.Shape().TotalSize()}
-				free[k] = append(free[k], d.Data())
-			}
+			released[in] = true
+			free[k] = append(free[k], p.slots[in].(*tensor.Dense).Data())
 		}
 	}
 	return p, nil
+}
+
+// plan returns the op nodes the outputs need, leaves first, and a Program
+// with one slot per needed node and its input slots recorded.
+func plan(g *gorgonia.ExprGraph, outputs []*gorgonia.Node) ([]*gorgonia.Node, *Program, error) {
+	sorted, err := gorgonia.Sort(g)
+	if err != nil {
+		return nil, nil, fmt.Errorf("runner: sorting graph: %w", err)
+	}
+	needed := make(map[*gorgonia.Node]bool)
+	var mark func(n *gorgonia.Node)
+	mark = func(n *gorgonia.Node) {
+		if needed[n] {
+			return
+		}
+		needed[n] = true
+		for _, c := range children(g, n) {
+			mark(c)
+		}
+	}
+	for _, o := range outputs {
+		if o == nil {
+			return nil, nil, fmt.Errorf("runner: nil output node")
+		}
+		mark(o)
+	}
+	p := &Program{index: make(map[*gorgonia.Node]int)}
+	var execNodes []*gorgonia.Node
+	// gorgonia.Sort puts roots first; execution needs leaves first.
+	for i := len(sorted) - 1; i >= 0; i-- {
+		n := sorted[i]
+		if !needed[n] {
+			continue
+		}
+		p.index[n] = len(p.slots)
+		p.slots = append(p.slots, nil)
+		if isLeaf(n) {
+			p.inputs = append(p.inputs, inputSlot{node: n, slot: p.index[n]})
+			continue
+		}
+		execNodes = append(execNodes, n)
+	}
+	return execNodes, p, nil
+}
+
+// scheduled is one op node to run; recompute marks a segment's second run.
+type scheduled struct {
+	node      *gorgonia.Node
+	recompute bool
+}
+
+// schedule returns execNodes in order with, for each segment, a second run
+// of its nodes inserted before the first node outside the segment that
+// reads one of them after the segment's forward has finished.
+func schedule(g *gorgonia.ExprGraph, execNodes []*gorgonia.Node, segments []Segment, isOutput map[*gorgonia.Node]bool) []scheduled {
+	pos := make(map[*gorgonia.Node]int, len(execNodes))
+	for i, n := range execNodes {
+		pos[n] = i
+	}
+	insertBefore := make(map[int][]*gorgonia.Node)
+	for _, seg := range segments {
+		in := make(map[*gorgonia.Node]bool, len(seg.Nodes))
+		end := -1
+		for _, n := range seg.Nodes {
+			if i, ok := pos[n]; ok && !isOutput[n] && n != seg.Output {
+				in[n] = true
+				end = max(end, i)
+			}
+		}
+		if i, ok := pos[seg.Output]; ok {
+			end = max(end, i)
+		}
+		first := -1
+		for _, r := range execNodes[end+1:] {
+			if in[r] || r == seg.Output {
+				continue
+			}
+			for _, c := range children(g, r) {
+				if in[c] {
+					first = pos[r]
+					break
+				}
+			}
+			if first >= 0 {
+				break
+			}
+		}
+		if first < 0 {
+			continue
+		}
+		for _, n := range execNodes[:end+1] {
+			if in[n] {
+				insertBefore[first] = append(insertBefore[first], n)
+			}
+		}
+	}
+	var sched []scheduled
+	for i, n := range execNodes {
+		for _, r := range insertBefore[i] {
+			sched = append(sched, scheduled{node: r, recompute: true})
+		}
+		sched = append(sched, scheduled{node: n})
+	}
+	return sched
+}
+
+// children returns n's inputs in argument order.
+func children(g *gorgonia.ExprGraph, n *gorgonia.Node) []*gorgonia.Node {
+	it := g.From(n.ID())
+	var cs []*gorgonia.Node
+	for it.Next() {
+		cs = append(cs, it.Node().(*gorgonia.Node))
+	}
+	return cs
 }
 
 // isLeaf reports whether n's value is fixed at graph-building time or bound
@@ -214,6 +326,11 @@ func (p *Program) Value(n *gorgonia.Node) gorgonia.Value {
 	}
 	return p.slots[i]
 }
+
+// BufferBytes is the size of the buffers the program planned for its op
+// nodes' values: the activation memory of a training step, without the
+// parameters, inputs and op-owned state.
+func (p *Program) BufferBytes() int64 { return p.bytes }
 
 // Steps is the number of op nodes the program executes per run.
 func (p *Program) Steps() int { return len(p.steps) }
