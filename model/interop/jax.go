@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/vit-train/vit-train/model/interop/npy"
@@ -119,9 +118,9 @@ func (r *jaxReader) convert() ([]safetensors.Tensor, int, error) {
 	if emb.Shape[1] != p || len(emb.Data) == 0 {
 		return nil, 0, fmt.Errorf("array %q has shape %v, want (P, P, C, D) with a square, non-empty patch", "embedding/kernel", emb.Shape)
 	}
-	depth := r.depth()
-	if depth == 0 {
-		return nil, 0, fmt.Errorf("no Transformer/encoderblock_N arrays: the encoder has no blocks")
+	depth, err := r.depth()
+	if err != nil {
+		return nil, 0, err
 	}
 	const mha0 = "Transformer/encoderblock_0/MultiHeadDotProductAttention_1/query/kernel"
 	q0 := r.arrays[mha0]
@@ -155,7 +154,7 @@ func (r *jaxReader) convert() ([]safetensors.Tensor, int, error) {
 	put("cls_token", []int{1, 1, d}, r.take("cls", 1, 1, d).Data)
 	pos := r.take("Transformer/posembed_input/pos_embedding", 1, -1, d)
 	put("pos_embed", pos.Shape, pos.Data)
-	for i := range depth {
+	for i := 0; i < depth && r.err == nil; i++ {
 		b, t := fmt.Sprintf("Transformer/encoderblock_%d/", i), fmt.Sprintf("blocks.%d.", i)
 		mha := b + "MultiHeadDotProductAttention_1/"
 		put(t+"norm1.weight", []int{d}, r.take(b+"LayerNorm_0/scale", d).Data)
@@ -192,18 +191,17 @@ func (r *jaxReader) convert() ([]safetensors.Tensor, int, error) {
 	return out, heads, nil
 }
 
-// depth is one more than the largest N of Transformer/encoderblock_N.
-func (r *jaxReader) depth() int {
-	depth := 0
+// depth is the number of Transformer/encoderblock_N groups, which must be
+// numbered from 0 without gaps.
+func (r *jaxReader) depth() (int, error) {
+	blocks := blockIndex{}
 	for name := range r.arrays {
 		if rest, ok := strings.CutPrefix(name, "Transformer/encoderblock_"); ok {
 			num, _, _ := strings.Cut(rest, "/")
-			if i, err := strconv.Atoi(num); err == nil && i >= 0 && i < 1<<20 {
-				depth = max(depth, i+1)
-			}
+			blocks.add(num, name)
 		}
 	}
-	return depth
+	return blocks.depth("array", "Transformer/encoderblock_%d/*")
 }
 
 // unexpected reports the arrays left after conversion.

@@ -20,9 +20,17 @@ const maxProblems = 8
 func matchSpecs(cfg model.Config, tensors []safetensors.Tensor) ([]safetensors.Tensor, error) {
 	byName := make(map[string]safetensors.Tensor, len(tensors))
 	var problems []error
+	more := 0 // problems beyond maxProblems, counted but not described
+	report := func(format string, args ...any) {
+		if len(problems) < maxProblems {
+			problems = append(problems, fmt.Errorf(format, args...))
+		} else {
+			more++
+		}
+	}
 	for _, t := range tensors {
 		if _, dup := byName[t.Name]; dup {
-			problems = append(problems, fmt.Errorf("tensor %q appears twice", t.Name))
+			report("tensor %q appears twice", t.Name)
 		}
 		byName[t.Name] = t
 	}
@@ -33,9 +41,9 @@ func matchSpecs(cfg model.Config, tensors []safetensors.Tensor) ([]safetensors.T
 		delete(byName, s.Name)
 		switch {
 		case !ok:
-			problems = append(problems, fmt.Errorf("tensor %q is missing (model %s needs shape %v)", s.Name, cfg.Name, s.Shape))
+			report("tensor %q is missing (model %s needs shape %v)", s.Name, cfg.Name, s.Shape)
 		case !slices.Equal(t.Shape, s.Shape) || len(t.Data) != s.Size():
-			problems = append(problems, fmt.Errorf("tensor %q has shape %v, model %s needs %v", s.Name, t.Shape, cfg.Name, s.Shape))
+			report("tensor %q has shape %v, model %s needs %v", s.Name, t.Shape, cfg.Name, s.Shape)
 		default:
 			out = append(out, safetensors.Tensor{Name: s.Name, Shape: slices.Clone(s.Shape), Data: t.Data})
 		}
@@ -46,10 +54,10 @@ func matchSpecs(cfg model.Config, tensors []safetensors.Tensor) ([]safetensors.T
 	}
 	sort.Strings(extra)
 	for _, name := range extra {
-		problems = append(problems, fmt.Errorf("unexpected tensor %q of shape %v: model %s (a timm ViT/DeiT with class-token pooling) has no such parameter", name, byName[name].Shape, cfg.Name))
+		report("unexpected tensor %q of shape %v: model %s (a timm ViT/DeiT with class-token pooling) has no such parameter", name, byName[name].Shape, cfg.Name)
 	}
-	if len(problems) > maxProblems {
-		problems = append(problems[:maxProblems], fmt.Errorf("and %d more problems", len(problems)-maxProblems))
+	if more > 0 {
+		problems = append(problems, fmt.Errorf("and %d more problems", more))
 	}
 	return out, errors.Join(problems...)
 }

@@ -2,7 +2,9 @@ package interop
 
 import (
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -71,14 +73,12 @@ func fromTimm(format Format, tensors []safetensors.Tensor, heads int, h Hints) (
 // Heads, Name and LayerNormEps are left unset.
 func inferArch(tensors []safetensors.Tensor) (model.Config, error) {
 	byName := make(map[string]safetensors.Tensor, len(tensors))
-	depth := 0
+	blocks := blockIndex{}
 	for _, t := range tensors {
 		byName[t.Name] = t
 		if rest, ok := strings.CutPrefix(t.Name, "blocks."); ok {
 			num, _, _ := strings.Cut(rest, ".")
-			if i, err := strconv.Atoi(num); err == nil && i >= 0 && i < 1<<20 {
-				depth = max(depth, i+1)
-			}
+			blocks.add(num, t.Name)
 		}
 	}
 	get := func(name string, rank int) ([]int, error) {
@@ -100,8 +100,9 @@ func inferArch(tensors []safetensors.Tensor) (model.Config, error) {
 		return c, fmt.Errorf("tensor %q has shape %v: the patch is not square", "patch_embed.proj.weight", proj)
 	}
 	c.EmbedDim, c.Channels, c.PatchSize = proj[0], proj[1], proj[2]
-	if depth == 0 {
-		return c, fmt.Errorf("no blocks.N.* tensors: the encoder has no blocks")
+	depth, err := blocks.depth("tensor", "blocks.%d.*")
+	if err != nil {
+		return c, err
 	}
 	c.Depth = depth
 	fc1, err := get("blocks.0.mlp.fc1.weight", 2)
@@ -126,6 +127,41 @@ func inferArch(tensors []safetensors.Tensor) (model.Config, error) {
 	}
 	c.ImageSize = grid * c.PatchSize
 	return c, nil
+}
+
+// blockIndex collects the block numbers that tensor names carry, each with
+// the first name that carries it.
+type blockIndex map[int]string
+
+// add records the block number num (decimal digits) of the named tensor;
+// anything else is left for the name checks to report.
+func (b blockIndex) add(num, name string) {
+	i, err := strconv.Atoi(num)
+	if err != nil || i < 0 || num != strconv.Itoa(i) {
+		return
+	}
+	if _, seen := b[i]; !seen {
+		b[i] = name
+	}
+}
+
+// depth returns the number of blocks, which must be numbered 0 to depth-1
+// without gaps. This bounds the depth by the number of tensors, so that a
+// small file cannot make the importer lay out millions of blocks. what and
+// pattern name the tensors in errors ("tensor", "blocks.%d.*").
+func (b blockIndex) depth(what, pattern string) (int, error) {
+	if len(b) == 0 {
+		return 0, fmt.Errorf("no %s %ss: the encoder has no blocks", fmt.Sprintf(pattern, 0), what)
+	}
+	nums := slices.Sorted(maps.Keys(b))
+	for i, n := range nums {
+		if n != i {
+			last := nums[len(nums)-1]
+			return 0, fmt.Errorf("%s %q is in block %d, but there are no %s %ss: blocks must be numbered from 0 without gaps (%d blocks found, numbered up to %d)",
+				what, b[last], last, fmt.Sprintf(pattern, i), what, len(nums), last)
+		}
+	}
+	return len(nums), nil
 }
 
 // squareGrid returns g with g² = n, for n ≥ 1.
