@@ -214,6 +214,20 @@ func TestFromJAXErrors(t *testing.T) {
 		{"patch", reshape("embedding/kernel", 4, 2, 6, 24), Hints{}, []string{`"embedding/kernel" has shape [4 2 6 24]`, "square"}},
 		{"no embedding", rename("embedding/kernel", "x"), Hints{}, []string{`array "embedding/kernel" is missing`}},
 		{"big_vision", rename("embedding/kernel", "params/embedding/kernel"), Hints{}, []string{`"params/embedding/kernel" marks a big_vision checkpoint`}},
+		// Zero-width kernels once panicked in transpose.
+		{"zero classes", with(func(a []npy.Array) []npy.Array {
+			for i := range a {
+				switch a[i].Name {
+				case "head/kernel":
+					a[i].Shape, a[i].Data = []int{24, 0}, nil
+				case "head/bias":
+					a[i].Shape, a[i].Data = []int{0}, nil
+				}
+			}
+			return a
+		}), Hints{}, []string{"num_classes must be positive, got 0"}},
+		{"zero MLP width", reshape("Transformer/encoderblock_0/MlpBlock_3/Dense_0/kernel", 24, 0), Hints{}, []string{
+			`array "Transformer/encoderblock_0/MlpBlock_3/Dense_0/bias" has shape [48], want [0]`}},
 	} {
 		_, err := FromJAX(tc.arrays, tc.h)
 		wantErr(t, tc.name, err, tc.want...)

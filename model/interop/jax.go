@@ -128,12 +128,15 @@ func (r *jaxReader) convert() ([]safetensors.Tensor, int, error) {
 		return nil, 0, fmt.Errorf("array %q has shape %v, want (%d, heads, %d/heads)", mha0, q0.Shape, d, d)
 	}
 	heads, dh := q0.Shape[1], q0.Shape[2]
+	// The MLP width and class count come from the kernels; -1 (any size)
+	// is left only where the kernel is missing or not a matrix, which take
+	// then reports. A width of 0 is kept, for Config.Validate to reject.
 	mlp := -1
-	if k, ok := r.arrays["Transformer/encoderblock_0/MlpBlock_3/Dense_0/kernel"]; ok && len(k.Shape) == 2 && k.Shape[1] > 0 {
+	if k, ok := r.arrays["Transformer/encoderblock_0/MlpBlock_3/Dense_0/kernel"]; ok && len(k.Shape) == 2 {
 		mlp = k.Shape[1]
 	}
 	classes := -1
-	if k, ok := r.arrays["head/kernel"]; ok && len(k.Shape) == 2 && k.Shape[1] > 0 {
+	if k, ok := r.arrays["head/kernel"]; ok && len(k.Shape) == 2 {
 		classes = k.Shape[1]
 	}
 
