@@ -1,16 +1,15 @@
 package npy
 
 import (
-	"bufio"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"io"
 	"math"
-	"os"
-	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/vit-train/vit-train/model/atomicfile"
 )
 
 // align is the multiple NumPy pads the preamble to, so data starts aligned.
@@ -19,57 +18,24 @@ const align = 64
 // WriteFile writes data, row-major with the given shape (such as (N, C)), as
 // a float32 '<f4' .npy file byte for byte as NumPy writes it: format 1.0
 // (2.0 when the header needs more than 65535 bytes), header padded to a
-// multiple of 64 bytes. The file is written to a temporary name in the same
-// directory, synced and renamed over path, so readers never see a partial
-// file.
+// multiple of 64 bytes. The file is replaced atomically (see
+// atomicfile.Write): readers never see a partial file, and a failed write
+// leaves the previous file as it was.
 func WriteFile(path string, data []float32, shape []int) error {
-	if err := writeFile(path, data, shape); err != nil {
-		return fmt.Errorf("npy %s: %w", path, err)
+	n, ok := count(shape, math.MaxInt64)
+	if slices.ContainsFunc(shape, func(d int) bool { return d < 0 }) {
+		return fmt.Errorf("npy %s: shape %v has a negative dimension", path, shape)
+	}
+	if !ok {
+		return fmt.Errorf("npy %s: shape %v holds more elements than an array can, data has %d", path, shape, len(data))
+	}
+	if n != int64(len(data)) {
+		return fmt.Errorf("npy %s: shape %v holds %d elements, data has %d", path, shape, n, len(data))
+	}
+	if err := atomicfile.Write(path, func(w io.Writer) error { return Encode(w, data, shape) }); err != nil {
+		return fmt.Errorf("npy: %w", err) // names path
 	}
 	return nil
-}
-
-func writeFile(path string, data []float32, shape []int) (err error) {
-	n := 1
-	for _, d := range shape {
-		if d < 0 {
-			return fmt.Errorf("shape %v has a negative dimension", shape)
-		}
-		n *= d
-	}
-	if n != len(data) {
-		return fmt.Errorf("shape %v holds %d elements, data has %d", shape, n, len(data))
-	}
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
-		}
-	}()
-	w := bufio.NewWriterSize(f, 1<<20)
-	if err = Encode(w, data, shape); err != nil {
-		return err
-	}
-	if err = w.Flush(); err != nil {
-		return err
-	}
-	if err = f.Chmod(0o644); err != nil {
-		return err
-	}
-	if err = f.Sync(); err != nil {
-		return err
-	}
-	if err = f.Close(); err != nil {
-		return err
-	}
-	if err = os.Rename(f.Name(), path); err != nil {
-		return err
-	}
-	return syncDir(filepath.Dir(path))
 }
 
 // Encode writes the .npy bytes of data with the given shape, whose product
@@ -132,17 +98,4 @@ func formatHeader(shape []int) string {
 		tuple = "(" + dims[0] + ",)"
 	}
 	return "{'descr': '<f4', 'fortran_order': False, 'shape': " + tuple + ", }"
-}
-
-// syncDir makes a rename in dir durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil && !errors.Is(err, os.ErrInvalid) {
-		return err
-	}
-	return nil
 }

@@ -1,0 +1,55 @@
+package npy
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestWriteFileReplaces(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "logits.npy")
+	if err := WriteFile(path, []float32{1, 2, 3, 4, 5, 6}, []int{2, 3}); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteFile(path, []float32{7}, []int{1}); err != nil {
+		t.Fatal(err)
+	}
+	a, err := ReadFile(path)
+	if err != nil || !slices.Equal(a.Shape, []int{1}) || a.Data[0] != 7 {
+		t.Fatalf("read back %+v, %v", a, err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil || len(b)%64 != 4 {
+		t.Fatalf("%d bytes (%v), want a 64-byte aligned preamble and 4 data bytes", len(b), err)
+	}
+
+	// Invalid arrays are refused before anything is written.
+	for _, tc := range []struct {
+		data  []float32
+		shape []int
+		want  string
+	}{
+		{[]float32{1}, []int{2}, "shape [2] holds 2 elements, data has 1"},
+		{nil, []int{-1, 0}, "negative dimension"},
+		{[]float32{1}, []int{1 << 62, 1 << 62}, "holds more elements than an array can"},
+	} {
+		err := WriteFile(path, tc.data, tc.shape)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), path) {
+			t.Errorf("shape %v: got %v, want an error naming %s and containing %q", tc.shape, err, path, tc.want)
+		}
+	}
+	if a, err := ReadFile(path); err != nil || a.Data[0] != 7 {
+		t.Fatalf("previous file damaged: %+v, %v", a, err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Fatalf("folder holds %d entries, want only the array", len(entries))
+	}
+
+	missing := filepath.Join(dir, "no", "x.npy")
+	if err := WriteFile(missing, []float32{1}, []int{1}); err == nil || !strings.Contains(err.Error(), missing) || strings.Count(err.Error(), missing) != 1 {
+		t.Fatalf("missing folder: %v, want an error naming %s once", err, missing)
+	}
+}
