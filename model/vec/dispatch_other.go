@@ -1,0 +1,37 @@
+//go:build !amd64 || purego
+
+package vec
+
+// level is the kernel set in use: the pure-Go one on this build.
+var level = levelGeneric
+
+func exp(dst, x []float32)                           { expGeneric(dst, x) }
+func expSubSum(dst, x []float32, m float32) float32  { return expSubSumGeneric(dst, x, m) }
+func maxOf(x []float32) float32                      { return maxGeneric(x) }
+func sum(x []float32) float32                        { return sumGeneric(x) }
+func dot(x, y []float32) float32                     { return dotGeneric(x, y) }
+func sumSqDev(x []float32, m float32) float32        { return sumSqDevGeneric(x, m) }
+func scale(dst, x []float32, a float32)              { scaleGeneric(dst, x, a) }
+func addConst(dst, x []float32, c float32)           { addConstGeneric(dst, x, c) }
+func axpy(dst, x []float32, a float32)               { axpyGeneric(dst, x, a) }
+func mul(dst, x, y []float32)                        { mulGeneric(dst, x, y) }
+func mulDiff(dst, y, x []float32, c float32)         { mulDiffGeneric(dst, y, x, c) }
+func erf(dst, x []float32)                           { erfGeneric(dst, x) }
+func gelu(dst, deriv, x []float32)                   { geluGeneric(dst, deriv, x) }
+func lnRow(y, x, w, b []float32, mean, rstd float32) { lnRowGeneric(y, x, w, b, mean, rstd) }
+func lnGradWeight(acc []float64, x, dy []float32, mean, rstd float32) {
+	lnGradWeightGeneric(acc, x, dy, mean, rstd)
+}
+func lnGradSums(x, dy, w []float32, mean, rstd float32) (sg, sgx float32) {
+	return lnGradSumsGeneric(x, dy, w, mean, rstd)
+}
+func lnGradRow(dx, x, dy, w []float32, mean, rstd, a, c float32) {
+	lnGradRowGeneric(dx, x, dy, w, mean, rstd, a, c)
+}
+func adamw(p, g, m, v []float32, c *AdamWCoef) { adamwGeneric(p, g, m, v, c) }
+
+// availableLevels lists the kernel sets this build can run.
+func availableLevels() []int { return []int{levelGeneric} }
+
+// bestLevel is the kernel set this build runs.
+func bestLevel() int { return levelGeneric }

@@ -1,0 +1,232 @@
+// Package vec holds float32 slice kernels for the element-wise and per-row
+// work of a training step: exp and softmax pieces, erf and GELU, LayerNorm
+// rows and the AdamW update.
+//
+// On amd64 each kernel has an AVX-512 (F, BW, DQ, VL) and an AVX2+FMA
+// version in assembly, picked once at start-up from the CPU's features;
+// other CPUs and architectures, and builds with the purego tag, run the
+// pure-Go versions in this package. [Implementation] names the one in use.
+//
+// Kernels read len(x) elements of their input x (or their first input) and
+// write as many to dst; any other slice must hold at least that many, or
+// the kernel panics. dst may be the same slice as an input (the same first
+// element), not a partial overlap. Sums are accumulated in float32 over
+// many lanes, so their rounding differs between implementations and from a
+// sequential loop, by a few ulps of the sum of magnitudes.
+package vec
+
+// Exp sets dst[i] = e^x[i] for i < len(x), with a relative error below
+// 2e-7 where the result is a normal float32. Results that would be
+// subnormal (x < −87.34) are flushed to 0, x > 88.72 gives +Inf, −Inf gives
+// 0 and NaN gives NaN.
+func Exp(dst, x []float32) {
+	if len(x) == 0 {
+		return
+	}
+	exp(dst[:len(x)], x)
+}
+
+// ExpSubMaxSum sets dst[i] = e^(x[i]−max) for i < len(x), as Exp does, and
+// returns the sum of those values: the exponentials and normalizer of a
+// softmax row whose maximum is max.
+func ExpSubMaxSum(dst, x []float32, max float32) float32 {
+	if len(x) == 0 {
+		return 0
+	}
+	return expSubSum(dst[:len(x)], x, max)
+}
+
+// Max returns the largest element of x: −Inf if x is empty, NaN if x
+// holds a NaN.
+func Max(x []float32) float32 {
+	if len(x) == 0 {
+		return negInf
+	}
+	return maxOf(x)
+}
+
+// Sum returns Σ x[i] (0 for an empty x).
+func Sum(x []float32) float32 {
+	if len(x) == 0 {
+		return 0
+	}
+	return sum(x)
+}
+
+// Dot returns Σ x[i]·y[i] over i < len(x); len(y) ≥ len(x).
+func Dot(x, y []float32) float32 {
+	if len(x) == 0 {
+		return 0
+	}
+	return dot(x, y[:len(x)])
+}
+
+// SumSqDev returns Σ (x[i] − m)², the sum of squared deviations from m.
+func SumSqDev(x []float32, m float32) float32 {
+	if len(x) == 0 {
+		return 0
+	}
+	return sumSqDev(x, m)
+}
+
+// MeanVar returns the mean of x and its biased variance Σ (x − mean)²/n,
+// computed in two passes; both are NaN for an empty x.
+func MeanVar(x []float32) (mean, variance float32) {
+	n := float32(len(x))
+	mean = Sum(x) / n
+	return mean, SumSqDev(x, mean) / n
+}
+
+// Scale sets dst[i] = a·x[i] for i < len(x).
+func Scale(dst, x []float32, a float32) {
+	if len(x) == 0 {
+		return
+	}
+	scale(dst[:len(x)], x, a)
+}
+
+// AddConst sets dst[i] = x[i] + c for i < len(x).
+func AddConst(dst, x []float32, c float32) {
+	if len(x) == 0 {
+		return
+	}
+	addConst(dst[:len(x)], x, c)
+}
+
+// AXPY adds a·x to dst: dst[i] += a·x[i] for i < len(x) (fused multiply-add
+// in the SIMD versions).
+func AXPY(dst, x []float32, a float32) {
+	if len(x) == 0 {
+		return
+	}
+	axpy(dst[:len(x)], x, a)
+}
+
+// Mul sets dst[i] = x[i]·y[i] for i < len(x).
+func Mul(dst, x, y []float32) {
+	if len(x) == 0 {
+		return
+	}
+	mul(dst[:len(x)], x, y[:len(x)])
+}
+
+// MulDiff sets dst[i] = y[i]·(x[i] − c) for i < len(y): with c = ⟨x, y⟩ it
+// is the backward of a softmax row y given the output gradient x.
+func MulDiff(dst, y, x []float32, c float32) {
+	if len(y) == 0 {
+		return
+	}
+	mulDiff(dst[:len(y)], y, x[:len(y)], c)
+}
+
+// Erf sets dst[i] = erf(x[i]) for i < len(x), with an absolute error below
+// 1e-6: Abramowitz & Stegun 7.1.26, erf(z) = 1 − t·P(t)·e^(−z²) with
+// t = 1/(1 + p·z), z = |x|, and the sign of x. erf(±Inf) = ±1, NaN gives NaN.
+func Erf(dst, x []float32) {
+	if len(x) == 0 {
+		return
+	}
+	erf(dst[:len(x)], x)
+}
+
+// GELU sets dst[i] = x[i]·Φ(x[i]) for i < len(x), Φ the standard normal CDF:
+// the exact (erf) GELU of PyTorch's nn.GELU(). Φ is computed as in [Erf]
+// (|ΔΦ| < 1e-6), its lower tail Φ(x < 0) = erfc(|x|/√2)/2 without
+// cancellation. GELU(+Inf) = +Inf; GELU(−Inf) and GELU(NaN) are NaN.
+func GELU(dst, x []float32) {
+	if len(x) == 0 {
+		return
+	}
+	gelu(dst[:len(x)], nil, x)
+}
+
+// GELUDeriv sets dst[i] = GELU'(x[i]) = Φ(x[i]) + x[i]·φ(x[i]) for
+// i < len(x), φ the standard normal density; ±Inf and NaN give NaN.
+func GELUDeriv(dst, x []float32) {
+	if len(x) == 0 {
+		return
+	}
+	gelu(nil, dst[:len(x)], x)
+}
+
+// GELUAndDeriv sets dst to GELU(x) and deriv to GELU'(x) in one pass, as
+// [GELU] and [GELUDeriv] do. dst and deriv must be different slices; either
+// may be x.
+func GELUAndDeriv(dst, deriv, x []float32) {
+	if len(x) == 0 {
+		return
+	}
+	gelu(dst[:len(x)], deriv[:len(x)], x)
+}
+
+// LayerNormRow sets y[j] = (x[j] − mean)·rstd·w[j] + b[j] for j < len(x):
+// one normalized row of LayerNorm with weight w and bias b.
+func LayerNormRow(y, x, w, b []float32, mean, rstd float32) {
+	if len(x) == 0 {
+		return
+	}
+	n := len(x)
+	lnRow(y[:n], x, w[:n], b[:n], mean, rstd)
+}
+
+// LayerNormGradSums returns, over j < len(x), sg = Σ g[j] and
+// sgx = Σ g[j]·x̂[j] with g = dy·w and x̂ = (x − mean)·rstd: the two row
+// sums of the LayerNorm input gradient.
+func LayerNormGradSums(x, dy, w []float32, mean, rstd float32) (sg, sgx float32) {
+	if len(x) == 0 {
+		return 0, 0
+	}
+	n := len(x)
+	return lnGradSums(x, dy[:n], w[:n], mean, rstd)
+}
+
+// LayerNormGradRow sets dx[j] = rstd·(dy[j]·w[j] − a − x̂[j]·c) for
+// j < len(x), x̂ = (x − mean)·rstd: the LayerNorm input gradient of a row,
+// given a = sg/n and c = sgx/n from [LayerNormGradSums]. dx may be x or dy.
+func LayerNormGradRow(dx, x, dy, w []float32, mean, rstd, a, c float32) {
+	if len(x) == 0 {
+		return
+	}
+	n := len(x)
+	lnGradRow(dx[:n], x, dy[:n], w[:n], mean, rstd, a, c)
+}
+
+// LayerNormGradWeightAcc adds one row's LayerNorm weight gradient to acc:
+// acc[j] += float64(dy[j]·x̂[j]) for j < len(x), x̂ = (x − mean)·rstd, the
+// product rounded to float32 and the sum kept in float64.
+func LayerNormGradWeightAcc(acc []float64, x, dy []float32, mean, rstd float32) {
+	if len(x) == 0 {
+		return
+	}
+	n := len(x)
+	lnGradWeight(acc[:n], x, dy[:n], mean, rstd)
+}
+
+// AdamWCoef are the per-step constants of [AdamW].
+type AdamWCoef struct {
+	Beta1, OneMinusBeta1 float32 // β1 and 1 − β1
+	Beta2, OneMinusBeta2 float32 // β2 and 1 − β2
+	Eps                  float32 // added to the bias-corrected √v
+	InvSqrtBC2           float32 // 1/√(1 − β2^t)
+	DecayMul             float32 // 1 − η·λ, the decoupled weight decay
+	StepSize             float32 // η/(1 − β1^t)
+}
+
+// AdamW applies one AdamW update to p, with the moments m and v, from the
+// gradient g, for i < len(p) (g, m and v hold at least len(p) values):
+//
+//	m ← β1·m + (1−β1)·g
+//	v ← β2·v + ((1−β2)·g)·g
+//	p ← p·DecayMul − (StepSize·m) / (√v·InvSqrtBC2 + Eps)
+//
+// Every step is one float32 operation rounded to nearest, in this order,
+// with a correctly rounded square root and a true division and no fused
+// multiply-adds, so all implementations give bit-identical results, equal
+// to the scalar formula evaluated one operation at a time.
+func AdamW(p, g, m, v []float32, c AdamWCoef) {
+	if len(p) == 0 {
+		return
+	}
+	n := len(p)
+	adamw(p, g[:n], m[:n], v[:n], &c)
+}
