@@ -11,7 +11,7 @@ import (
 type FormatError struct {
 	File   string // path of the file; empty when reading an io.ReaderAt or writing an io.Writer
 	Tensor string // tensor name; empty for problems with the file as a whole
-	Field  string // e.g. "header length", "header", "dtype", "shape", "data_offsets", "__metadata__"
+	Field  string // e.g. "header length", "header", "dtype", "shape", "data_offsets", "__metadata__", "data"
 	Msg    string
 }
 

@@ -15,6 +15,11 @@ import (
 func FuzzRead(f *testing.F) {
 	f.Add(goldenFile)
 	f.Add(rawFile(`{}`, nil))
+	var checked bytes.Buffer
+	if err := Write(&checked, []Tensor{{Name: "w", DType: F16, Shape: []int{2}, Data: []float32{1, 2}}, {Name: "z", Shape: []int{0}}}, map[string]string{"k": "v"}); err != nil {
+		f.Fatal(err)
+	}
+	f.Add(checked.Bytes())
 	f.Add(rawFile(`{"a":{"dtype":"BF16","shape":[2],"data_offsets":[0,4]},"b":{"dtype":"F64","shape":[],"data_offsets":[4,12]}}`, make([]byte, 12)))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		file, err := Read(bytes.NewReader(data), int64(len(data)))

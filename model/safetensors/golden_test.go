@@ -2,7 +2,10 @@ package safetensors
 
 import (
 	"bytes"
+	"encoding/binary"
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -33,16 +36,30 @@ func goldenTensors() []Tensor {
 	}
 }
 
+// TestGoldenWrite checks Write against goldenFile with the checksum entry
+// added to its metadata, the checksums computed by a bitwise CRC-32C.
 func TestGoldenWrite(t *testing.T) {
 	if len(goldenHeader) != 202 {
 		t.Fatalf("golden header is %d bytes, the fixture assumes 202", len(goldenHeader))
 	}
+	data := goldenFile[216:]
+	sums := fmt.Sprintf(`{\"__metadata__\":\"%08x\",\"bias\":\"%08x\",\"h\":\"%08x\",\"weight\":\"%08x\"}`,
+		crc32cBitwise([]byte("\x06format\x02pt"+ // metadata
+			"\x04bias\x03F32\x01\x01\x00\x04"+ // name, dtype, rank, shape, begin, end
+			"\x01h\x03F16\x01\x02\x0c\x10"+
+			"\x06weight\x03F32\x01\x02\x04\x0c")),
+		crc32cBitwise(data[:4]), crc32cBitwise(data[12:16]), crc32cBitwise(data[4:12]))
+	header := strings.Replace(goldenHeader, `{"__metadata__":{`, `{"__metadata__":{"crc32c":"`+sums+`",`, 1)
+	for len(header)%8 != 0 {
+		header += " "
+	}
+	want := slices.Concat(binary.LittleEndian.AppendUint64(nil, uint64(len(header))), []byte(header), data)
 	var buf bytes.Buffer
 	if err := Write(&buf, goldenTensors(), map[string]string{"format": "pt"}); err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Equal(buf.Bytes(), goldenFile) {
-		t.Fatalf("written bytes differ from the golden file:\n got %q\nwant %q", buf.Bytes(), goldenFile)
+	if !bytes.Equal(buf.Bytes(), want) {
+		t.Fatalf("written bytes differ from the golden file:\n got %q\nwant %q", buf.Bytes(), want)
 	}
 }
 

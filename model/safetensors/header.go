@@ -41,13 +41,19 @@ func (t TensorInfo) NumElements() int {
 
 // Header is a file's parsed and validated header.
 type Header struct {
-	Tensors   []TensorInfo // in data buffer order
-	Metadata  map[string]string
+	Tensors  []TensorInfo // in data buffer order
+	Metadata map[string]string
+	// Checksums are the CRC-32C checksums of the tensors' bytes, by name,
+	// from the ChecksumKey metadata entry (which Metadata then omits); nil
+	// for a file without one.
+	Checksums map[string]uint32
 	DataStart int64 // file offset of the data buffer: 8 + the header length
 }
 
 // ReadHeader reads and validates the header of the size-byte file r
-// without reading tensor data.
+// without reading tensor data. When the file carries checksums (see
+// ChecksumKey), their format and coverage and the metadata's checksum are
+// verified; the tensors' are left to Read.
 func ReadHeader(r io.ReaderAt, size int64) (*Header, error) { return readHeader(r, size, "") }
 
 func readHeader(r io.ReaderAt, size int64, file string) (*Header, error) {
@@ -105,6 +111,9 @@ func parseHeader(js []byte, dataLen int64, file string) (*Header, error) {
 		return nil, formatErr(file, "", "header", "unexpected data after the JSON object at byte %d", len(js)-len(rest))
 	}
 	if err := validateLayout(h.Tensors, dataLen, file); err != nil {
+		return nil, err
+	}
+	if err := takeChecksums(h, file); err != nil {
 		return nil, err
 	}
 	return h, nil

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"math"
 	"os"
@@ -43,7 +44,9 @@ var nativeLittleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
 
 // Read reads the size-byte safetensors file r, validating the header and
 // converting all tensors to float32. Tensors of dtypes other than F32, F16,
-// BF16 and F64 are an error.
+// BF16 and F64 are an error. When the file carries checksums (see
+// ChecksumKey), every tensor's bytes are verified: a mismatch is a
+// *FormatError naming the tensor.
 func Read(r io.ReaderAt, size int64) (*File, error) { return read(r, size, "") }
 
 // ReadFile reads the safetensors file at path; errors name the path.
@@ -84,6 +87,12 @@ func read(r io.ReaderAt, size int64, file string) (*File, error) {
 		}
 		if err := readFull(r, raw, h.DataStart+info.Begin); err != nil {
 			return nil, ioErr(file, fmt.Sprintf("reading tensor %q", info.Name), err)
+		}
+		if want, ok := h.Checksums[info.Name]; ok {
+			if got := crc32.Checksum(raw, castagnoli); got != want {
+				return nil, formatErr(file, info.Name, "data", "CRC-32C of bytes [%d, %d) of the data buffer is %08x, but %q records %08x: the tensor's data is corrupt",
+					info.Begin, info.End, got, ChecksumKey, want)
+			}
 		}
 		if !(info.DType == F32 && nativeLittleEndian) {
 			decode(t.Data, raw, info.DType)

@@ -9,6 +9,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -21,7 +22,10 @@ const encodeChunk = 1 << 14
 // are also accepted, F16 and BF16 rounding to nearest even). As in the
 // reference implementation, tensors are laid out by dtype width, widest
 // first, then by name, and the header is padded with spaces to a multiple
-// of 8 bytes. Everything is validated before the first byte is written.
+// of 8 bytes. The metadata gains a ChecksumKey entry holding the CRC-32C of
+// every tensor's bytes and of the metadata, which readers verify; metadata
+// may not set that key itself. Everything is validated before the first
+// byte is written.
 func Write(w io.Writer, tensors []Tensor, metadata map[string]string) error {
 	return write(w, tensors, metadata, "")
 }
@@ -31,7 +35,7 @@ func write(w io.Writer, tensors []Tensor, metadata map[string]string, file strin
 	if err != nil {
 		return err
 	}
-	header := encodeHeader(tensors, order, metadata)
+	header := encodeHeader(tensors, order, withChecksums(tensors, layout(tensors, order), metadata))
 	var lenBuf [8]byte
 	binary.LittleEndian.PutUint64(lenBuf[:], uint64(len(header)))
 	if _, err := w.Write(lenBuf[:]); err != nil {
@@ -66,6 +70,14 @@ func writeOrder(tensors []Tensor, metadata map[string]string, file string) ([]in
 			return nil, formatErr(file, "", metadataKey, "key %q or its value is not valid UTF-8", k)
 		}
 	}
+	if _, ok := metadata[ChecksumKey]; ok {
+		return nil, formatErr(file, "", metadataKey, "key %q is reserved for the checksums that Write records", ChecksumKey)
+	}
+	for k, v := range metadata {
+		if strings.HasPrefix(v, checksumsStart) {
+			return nil, formatErr(file, "", metadataKey, "the value of %q starts %s, which marks the checksums that Write records", k, checksumsStart)
+		}
+	}
 	seen := make(map[string]bool, len(tensors))
 	for _, t := range tensors {
 		switch {
@@ -95,6 +107,20 @@ func writeOrder(tensors []Tensor, metadata map[string]string, file string) ([]in
 		return cmp.Or(cmp.Compare(dtypeOf(tb).writeRank(), dtypeOf(ta).writeRank()), cmp.Compare(ta.Name, tb.Name))
 	})
 	return order, nil
+}
+
+// layout returns the header entries of tensors written in order.
+func layout(tensors []Tensor, order []int) []TensorInfo {
+	infos := make([]TensorInfo, 0, len(tensors))
+	var offset int64
+	for _, i := range order {
+		t := tensors[i]
+		dt := dtypeOf(t)
+		end := offset + int64(len(t.Data)*dt.Size())
+		infos = append(infos, TensorInfo{Name: t.Name, DType: dt, Shape: t.Shape, Begin: offset, End: end})
+		offset = end
+	}
+	return infos
 }
 
 // encodeHeader renders the header JSON, compact as serde_json writes it,
@@ -178,10 +204,18 @@ func appendJSONString(b []byte, s string) []byte {
 // writeData writes t's elements in its dtype, little-endian; buf is a
 // reusable conversion buffer.
 func writeData(w io.Writer, t Tensor, buf *[]byte) error {
+	return encodeTensor(t, buf, func(b []byte) error {
+		_, err := w.Write(b)
+		return err
+	})
+}
+
+// encodeTensor passes t's bytes as stored (its dtype, little-endian) to
+// emit, in chunks; buf is a reusable conversion buffer.
+func encodeTensor(t Tensor, buf *[]byte, emit func([]byte) error) error {
 	dt := dtypeOf(t)
 	if dt == F32 && nativeLittleEndian {
-		_, err := w.Write(float32Bytes(t.Data))
-		return err
+		return emit(float32Bytes(t.Data))
 	}
 	size := dt.Size()
 	if len(*buf) < encodeChunk*8 {
@@ -203,7 +237,7 @@ func writeData(w io.Writer, t Tensor, buf *[]byte) error {
 				le.PutUint64(out[8*i:], math.Float64bits(float64(v)))
 			}
 		}
-		if _, err := w.Write(out); err != nil {
+		if err := emit(out); err != nil {
 			return err
 		}
 	}
