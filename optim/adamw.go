@@ -3,6 +3,8 @@ package optim
 import (
 	"fmt"
 	"math"
+
+	"github.com/vit-train/vit-train/model/vec"
 )
 
 // AdamWConfig holds AdamW's hyperparameters. WeightDecay applies when the
@@ -116,18 +118,22 @@ type adamConst struct {
 	b1, ob1, b2, ob2, eps, invSqrtBC2 float32
 }
 
-// adamwKernel updates p, m and v (all of len(p)) in one pass.
+// adamwKernel updates p, m and v (all of len(p)) in one pass with
+// vec.AdamW (SIMD where the CPU has it):
+//
+//	m ← β1·m + (1−β1)·g
+//	v ← β2·v + ((1−β2)·g)·g
+//	p ← p·decayMul − (stepSize·m) / (√v·invSqrtBC2 + eps)
+//
+// each operation rounded to float32 in this order, with no fused
+// multiply-adds, so the results are the same bits in every build.
 func adamwKernel(p, g, m, v []float32, c adamCoef, k adamConst) {
-	n := len(p)
-	g, m, v = g[:n], m[:n], v[:n]
-	for i := range p {
-		gi := g[i]
-		mi := k.b1*m[i] + k.ob1*gi
-		vi := k.b2*v[i] + k.ob2*gi*gi
-		m[i], v[i] = mi, vi
-		denom := float32(math.Sqrt(float64(vi)))*k.invSqrtBC2 + k.eps
-		p[i] = p[i]*c.decayMul - c.stepSize*mi/denom
-	}
+	vec.AdamW(p, g, m, v, vec.AdamWCoef{
+		Beta1: k.b1, OneMinusBeta1: k.ob1,
+		Beta2: k.b2, OneMinusBeta2: k.ob2,
+		Eps: k.eps, InvSqrtBC2: k.invSqrtBC2,
+		DecayMul: c.decayMul, StepSize: c.stepSize,
+	})
 }
 
 // StepCount returns the number of steps taken.

@@ -10,6 +10,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/vit-train/vit-train/model/blas"
+	"github.com/vit-train/vit-train/model/vec"
 )
 
 // Attention is multi-head scaled dot-product self-attention on a fused qkv
@@ -237,6 +238,11 @@ func attentionBackward[T Float](qkv, dout, dqkv, probs, dropped, scratch []T, ke
 			// dS = P ⊙ (dP − Σ_j dP⊙P), in place in dp.
 			for r := 0; r < n; r++ {
 				pr, dr := p[r*n:(r+1)*n], dp[r*n:(r+1)*n]
+				if p32, ok := any(pr).([]float32); ok {
+					d32 := any(dr).([]float32)
+					vec.MulDiff(d32, p32, d32, vec.Dot(p32, d32))
+					continue
+				}
 				var dot T
 				for j, pv := range pr {
 					dot += pv * dr[j]

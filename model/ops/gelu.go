@@ -7,12 +7,15 @@ import (
 	"github.com/chewxy/hm"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
+
+	"github.com/vit-train/vit-train/model/vec"
 )
 
 // GELU returns x·Φ(x) elementwise, Φ the standard normal CDF: the exact (erf)
 // GELU of PyTorch's nn.GELU() and timm. x is any shape; the result is shaped
-// like x. float64 uses math.Erfc; float32 uses FastExp32 and the
-// Abramowitz–Stegun erfc (|ΔΦ| < 1e-6). The backward is dy·(Φ(x) + x·φ(x)).
+// like x. float64 uses math.Erfc; float32 uses the SIMD kernels of package
+// vec (FastExp32 and the Abramowitz–Stegun erfc, |ΔΦ| < 1e-6). The backward
+// is dy·(Φ(x) + x·φ(x)).
 func GELU(x *gorgonia.Node) (*gorgonia.Node, error) {
 	if x.Dims() < 1 {
 		return nil, fmt.Errorf("GELU: x %v needs at least 1 dim", x.Shape())
@@ -104,6 +107,10 @@ func geluDo[T Float](x, y, slope []T) {
 // scaleBy sets out = dy·s elementwise, in parallel.
 func scaleBy[T Float](dy, s, out []T) {
 	parallelFor(len(dy), rowsWorkGrain, func(lo, hi int) {
+		if dy32, ok := any(dy).([]float32); ok {
+			vec.Mul(any(out).([]float32)[lo:hi], dy32[lo:hi], any(s).([]float32)[lo:hi])
+			return
+		}
 		for i := lo; i < hi; i++ {
 			out[i] = dy[i] * s[i]
 		}
@@ -114,18 +121,7 @@ func scaleBy[T Float](dy, s, out []T) {
 func geluForwardSlope[T Float](x, y, s []T) {
 	switch xs := any(x).(type) {
 	case []float32:
-		ys, ss := any(y).([]float32)[:len(xs)], any(s).([]float32)[:len(xs)]
-		var e [geluChunk]float32
-		for lo := 0; lo < len(xs); lo += geluChunk {
-			hi := min(lo+geluChunk, len(xs))
-			xc, yc, sc := xs[lo:hi], ys[lo:hi], ss[lo:hi]
-			normal32(xc, sc, e[:])
-			for i, v := range xc {
-				c := sc[i]
-				yc[i] = v * c
-				sc[i] = c + v*e[i]*invSqrt2Pi
-			}
-		}
+		vec.GELUAndDeriv(any(y).([]float32), any(s).([]float32), xs)
 	case []float64:
 		ys, ss := any(y).([]float64)[:len(xs)], any(s).([]float64)[:len(xs)]
 		for i, v := range xs {
@@ -135,23 +131,11 @@ func geluForwardSlope[T Float](x, y, s []T) {
 	}
 }
 
-// geluChunk is the float32 work unit: small enough for its scratch to stay
-// on the stack and in L1.
-const geluChunk = 256
-
 // geluForward sets y = x·Φ(x).
 func geluForward[T Float](x, y []T) {
 	switch xs := any(x).(type) {
 	case []float32:
-		ys := any(y).([]float32)[:len(xs)]
-		var e [geluChunk]float32
-		for lo := 0; lo < len(xs); lo += geluChunk {
-			xc, yc := xs[lo:min(lo+geluChunk, len(xs))], ys[lo:min(lo+geluChunk, len(xs))]
-			normal32(xc, yc, e[:])
-			for i, v := range xc {
-				yc[i] *= v
-			}
-		}
+		vec.GELU(any(y).([]float32), xs)
 	case []float64:
 		ys := any(y).([]float64)[:len(xs)]
 		for i, v := range xs {

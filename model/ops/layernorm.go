@@ -9,6 +9,8 @@ import (
 	"github.com/chewxy/hm"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
+
+	"github.com/vit-train/vit-train/model/vec"
 )
 
 // LayerNorm normalizes x over its last axis and applies a per-feature affine
@@ -93,6 +95,10 @@ func (op *layerNormOp) UsePreallocDo(prealloc gorgonia.Value, in ...gorgonia.Val
 }
 
 func layerNormForward[T Float](x, w, b, y []T, mean, rstd []float64, d int, eps float64) {
+	if x32, ok := any(x).([]float32); ok {
+		layerNormForward32(x32, any(w).([]float32), any(b).([]float32), any(y).([]float32), mean, rstd, d, eps)
+		return
+	}
 	w, b = w[:d], b[:d]
 	parallelRows(len(mean), d, func(lo, hi int) {
 		for r := lo; r < hi; r++ {
@@ -105,6 +111,22 @@ func layerNormForward[T Float](x, w, b, y []T, mean, rstd []float64, d int, eps 
 			for j, v := range xr {
 				yr[j] = (v-mt)*st*w[j] + b[j]
 			}
+		}
+	})
+}
+
+// layerNormForward32 is layerNormForward in float32 with the SIMD kernels of
+// package vec: the row mean and variance in two passes with float32 sums,
+// 1/sqrt(var + eps) in float64.
+func layerNormForward32(x, w, b, y []float32, mean, rstd []float64, d int, eps float64) {
+	w, b = w[:d], b[:d]
+	parallelRows(len(mean), d, func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			xr, yr := x[r*d:(r+1)*d], y[r*d:(r+1)*d]
+			m, v := vec.MeanVar(xr)
+			s := 1 / math.Sqrt(float64(v)+eps)
+			mean[r], rstd[r] = float64(m), s
+			vec.LayerNormRow(yr, xr, w, b, m, float32(s))
 		}
 	})
 }
@@ -223,6 +245,18 @@ func (op *layerNormGrad) UsePreallocDo(prealloc gorgonia.Value, in ...gorgonia.V
 
 func layerNormGradInput[T Float](x, w, dy, dx []T, mean, rstd []float64) {
 	d := len(w)
+	if x32, ok := any(x).([]float32); ok {
+		w32, dy32, dx32 := any(w).([]float32), any(dy).([]float32), any(dx).([]float32)
+		parallelRows(len(mean), d, func(lo, hi int) {
+			for r := lo; r < hi; r++ {
+				xr, gr, dr := x32[r*d:(r+1)*d], dy32[r*d:(r+1)*d], dx32[r*d:(r+1)*d]
+				mt, st := float32(mean[r]), float32(rstd[r])
+				sg, sgx := vec.LayerNormGradSums(xr, gr, w32, mt, st)
+				vec.LayerNormGradRow(dr, xr, gr, w32, mt, st, float32(float64(sg)/float64(d)), float32(float64(sgx)/float64(d)))
+			}
+		})
+		return
+	}
 	parallelRows(len(mean), d, func(lo, hi int) {
 		for r := lo; r < hi; r++ {
 			xr, gr, dr := x[r*d:(r+1)*d], dy[r*d:(r+1)*d], dx[r*d:(r+1)*d]
@@ -275,6 +309,10 @@ func layerNormGradWeight[T Float](x, dy, dw []T, mean, rstd, partial []float64) 
 			clear(acc)
 			for r := wk * chunk; r < min((wk+1)*chunk, rows); r++ {
 				xr, gr := x[r*d:(r+1)*d], dy[r*d:(r+1)*d]
+				if x32, ok := any(xr).([]float32); ok {
+					vec.LayerNormGradWeightAcc(acc, x32, any(gr).([]float32), float32(mean[r]), float32(rstd[r]))
+					continue
+				}
 				mt, st := T(mean[r]), T(rstd[r])
 				gr, acc := gr[:len(xr)], acc[:len(xr)]
 				for j, v := range xr {

@@ -1,14 +1,20 @@
 package ops
 
-import "math"
+import (
+	"math"
+
+	"github.com/vit-train/vit-train/model/vec"
+)
 
 // Row kernels of the softmax family, for the Softmax and LogSoftmax ops, the
 // losses and any op that normalizes rows of its own buffers (attention
 // scores). Each works on a tensor of R rows of n contiguous elements, R·n =
 // len(x), spreads the rows over all cores with parallelFor, subtracts each
 // row's maximum before exponentiating (finite for any finite logits), and
-// uses FastExp32 in float32 and math.Exp in float64. The single-row forms
-// run on the calling goroutine, for callers that are already parallel.
+// uses the SIMD kernels of package vec in float32 (FastExp32's accuracy,
+// sums in float32) and math.Exp with float64 sums in float64. The
+// single-row forms run on the calling goroutine, for callers that are
+// already parallel.
 
 // rowsWorkGrain is the number of elements below which a worker is not worth starting.
 const rowsWorkGrain = 1 << 14
@@ -24,6 +30,12 @@ func SoftmaxRow[T Float](x, out []T) {
 	if len(x) == 0 {
 		return
 	}
+	if x32, ok := any(x).([]float32); ok {
+		o32 := any(out).([]float32)
+		s := vec.ExpSubMaxSum(o32, x32, vec.Max(x32))
+		vec.Scale(o32, o32, 1/s)
+		return
+	}
 	out = out[:len(x)]
 	inv := T(1 / expShift(x, out, maxOf(x)))
 	for i := range out {
@@ -35,6 +47,14 @@ func SoftmaxRow[T Float](x, out []T) {
 // out may be x itself.
 func LogSoftmaxRow[T Float](x, out []T) {
 	if len(x) == 0 {
+		return
+	}
+	if x32, ok := any(x).([]float32); ok {
+		o32 := any(out).([]float32)
+		m := vec.Max(x32)
+		lse := float32(math.Log(sumExpShift(x32, m)))
+		vec.AddConst(o32, x32, -m)
+		vec.AddConst(o32, o32, -lse)
 		return
 	}
 	m := maxOf(x)
@@ -74,6 +94,11 @@ func LogSoftmaxRows[T Float](x, out []T, n int) {
 // SoftmaxRowGrad is the backward of SoftmaxRow: given y = softmax(x) and
 // dy = ∂L/∂y, it sets dx = y ⊙ (dy − ⟨dy, y⟩). dx may be dy itself.
 func SoftmaxRowGrad[T Float](y, dy, dx []T) {
+	if y32, ok := any(y).([]float32); ok {
+		dy32 := any(dy).([]float32)
+		vec.MulDiff(any(dx).([]float32), y32, dy32, vec.Dot(y32, dy32))
+		return
+	}
 	dot := T(dotF64(y, dy))
 	dx = dx[:len(y)]
 	dy = dy[:len(y)]
@@ -85,6 +110,10 @@ func SoftmaxRowGrad[T Float](y, dy, dx []T) {
 // LogSoftmaxRowGrad is the backward of LogSoftmaxRow: given y =
 // log_softmax(x) and dy = ∂L/∂y, it sets dx = dy − e^y·Σdy. dx may be dy itself.
 func LogSoftmaxRowGrad[T Float](y, dy, dx []T) {
+	if y32, ok := any(y).([]float32); ok {
+		logSoftmaxRowGrad32(y32, any(dy).([]float32), any(dx).([]float32))
+		return
+	}
 	s := T(sumF64(dy[:len(y)]))
 	var buf [256]T
 	for lo := 0; lo < len(y); lo += len(buf) {
@@ -94,6 +123,21 @@ func LogSoftmaxRowGrad[T Float](y, dy, dx []T) {
 		for i, ei := range e {
 			dx[lo+i] = dy[lo+i] - ei*s
 		}
+	}
+}
+
+// logSoftmaxRowGrad32 is LogSoftmaxRowGrad in float32: dx = dy − e^y·Σdy,
+// with e^y in L1-sized chunks and the update as one fused multiply-add.
+func logSoftmaxRowGrad32(y, dy, dx []float32) {
+	dy, dx = dy[:len(y)], dx[:len(y)]
+	s := vec.Sum(dy)
+	var buf [256]float32
+	for lo := 0; lo < len(y); lo += len(buf) {
+		hi := min(lo+len(buf), len(y))
+		e := buf[:hi-lo]
+		vec.Exp(e, y[lo:hi])
+		copy(dx[lo:hi], dy[lo:hi]) // nothing to do when dx is dy
+		vec.AXPY(dx[lo:hi], e, -s)
 	}
 }
 
