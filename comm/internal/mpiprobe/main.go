@@ -14,6 +14,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"sort"
 	"time"
 
 	"github.com/vit-train/vit-train/comm"
@@ -99,17 +100,23 @@ func runAbortBusy(c comm.Communicator) error {
 	return fmt.Errorf("still running a minute after the last rank aborted")
 }
 
-// runBench times in-place float32 sum allreduces. Rank 0 picks each size's
-// iteration count and broadcasts it, so every rank makes the same calls.
+// runBench times in-place float32 sum allreduces, one call at a time. Rank 0
+// picks each size's call count and broadcasts it, so every rank makes the
+// same calls; a call's time is the slowest rank's. It prints the fastest,
+// median and mean call, and the bandwidths of the fastest and the median:
+// algbw = bytes / time, busbw = algbw · 2(N-1)/N (the traffic of a ring
+// allreduce, comparable across N).
 func runBench(c comm.Communicator, target time.Duration) error {
 	sizes := []int{1 << 10, 4 << 10, 16 << 10, 64 << 10, 256 << 10, 1 << 20, 4 << 20, 16 << 20, 64 << 20, 100_000_000}
 	n := c.Size()
 	if c.Rank() == 0 {
-		fmt.Printf("allreduce sum float32, %d ranks, in place\n", n)
-		fmt.Printf("%12s %8s %12s %12s %12s\n", "bytes", "iters", "time/op", "algbw GB/s", "busbw GB/s")
+		fmt.Printf("allreduce sum float32 in place, %d ranks; time per call (slowest rank)\n", n)
+		fmt.Printf("%11s %6s %11s %11s %11s %9s %9s %9s\n", "bytes", "calls", "min", "median", "mean", "algbw", "busbw", "busbw")
+		fmt.Printf("%11s %6s %11s %11s %11s %9s %9s %9s\n", "", "", "", "", "", "min GB/s", "min GB/s", "med GB/s")
 	}
 	buf := make([]float32, sizes[len(sizes)-1]/4)
-	iters := make([]int64, 1)
+	calls := make([]int64, 1)
+	times := make([]float64, 10000)
 	for _, bytes := range sizes {
 		b := buf[:bytes/4]
 		for i := range b {
@@ -123,29 +130,52 @@ func runBench(c comm.Communicator, target time.Duration) error {
 			}
 		}
 		one := time.Since(t0) / 2
-		iters[0] = int64(max(3, min(10000, int(target/max(one, time.Microsecond)))))
-		if err := c.BroadcastInt64(iters, 0); err != nil {
+		calls[0] = int64(max(5, min(len(times), int(target/max(one, time.Microsecond)))))
+		if err := c.BroadcastInt64(calls, 0); err != nil {
 			return err
 		}
-		if err := c.Barrier(); err != nil {
-			return err
-		}
-		t0 = time.Now()
-		for range iters[0] {
+		ts := times[:calls[0]]
+		for i := range ts {
+			if err := c.Barrier(); err != nil {
+				return err
+			}
+			t0 := time.Now()
 			if err := c.AllreduceSumFloat32(b); err != nil {
 				return err
 			}
+			ts[i] = time.Since(t0).Seconds()
 		}
-		el := []float64{time.Since(t0).Seconds()}
-		if err := c.AllreduceMaxFloat64(el); err != nil { // the slowest rank's time
+		if err := c.AllreduceMaxFloat64(ts); err != nil {
 			return err
 		}
-		per := el[0] / float64(iters[0])
-		alg := float64(bytes) / per / 1e9
-		bus := alg * 2 * float64(n-1) / float64(n)
-		if c.Rank() == 0 {
-			fmt.Printf("%12d %8d %12s %12.3f %12.3f\n", bytes, iters[0], time.Duration(per*1e9), alg, bus)
+		if c.Rank() != 0 {
+			continue
 		}
+		sort.Float64s(ts)
+		mean := 0.0
+		for _, t := range ts {
+			mean += t
+		}
+		mean /= float64(len(ts))
+		lo, med := ts[0], ts[len(ts)/2]
+		bus := 2 * float64(n-1) / float64(n)
+		if n == 1 {
+			bus = 0
+		}
+		fmt.Printf("%11d %6d %11s %11s %11s %9.3f %9.3f %9.3f\n", bytes, len(ts),
+			dur(lo), dur(med), dur(mean), float64(bytes)/lo/1e9, float64(bytes)/lo/1e9*bus, float64(bytes)/med/1e9*bus)
 	}
 	return nil
+}
+
+// dur rounds seconds to a readable duration.
+func dur(s float64) time.Duration {
+	d := time.Duration(s * 1e9)
+	switch {
+	case d < time.Millisecond:
+		return d.Round(100 * time.Nanosecond)
+	case d < time.Second:
+		return d.Round(10 * time.Microsecond)
+	}
+	return d.Round(time.Millisecond)
 }
