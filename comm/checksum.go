@@ -47,3 +47,16 @@ func CheckReplicas(c Communicator, params [][]float32) error {
 	return fmt.Errorf("comm: parameters differ across ranks: rank 0 has checksum %08x, %d of %d ranks differ: %s",
 		uint32(sums[0]), len(differ), len(sums), strings.Join(differ, ", "))
 }
+
+// BroadcastTensors copies root's tensors into every other rank's, tensor by
+// tensor: at the start of training, it gives every rank rank 0's initial
+// weights, as DistributedDataParallel does when it wraps a model. Every rank
+// passes tensors of the same sizes.
+func BroadcastTensors(c Communicator, tensors [][]float32, root int) error {
+	for i, t := range tensors {
+		if err := c.BroadcastFloat32(t, root); err != nil {
+			return fmt.Errorf("comm: broadcasting tensor %d of %d: %w", i, len(tensors), err)
+		}
+	}
+	return nil
+}

@@ -24,6 +24,21 @@ func suiteCheck(t *testing.T, c Communicator) {
 	checkReducer(t, c)
 	checkReducerAsync(t, c)
 	checkReplicas(t, c)
+	checkBroadcastTensors(t, c)
+}
+
+// checkBroadcastTensors gives every rank the last rank's tensors and checks
+// the replicas then agree.
+func checkBroadcastTensors(t *testing.T, c Communicator) {
+	t.Helper()
+	p := rankGrads(c.Rank())
+	if err := BroadcastTensors(c, p, c.Size()-1); err != nil {
+		errorf(t, c, "BroadcastTensors: %v", err)
+	}
+	compareGrads(t, c, "BroadcastTensors", p, rankGrads(c.Size()-1))
+	if err := CheckReplicas(c, p); err != nil {
+		errorf(t, c, "CheckReplicas after BroadcastTensors: %v", err)
+	}
 }
 
 // errorf reports a failure of rank r.

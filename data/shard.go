@@ -81,6 +81,16 @@ func RepeatedAugShard(order []int, rank, replicas, repeats int) ([]int, error) {
 	return share, nil
 }
 
+// RepeatedAugCopy returns which copy, in [0, repeats), of its item the j-th
+// element of rank's [RepeatedAugShard] share is. The pair (item, copy) is
+// unique within an epoch, so it is the key to seed that element's
+// augmentation with: seeded by the item alone, the copies of an item would be
+// augmented alike, on different ranks and, with fewer ranks than repeats, on
+// the same rank.
+func RepeatedAugCopy(j, rank, replicas, repeats int) int {
+	return (rank + j*replicas) % repeats
+}
+
 // checkRank returns an error unless rank is a rank of a job of replicas.
 func checkRank(rank, replicas int) error {
 	if replicas < 1 {

@@ -314,6 +314,32 @@ func TestShardRepeatedAugSpread(t *testing.T) {
 	}
 }
 
+// TestShardRepeatedAugCopies checks that (item, copy) pairs are unique over
+// an epoch, for more and for fewer ranks than repeats.
+func TestShardRepeatedAugCopies(t *testing.T) {
+	for _, replicas := range []int{1, 2, 3, 4, 5} {
+		const n, repeats = 600, 3
+		order := shardPerm(n, 5)
+		seen := make(map[[2]int]int)
+		for r := range replicas {
+			share, err := RepeatedAugShard(order, r, replicas, repeats)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for j, item := range share {
+				key := [2]int{item, RepeatedAugCopy(j, r, replicas, repeats)}
+				if prev, ok := seen[key]; ok {
+					t.Fatalf("%d ranks: item %d copy %d on rank %d and rank %d", replicas, key[0], key[1], prev, r)
+				}
+				seen[key] = r
+			}
+		}
+		if len(seen) != n/256*256/replicas*replicas {
+			t.Errorf("%d ranks: %d (item, copy) pairs", replicas, len(seen))
+		}
+	}
+}
+
 func TestShardErrors(t *testing.T) {
 	for _, rr := range [][2]int{{0, 0}, {-1, 2}, {2, 2}} {
 		if _, err := DistributedShard(shardInts(0, 4), rr[0], rr[1], false); err == nil {
