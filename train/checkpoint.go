@@ -3,10 +3,14 @@ package train
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/vit-train/vit-train/model"
+	"github.com/vit-train/vit-train/model/resnet"
 	"github.com/vit-train/vit-train/model/safetensors"
 	"github.com/vit-train/vit-train/optim"
 )
@@ -112,60 +116,44 @@ func (c *Checkpoint) Save(path string) error {
 	return safetensors.WriteFileAtomic(path, tensors, meta)
 }
 
-// LoadCheckpoint reads a checkpoint, checking its metadata.
+// LoadCheckpoint reads a checkpoint, verifying its checksums (files
+// written before checksums existed load unverified) and checking its
+// metadata against its tensors: the parameters must be exactly those of
+// the recorded architecture, so that building the model allocates no more
+// than the file holds. Errors name path, and the metadata key or tensor
+// and its value.
 func LoadCheckpoint(path string) (*Checkpoint, error) {
 	f, err := safetensors.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
+	c, err := decodeCheckpoint(f)
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint %s: %w", path, err)
+	}
+	return c, nil
+}
+
+// maxImageSize bounds a ResNet checkpoint's input size, which only its
+// metadata records (a ViT's follows from its position embedding).
+const maxImageSize = 1 << 14
+
+// decodeCheckpoint builds a checkpoint from a file's metadata and tensors,
+// checking both as LoadCheckpoint describes; errors do not name the file.
+func decodeCheckpoint(f *safetensors.File) (*Checkpoint, error) {
 	c := &Checkpoint{}
 	get := func(key string, v any, required bool) error {
 		s, ok := f.Metadata[key]
 		if !ok {
 			if required {
-				return fmt.Errorf("checkpoint %s: metadata has no %q (not a vit-train checkpoint? use `vit-train import` for timm files)", path, key)
+				return fmt.Errorf("metadata has no %q (not a vit-train checkpoint? use `vit-train import` for timm files)", key)
 			}
 			return nil
 		}
 		if err := json.Unmarshal([]byte(s), v); err != nil {
-			return fmt.Errorf("checkpoint %s: metadata %q: %w", path, key, err)
+			return fmt.Errorf("metadata %q is %s: %w", key, clip(s), err)
 		}
 		return nil
-	}
-	switch c.Arch = f.Metadata[metaArch]; c.Arch {
-	case "", ArchViT:
-		c.Arch = ArchViT
-		if err := get(metaModel, &c.Model, true); err != nil {
-			return nil, err
-		}
-		if err := c.Model.Validate(); err != nil {
-			return nil, fmt.Errorf("checkpoint %s: %w", path, err)
-		}
-	case ArchResNet:
-		c.ResNet = &ResNetSpec{}
-		if err := get(metaResNet, c.ResNet, true); err != nil {
-			return nil, err
-		}
-		if _, err := newResNet(*c.ResNet, 0); err != nil {
-			return nil, fmt.Errorf("checkpoint %s: metadata %q: %w", path, metaResNet, err)
-		}
-	default:
-		return nil, fmt.Errorf("checkpoint %s: metadata %q is %q, want %q or %q", path, metaArch, c.Arch, ArchViT, ArchResNet)
-	}
-	for _, kv := range []struct {
-		k string
-		v any
-	}{{metaState, &c.State}, {metaMean, &c.Mean}, {metaStd, &c.Std}, {metaClasses, &c.Classes}} {
-		if err := get(kv.k, kv.v, false); err != nil {
-			return nil, err
-		}
-	}
-	if y, ok := f.Metadata[metaConfig]; ok {
-		cfg, err := parseConfigYAML([]byte(y))
-		if err != nil {
-			return nil, fmt.Errorf("checkpoint %s: metadata %q: %w", path, metaConfig, err)
-		}
-		c.Config = &cfg
 	}
 	for _, t := range f.Tensors {
 		switch {
@@ -177,7 +165,183 @@ func LoadCheckpoint(path string) (*Checkpoint, error) {
 			c.Params = append(c.Params, t)
 		}
 	}
+	var channels, classes int
+	switch c.Arch = f.Metadata[metaArch]; c.Arch {
+	case "", ArchViT:
+		c.Arch = ArchViT
+		if err := get(metaModel, &c.Model, true); err != nil {
+			return nil, err
+		}
+		if err := checkViT(c.Model, c.Params); err != nil {
+			return nil, err
+		}
+		channels, classes = c.Model.Channels, c.Model.NumClasses
+	case ArchResNet:
+		c.ResNet = &ResNetSpec{}
+		if err := get(metaResNet, c.ResNet, true); err != nil {
+			return nil, err
+		}
+		if err := checkResNet(*c.ResNet, c.Params); err != nil {
+			return nil, fmt.Errorf("metadata %q: %w", metaResNet, err)
+		}
+		channels, classes = c.ResNet.Channels, c.ResNet.NumClasses
+	default:
+		return nil, fmt.Errorf("metadata %q is %q, want %q or %q", metaArch, c.Arch, ArchViT, ArchResNet)
+	}
+	for _, kv := range []struct {
+		k string
+		v any
+	}{{metaState, &c.State}, {metaMean, &c.Mean}, {metaStd, &c.Std}, {metaClasses, &c.Classes}} {
+		if err := get(kv.k, kv.v, false); err != nil {
+			return nil, err
+		}
+	}
+	if err := c.State.check(); err != nil {
+		return nil, fmt.Errorf("metadata %q: %w", metaState, err)
+	}
+	if err := checkNormalisation(c.Mean, c.Std, channels); err != nil {
+		return nil, err
+	}
+	if len(c.Classes) != 0 && len(c.Classes) != classes {
+		return nil, fmt.Errorf("metadata %q names %d classes, but the model has %d", metaClasses, len(c.Classes), classes)
+	}
+	if y, ok := f.Metadata[metaConfig]; ok {
+		cfg, err := parseConfigYAML([]byte(y))
+		if err != nil {
+			return nil, fmt.Errorf("metadata %q: %w", metaConfig, err)
+		}
+		c.Config = &cfg
+	}
 	return c, nil
+}
+
+// clip shortens a metadata value for an error message.
+func clip(s string) string {
+	if len(s) > 120 {
+		s = s[:120] + "…"
+	}
+	return strconv.Quote(s)
+}
+
+// namedShape is a tensor a model needs.
+type namedShape struct {
+	name  string
+	shape []int
+}
+
+// checkViT checks a ViT configuration from the metadata against the
+// parameter tensors.
+func checkViT(cfg model.Config, params []safetensors.Tensor) error {
+	if err := cfg.Validate(); err != nil {
+		return fmt.Errorf("metadata %q: %w", metaModel, err)
+	}
+	// Each block has a dozen tensors: bound the depth before laying out
+	// the blocks' specs.
+	if cfg.Depth > len(params) {
+		return fmt.Errorf("metadata %q: depth %d, but the file holds only %d parameter tensors", metaModel, cfg.Depth, len(params))
+	}
+	specs := cfg.ParamSpecs()
+	want := make([]namedShape, len(specs))
+	for i, s := range specs {
+		want[i] = namedShape{s.Name, s.Shape}
+	}
+	return matchTensors(want, params, fmt.Sprintf("the model of metadata %q (%s)", metaModel, cfg.Name))
+}
+
+// checkResNet checks a ResNet configuration from the metadata against the
+// parameter and buffer tensors, bounding it by them before building it.
+func checkResNet(spec ResNetSpec, params []safetensors.Tensor) error {
+	total := 0
+	for _, t := range params {
+		total += len(t.Data)
+	}
+	switch {
+	case spec.Channels < 1 || spec.Channels > total:
+		return fmt.Errorf("in_chans %d: want 1 to %d, the values the file holds", spec.Channels, total)
+	case spec.NumClasses < 1 || spec.NumClasses > total:
+		return fmt.Errorf("num_classes %d: want 1 to %d, the values the file holds", spec.NumClasses, total)
+	case spec.ImageSize < 1 || spec.ImageSize > maxImageSize:
+		return fmt.Errorf("img_size %d: want 1 to %d", spec.ImageSize, maxImageSize)
+	}
+	n, err := resnet.NumParams(spec.config())
+	if err != nil {
+		return err
+	}
+	if n > total {
+		return fmt.Errorf("%s with %d classes has %d parameters, but the file holds %d values", spec.Arch, spec.NumClasses, n, total)
+	}
+	net, err := newResNet(spec, 0)
+	if err != nil {
+		return err
+	}
+	var want []namedShape
+	for _, t := range net.Tensors() {
+		want = append(want, namedShape{t.Name, t.Shape})
+	}
+	return matchTensors(want, params, "model "+spec.Arch)
+}
+
+// matchTensors checks that have holds exactly the tensors of want, by name
+// and shape; model describes them for errors.
+func matchTensors(want []namedShape, have []safetensors.Tensor, model string) error {
+	byName := make(map[string]safetensors.Tensor, len(have))
+	for _, t := range have {
+		byName[t.Name] = t
+	}
+	for _, w := range want {
+		t, ok := byName[w.name]
+		if !ok {
+			return fmt.Errorf("tensor %q is missing; %s needs it with shape %v", w.name, model, w.shape)
+		}
+		if !slices.Equal(t.Shape, w.shape) {
+			return fmt.Errorf("tensor %q has shape %v, but %s needs %v", w.name, t.Shape, model, w.shape)
+		}
+		delete(byName, w.name)
+	}
+	if len(byName) > 0 {
+		extra := slices.Sorted(maps.Keys(byName))
+		return fmt.Errorf("tensor %q is not a parameter of %s (nor optimiser state or EMA weights)", extra[0], model)
+	}
+	return nil
+}
+
+// check rejects run positions a training run cannot reach.
+func (s State) check() error {
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"epoch", s.Epoch}, {"batch", s.Batch}, {"step", s.Step}, {"best_epoch", s.BestEpoch}} {
+		if f.v < 0 {
+			return fmt.Errorf("%s is %d, want at least 0", f.name, f.v)
+		}
+	}
+	if s.BestEpoch > s.Epoch {
+		return fmt.Errorf("best_epoch %d is after epoch %d", s.BestEpoch, s.Epoch)
+	}
+	if !(s.BestTop1 >= 0 && s.BestTop1 <= 100) {
+		return fmt.Errorf("best_top1 is %g, want a percentage", s.BestTop1)
+	}
+	return nil
+}
+
+// checkNormalisation checks a checkpoint's mean and std: none, one value
+// for all channels, or one per channel; finite, std positive.
+func checkNormalisation(mean, std []float32, channels int) error {
+	if len(mean) != len(std) {
+		return fmt.Errorf("metadata %q has %d values but %q has %d", metaMean, len(mean), metaStd, len(std))
+	}
+	if n := len(mean); n != 0 && n != 1 && n != channels {
+		return fmt.Errorf("metadata %q has %d values, want 1 or one per channel (%d)", metaMean, n, channels)
+	}
+	for i := range mean {
+		if m := float64(mean[i]); math.IsNaN(m) || math.IsInf(m, 0) {
+			return fmt.Errorf("metadata %q value %d is %g", metaMean, i, m)
+		}
+		if v := float64(std[i]); !(v > 0) || math.IsInf(v, 0) {
+			return fmt.Errorf("metadata %q value %d is %g, want a positive number", metaStd, i, v)
+		}
+	}
+	return nil
 }
 
 // LoadWeights copies the checkpoint's parameters into m. Every parameter of
@@ -210,14 +374,18 @@ func loadWeights(tensors []safetensors.Tensor, from model.Config, m *model.ViT, 
 			if err != nil {
 				return "", err
 			}
-			copy(p.Float32s(), data)
+			if err := setParam(p, data); err != nil {
+				return "", err
+			}
 			note = msg
 			continue
 		}
 		if !slices.Equal(t.Shape, []int(want)) {
 			return "", fmt.Errorf("checkpoint tensor %q has shape %v, model %s needs %v", p.Name, t.Shape, m.Config.Name, []int(want))
 		}
-		copy(p.Float32s(), t.Data)
+		if err := setParam(p, t.Data); err != nil {
+			return "", err
+		}
 	}
 	for name := range byName {
 		if skipHead && isHead(name) {
@@ -226,6 +394,28 @@ func loadWeights(tensors []safetensors.Tensor, from model.Config, m *model.ViT, 
 		return "", fmt.Errorf("checkpoint has tensor %q, which model %s does not have", name, m.Config.Name)
 	}
 	return note, nil
+}
+
+// setParam copies data into p, a float32 or float64 parameter of the same
+// size.
+func setParam(p *model.Param, data []float32) error {
+	switch dst := p.Value.Data().(type) {
+	case []float32:
+		if len(dst) == len(data) {
+			copy(dst, data)
+			return nil
+		}
+	case []float64:
+		if len(dst) == len(data) {
+			for i, v := range data {
+				dst[i] = float64(v)
+			}
+			return nil
+		}
+	default:
+		return fmt.Errorf("parameter %q is %v; checkpoints load into float32 or float64 models", p.Name, p.Value.Dtype())
+	}
+	return fmt.Errorf("checkpoint tensor %q has %d values, the model's parameter %d", p.Name, len(data), p.Value.Shape().TotalSize())
 }
 
 func resamplePosEmbed(t safetensors.Tensor, from, to model.Config) ([]float32, string, error) {

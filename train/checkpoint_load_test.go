@@ -1,0 +1,365 @@
+package train
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"gorgonia.org/tensor"
+
+	"github.com/vit-train/vit-train/model"
+	"github.com/vit-train/vit-train/model/safetensors"
+	"github.com/vit-train/vit-train/optim"
+)
+
+// tinyViT is a two-block ViT small enough to save and load in
+// milliseconds.
+var tinyViT = model.Config{Name: "tiny", ImageSize: 8, PatchSize: 4, Channels: 1, NumClasses: 3, EmbedDim: 8,
+	Depth: 2, Heads: 2, MLPDim: 16, LayerNormEps: 1e-6, QKVBias: true}
+
+// tinyCheckpoint returns a checkpoint of tinyViT with random weights, an
+// EMA copy, run state, normalisation and class names.
+func tinyCheckpoint(t testing.TB) *Checkpoint {
+	t.Helper()
+	m, err := model.New(tinyViT, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, p := range m.Params {
+		for i := range p.Float32s() {
+			p.Float32s()[i] = float32(rng.NormFloat64())
+		}
+	}
+	cfg := DefaultConfig()
+	ck := &Checkpoint{Arch: ArchViT, Model: tinyViT, Config: &cfg, State: State{Epoch: 2, Batch: 5, Step: 40, BestTop1: 61.5, BestEpoch: 1},
+		Mean: []float32{0.5}, Std: []float32{0.25}, Classes: []string{"a", "b", "c"}, Params: ModelTensors(m)}
+	for _, p := range ck.Params {
+		ck.EMA = append(ck.EMA, optim.Tensor{Name: "ema." + p.Name, Shape: p.Shape, Data: p.Data})
+	}
+	return ck
+}
+
+func saveTiny(t *testing.T, dir string) (string, *Checkpoint) {
+	t.Helper()
+	ck := tinyCheckpoint(t)
+	path := filepath.Join(dir, "last.safetensors")
+	if err := ck.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	return path, ck
+}
+
+func TestCheckpointRoundTrip(t *testing.T) {
+	path, want := saveTiny(t, t.TempDir())
+	got, m, err := OpenModel(path, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.State != want.State || got.Model != want.Model || len(got.EMA) != len(want.EMA) || got.Config == nil {
+		t.Fatalf("read back %+v", got)
+	}
+	for i, p := range m.Params {
+		if !slicesEqual(p.Float32s(), want.Params[i].Data) {
+			t.Fatalf("parameter %q differs", p.Name)
+		}
+	}
+	if _, _, err := OpenModel(path, true); err != nil {
+		t.Fatalf("EMA weights: %v", err)
+	}
+}
+
+func slicesEqual(a, b []float32) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// A flipped bit in a tensor's data or in the header is an error naming the
+// file (and the tensor).
+func TestCheckpointBitFlips(t *testing.T) {
+	dir := t.TempDir()
+	path, _ := saveTiny(t, dir)
+	orig, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := safetensors.ReadHeader(bytes.NewReader(orig), int64(len(orig)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := filepath.Join(dir, "flipped.safetensors")
+	rng := rand.New(rand.NewPCG(7, 8))
+	for range 200 {
+		info := h.Tensors[rng.IntN(len(h.Tensors))]
+		if info.End == info.Begin {
+			continue
+		}
+		off := h.DataStart + info.Begin + rng.Int64N(info.End-info.Begin)
+		b := bytes.Clone(orig)
+		b[off] ^= 1 << rng.IntN(8)
+		os.WriteFile(bad, b, 0o644)
+		_, err := LoadCheckpoint(bad)
+		if err == nil || !strings.Contains(err.Error(), bad) || !strings.Contains(err.Error(), `tensor "`+info.Name+`"`) || !strings.Contains(err.Error(), "corrupt") {
+			t.Fatalf("data byte %d of %q flipped: %v", off, info.Name, err)
+		}
+	}
+	for range 200 {
+		off := rng.Int64N(h.DataStart)
+		b := bytes.Clone(orig)
+		b[off] ^= 1 << rng.IntN(8)
+		os.WriteFile(bad, b, 0o644)
+		if _, err := LoadCheckpoint(bad); err == nil || !strings.Contains(err.Error(), bad) {
+			t.Fatalf("header byte %d flipped: %v", off, err)
+		}
+	}
+	if _, err := LoadCheckpoint(path); err != nil {
+		t.Fatalf("the original: %v", err)
+	}
+}
+
+// rewriteHeader returns file with its header JSON changed by edit and
+// without the checksum entry, as a file written before checksums were
+// recorded (or edited by hand).
+func rewriteHeader(t *testing.T, file []byte, edit func(h map[string]any)) []byte {
+	t.Helper()
+	n := binary.LittleEndian.Uint64(file)
+	var h map[string]any
+	if err := json.Unmarshal(file[8:8+n], &h); err != nil {
+		t.Fatal(err)
+	}
+	delete(h["__metadata__"].(map[string]any), safetensors.ChecksumKey)
+	if edit != nil {
+		edit(h)
+	}
+	js, err := json.Marshal(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for len(js)%8 != 0 {
+		js = append(js, ' ')
+	}
+	return append(append(binary.LittleEndian.AppendUint64(nil, uint64(len(js))), js...), file[8+n:]...)
+}
+
+func TestCheckpointWithoutChecksumsLoads(t *testing.T) {
+	dir := t.TempDir()
+	path, want := saveTiny(t, dir)
+	orig, _ := os.ReadFile(path)
+	old := filepath.Join(dir, "old.safetensors")
+	os.WriteFile(old, rewriteHeader(t, orig, nil), 0o644)
+	got, err := LoadCheckpoint(old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.State != want.State || len(got.Params) != len(want.Params) {
+		t.Fatalf("read back %+v", got)
+	}
+}
+
+// Tensors stored in another float type are converted; other types are an
+// error naming the tensor, its dtype and the file, not a panic.
+func TestCheckpointOtherDtypes(t *testing.T) {
+	dir := t.TempDir()
+	ck := tinyCheckpoint(t)
+	for i := range ck.Params {
+		ck.Params[i].DType = []safetensors.DType{safetensors.F16, safetensors.BF16, safetensors.F64, safetensors.F32}[i%4]
+	}
+	half := filepath.Join(dir, "mixed.safetensors")
+	if err := ck.Save(half); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := OpenModel(half, false); err != nil {
+		t.Fatalf("a checkpoint of F16, BF16 and F64 tensors: %v", err)
+	}
+
+	path, _ := saveTiny(t, dir)
+	orig, _ := os.ReadFile(path)
+	for _, dt := range []string{"I32", "U32"} {
+		bad := filepath.Join(dir, dt+".safetensors")
+		os.WriteFile(bad, rewriteHeader(t, orig, func(h map[string]any) {
+			h["cls_token"].(map[string]any)["dtype"] = dt
+		}), 0o644)
+		_, err := LoadCheckpoint(bad)
+		for _, s := range []string{bad, `tensor "cls_token"`, dt, "cannot be converted"} {
+			if err == nil || !strings.Contains(err.Error(), s) {
+				t.Errorf("cls_token stored as %s: %v, want an error containing %q", dt, err, s)
+			}
+		}
+	}
+}
+
+// Weights load into a float64 model (gradient checks use one) instead of
+// panicking on a float32 type assertion.
+func TestLoadWeightsFloat64Model(t *testing.T) {
+	ck := tinyCheckpoint(t)
+	m, err := model.NewWithDtype(tinyViT, 0, tensor.Float64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ck.LoadWeights(m, false); err != nil {
+		t.Fatal(err)
+	}
+	got := m.Params[0].Value.Data().([]float64)
+	if got[0] != float64(ck.Params[0].Data[0]) {
+		t.Fatalf("%s[0] = %g, want %g", m.Params[0].Name, got[0], ck.Params[0].Data[0])
+	}
+	// Resampling pos_embed into a float64 model of another size too.
+	big := tinyViT
+	big.ImageSize = 12
+	m, err = model.NewWithDtype(big, 0, tensor.Float64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if note, err := ck.LoadWeights(m, false); err != nil || !strings.Contains(note, "resampled") {
+		t.Fatalf("resampled load: %q, %v", note, err)
+	}
+}
+
+// Corrupt or implausible metadata is an error naming the key and value.
+func TestCheckpointCorruptMetadata(t *testing.T) {
+	ck := tinyCheckpoint(t)
+	path := filepath.Join(t.TempDir(), "ck.safetensors")
+	if err := ck.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	base, err := safetensors.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	modelJSON := func(edit func(c *model.Config)) string {
+		c := tinyViT
+		edit(&c)
+		b, _ := json.Marshal(c)
+		return string(b)
+	}
+	resnet := func(spec string) map[string]string {
+		return map[string]string{metaArch: ArchResNet, metaResNet: spec}
+	}
+	for _, tc := range []struct {
+		name string
+		meta map[string]string // entries to set; "" deletes
+		drop string            // a tensor to leave out
+		want []string
+	}{
+		{"not a checkpoint", map[string]string{metaModel: ""}, "", []string{`metadata has no "vit_train.model"`}},
+		{"model not JSON", map[string]string{metaModel: "{embed"}, "", []string{`metadata "vit_train.model" is "{embed"`}},
+		{"model field type", map[string]string{metaModel: `{"embed_dim":"8"}`}, "", []string{`metadata "vit_train.model"`, "embed_dim"}},
+		{"huge depth", map[string]string{metaModel: modelJSON(func(c *model.Config) { c.Depth = 1 << 40 })}, "", []string{"depth 1099511627776", "only 32 parameter tensors"}},
+		{"wide embedding", map[string]string{metaModel: modelJSON(func(c *model.Config) { c.EmbedDim, c.Heads = 1<<30, 1 })}, "", []string{`tensor "cls_token" has shape [1 1 8]`, "[1 1 1073741824]"}},
+		{"huge image", map[string]string{metaModel: modelJSON(func(c *model.Config) { c.ImageSize = 1 << 40 })}, "", []string{`tensor "pos_embed" has shape [1 5 8]`}},
+		{"negative dim", map[string]string{metaModel: modelJSON(func(c *model.Config) { c.MLPDim = -1 })}, "", []string{"mlp_dim must be positive, got -1"}},
+		{"missing tensor", nil, "blocks.1.mlp.fc2.bias", []string{`tensor "blocks.1.mlp.fc2.bias" is missing`, "[8]"}},
+		{"extra block", map[string]string{metaModel: modelJSON(func(c *model.Config) { c.Depth = 1 })}, "", []string{`tensor "blocks.1.attn.proj.bias" is not a parameter`}},
+		{"unknown arch", map[string]string{metaArch: "cnn"}, "", []string{`metadata "vit_train.arch" is "cnn"`}},
+		{"resnet not JSON", resnet("[]"), "", []string{`metadata "vit_train.resnet" is "[]"`}},
+		{"resnet classes", resnet(`{"arch":"resnet18","in_chans":3,"img_size":32,"num_classes":1000000000}`), "", []string{"num_classes 1000000000: want 1 to"}},
+		{"resnet channels", resnet(`{"arch":"resnet18","in_chans":0,"img_size":32,"num_classes":3}`), "", []string{"in_chans 0"}},
+		{"resnet image", resnet(`{"arch":"resnet20","in_chans":1,"img_size":100000,"num_classes":3}`), "", []string{"img_size 100000"}},
+		{"resnet arch", resnet(`{"arch":"resnet7","in_chans":1,"img_size":8,"num_classes":3}`), "", []string{`metadata "vit_train.resnet"`, "resnet7"}},
+		{"resnet too big for the file", resnet(`{"arch":"resnet20","in_chans":1,"img_size":8,"num_classes":3}`), "", []string{"resnet20 with 3 classes has", "the file holds"}},
+		{"state type", map[string]string{metaState: `{"epoch":"two"}`}, "", []string{`metadata "vit_train.state"`, "epoch"}},
+		{"negative batch", map[string]string{metaState: `{"epoch":1,"batch":-3}`}, "", []string{`metadata "vit_train.state": batch is -3`}},
+		{"best after now", map[string]string{metaState: `{"epoch":1,"best_epoch":4}`}, "", []string{"best_epoch 4 is after epoch 1"}},
+		{"best top1", map[string]string{metaState: `{"epoch":1,"best_top1":250}`}, "", []string{"best_top1 is 250"}},
+		{"mean and std", map[string]string{metaStd: `[0.1, 0.2]`}, "", []string{`"vit_train.mean" has 1 values but "vit_train.std" has 2`}},
+		{"zero std", map[string]string{metaStd: `[0]`}, "", []string{`"vit_train.std" value 0 is 0`}},
+		{"mean per channel", map[string]string{metaMean: `[1,2]`, metaStd: `[1,2]`}, "", []string{"has 2 values, want 1 or one per channel (1)"}},
+		{"classes", map[string]string{metaClasses: `["a"]`}, "", []string{`"vit_train.classes" names 1 classes, but the model has 3`}},
+		{"config", map[string]string{metaConfig: "epochs: [1]"}, "", []string{`metadata "vit_train.config"`}},
+		{"config key", map[string]string{metaConfig: "epochz: 1"}, "", []string{`metadata "vit_train.config"`, "epochz"}},
+	} {
+		f := &safetensors.File{Metadata: map[string]string{}}
+		for k, v := range base.Metadata {
+			f.Metadata[k] = v
+		}
+		for k, v := range tc.meta {
+			if v == "" {
+				delete(f.Metadata, k)
+			} else {
+				f.Metadata[k] = v
+			}
+		}
+		for _, t := range base.Tensors {
+			if t.Name != tc.drop {
+				f.Tensors = append(f.Tensors, t)
+			}
+		}
+		var err error
+		if a := allocated(func() { _, err = decodeCheckpoint(f) }); a > 64<<20 {
+			t.Errorf("%s: decoding allocated %d MB", tc.name, a>>20)
+		}
+		if err == nil {
+			t.Errorf("%s: accepted", tc.name)
+			continue
+		}
+		for _, s := range tc.want {
+			if !strings.Contains(err.Error(), s) {
+				t.Errorf("%s: error %q does not contain %q", tc.name, err, s)
+			}
+		}
+	}
+
+	// Through the file: the error names it.
+	bad := filepath.Join(t.TempDir(), "bad.safetensors")
+	meta := map[string]string{}
+	for k, v := range base.Metadata {
+		meta[k] = v
+	}
+	meta[metaModel] = modelJSON(func(c *model.Config) { c.Depth = 1 << 40 })
+	if err := safetensors.WriteFileAtomic(bad, base.Tensors, meta); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadCheckpoint(bad); err == nil || !strings.Contains(err.Error(), bad) || !strings.Contains(err.Error(), "depth") {
+		t.Errorf("through the file: %v", err)
+	}
+	if _, _, err := OpenModel(bad, false); err == nil {
+		t.Error("OpenModel accepted it")
+	}
+}
+
+// allocated returns the bytes f allocates.
+func allocated(f func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	f()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
+}
+
+// A failed save leaves the previous checkpoint whole and nothing else.
+func TestCheckpointSaveFailureKeepsThePrevious(t *testing.T) {
+	dir := t.TempDir()
+	path, want := saveTiny(t, dir)
+	bad := tinyCheckpoint(t)
+	bad.Params[0].Data = bad.Params[0].Data[:1] // does not match its shape
+	err := bad.Save(path)
+	if err == nil || !strings.Contains(err.Error(), path) {
+		t.Fatalf("saving a malformed checkpoint: %v", err)
+	}
+	var fe *safetensors.FormatError
+	if !errors.As(err, &fe) || fe.Tensor != bad.Params[0].Name {
+		t.Errorf("error %v does not name tensor %q", err, bad.Params[0].Name)
+	}
+	got, err := LoadCheckpoint(path)
+	if err != nil || got.State != want.State {
+		t.Fatalf("previous checkpoint: %+v, %v", got, err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Fatalf("folder holds %d entries, want only the checkpoint", len(entries))
+	}
+}
