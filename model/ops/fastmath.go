@@ -8,21 +8,14 @@ import (
 
 // FastExp32 returns e^x in float32 with a relative error below 2e-7 over
 // the normal range. Results that would be subnormal (x < −87.34) are
-// flushed to 0; x > 88.72 gives +Inf; NaN gives NaN. Loops should call
-// vec.Exp, which does the same over a slice with SIMD.
-func FastExp32(x float32) float32 {
-	v := [1]float32{x}
-	vec.Exp(v[:], v[:])
-	return v[0]
-}
+// flushed to 0; x > 88.72 gives +Inf; NaN gives NaN. It is vec.Exp32;
+// loops should call vec.Exp, which does the same over a slice with SIMD.
+func FastExp32(x float32) float32 { return vec.Exp32(x) }
 
 // FastErf32 returns erf(x) in float32 with an absolute error below 1e-6
-// (Abramowitz & Stegun 7.1.26 with FastExp32); loops should call vec.Erf.
-func FastErf32(x float32) float32 {
-	v := [1]float32{x}
-	vec.Erf(v[:], v[:])
-	return v[0]
-}
+// (Abramowitz & Stegun 7.1.26 with FastExp32). It is vec.Erf32; loops
+// should call vec.Erf.
+func FastErf32(x float32) float32 { return vec.Erf32(x) }
 
 const (
 	invSqrt2   = 0.70710678118654752440

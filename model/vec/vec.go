@@ -26,6 +26,15 @@ func Exp(dst, x []float32) {
 	exp(dst[:len(x)], x)
 }
 
+// Exp32 returns e^x for one value with [Exp]'s accuracy and edge cases
+// (x in (88, 88.72] is exact there), in pure Go: for scalar code, where a
+// call into the SIMD kernels costs more than it saves.
+func Exp32(x float32) float32 {
+	v := [1]float32{x}
+	expGeneric(v[:], v[:])
+	return v[0]
+}
+
 // ExpSubMaxSum sets dst[i] = e^(x[i]−max) for i < len(x), as Exp does, and
 // returns the sum of those values: the exponentials and normalizer of a
 // softmax row whose maximum is max.
@@ -127,6 +136,16 @@ func Erf(dst, x []float32) {
 		return
 	}
 	erf(dst[:len(x)], x)
+}
+
+// Erf32 returns erf(x) for one value as [Erf] does, in pure Go: for scalar
+// code.
+func Erf32(x float32) float32 {
+	r := 1 - erfcGeneric(abs(x), Exp32(-x*x))
+	if x < 0 {
+		return -r
+	}
+	return r
 }
 
 // GELU sets dst[i] = x[i]·Φ(x[i]) for i < len(x), Φ the standard normal CDF:

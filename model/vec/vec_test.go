@@ -577,3 +577,17 @@ func TestImplementation(t *testing.T) {
 		t.Fatalf("Implementation() = %s, not the best available", Implementation())
 	}
 }
+
+// TestScalarForms checks Exp32 and Erf32 against the slice kernels' bounds.
+func TestScalarForms(t *testing.T) {
+	for x := -100.0; x <= 100; x += 7.3e-3 {
+		checkExpValue(t, "Exp32", float32(x), Exp32(float32(x)))
+		if x > -12 && x < 12 {
+			checkErfValue(t, "Erf32", float32(x), Erf32(float32(x)))
+		}
+	}
+	for _, x := range specials {
+		checkExpValue(t, "Exp32", x, Exp32(x))
+		checkErfValue(t, "Erf32", x, Erf32(x))
+	}
+}
