@@ -1,15 +1,17 @@
 package train
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/vit-train/vit-train/model/atomicfile"
 )
 
 // Field is one named value of a metrics record.
@@ -20,60 +22,94 @@ type Field struct {
 
 // MetricsLog appends records to NAME.jsonl and NAME.csv in a run folder. The
 // CSV header is the first record's field names; later records must have the
-// same fields in the same order.
+// same fields in the same order. Each record is one line, written by one
+// call per file; a run killed in the middle of a Write leaves at most a
+// partial last line, which the next OpenMetricsLog drops.
 type MetricsLog struct {
 	jsonl, csv *os.File
 	columns    []string
+	// Notes says what opening the log repaired, one sentence per repair: a
+	// partial last line or a partial or empty CSV header dropped (left by a
+	// run killed while writing it). The trainer prints them.
+	Notes []string
 }
 
-// OpenMetrics opens (creating or appending to) dir/name.jsonl and dir/name.csv.
-// When resuming, keepUpToStep drops records whose "step" is larger, so a
-// resumed run continues the curve without repeats; pass -1 to start afresh.
+// Keep selects the records a resumed log keeps: those whose field Field is
+// at most Max (e.g. "step" ≤ the checkpoint's step).
+type Keep struct {
+	Field string
+	Max   float64
+}
+
+// OpenMetrics opens dir/name.jsonl and dir/name.csv for appending. With
+// keepUpToStep < 0 both start afresh; otherwise they keep the records whose
+// "step" is at most keepUpToStep (see OpenMetricsLog).
 func OpenMetrics(dir, name string, keepUpToStep int) (*MetricsLog, error) {
-	jp, cp := filepath.Join(dir, name+".jsonl"), filepath.Join(dir, name+".csv")
 	if keepUpToStep < 0 {
+		return OpenMetricsLog(dir, name, nil)
+	}
+	return OpenMetricsLog(dir, name, &Keep{Field: "step", Max: float64(keepUpToStep)})
+}
+
+// OpenMetricsLog opens dir/name.jsonl and dir/name.csv for appending. With
+// keep nil both files start afresh. Otherwise (resuming) each file keeps
+// its records selected by keep, so that a resumed run continues the curve
+// without repeats; a file that changes is replaced atomically (a temporary
+// file, synced and renamed). A partial last line and a partial or empty CSV
+// header are dropped and described in Notes; any other line that cannot be
+// read is an error naming the file and the line.
+func OpenMetricsLog(dir, name string, keep *Keep) (*MetricsLog, error) {
+	jp, cp := filepath.Join(dir, name+".jsonl"), filepath.Join(dir, name+".csv")
+	m := &MetricsLog{}
+	if keep == nil {
 		for _, p := range []string{jp, cp} {
 			if err := os.Remove(p); err != nil && !os.IsNotExist(err) {
-				return nil, err
+				return nil, fmt.Errorf("metrics: %w", err)
 			}
 		}
-	} else if err := truncateMetrics(jp, cp, keepUpToStep); err != nil {
-		return nil, err
+	} else {
+		notes, err := truncateJSONL(jp, *keep)
+		if err != nil {
+			return nil, err
+		}
+		m.Notes = append(m.Notes, notes...)
+		if m.columns, notes, err = truncateCSV(cp, *keep); err != nil {
+			return nil, err
+		}
+		m.Notes = append(m.Notes, notes...)
 	}
-	m := &MetricsLog{}
 	var err error
 	if m.jsonl, err = os.OpenFile(jp, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("metrics: %w", err)
 	}
-	if m.csv, err = os.OpenFile(cp, os.O_CREATE|os.O_APPEND|os.O_RDWR, 0o644); err != nil {
+	if m.csv, err = os.OpenFile(cp, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644); err != nil {
 		m.jsonl.Close()
-		return nil, err
-	}
-	if head, err := os.ReadFile(cp); err == nil && len(head) > 0 {
-		first, _, _ := bytes.Cut(head, []byte("\n"))
-		m.columns = strings.Split(string(first), ",")
+		return nil, fmt.Errorf("metrics: %w", err)
 	}
 	return m, nil
 }
 
-// Write appends one record to both files.
+// Write appends one record to both files. A failed write (a full disk, say)
+// is an error naming the file.
 func (m *MetricsLog) Write(rec []Field) error {
 	if m.columns == nil {
-		for _, f := range rec {
-			m.columns = append(m.columns, f.Name)
+		columns := make([]string, len(rec))
+		for i, f := range rec {
+			columns[i] = f.Name
 		}
-		if _, err := fmt.Fprintln(m.csv, strings.Join(m.columns, ",")); err != nil {
-			return err
+		if _, err := io.WriteString(m.csv, strings.Join(columns, ",")+"\n"); err != nil {
+			return fmt.Errorf("metrics: %w", err)
 		}
+		m.columns = columns
 	}
 	if len(rec) != len(m.columns) {
-		return fmt.Errorf("metrics: record has %d fields, the log has %d columns", len(rec), len(m.columns))
+		return fmt.Errorf("metrics: %s: a record has %d fields, the log has %d columns (%s)", m.csv.Name(), len(rec), len(m.columns), strings.Join(m.columns, ","))
 	}
 	var js, cs bytes.Buffer
 	js.WriteByte('{')
 	for i, f := range rec {
 		if f.Name != m.columns[i] {
-			return fmt.Errorf("metrics: field %d is %q, column is %q", i, f.Name, m.columns[i])
+			return fmt.Errorf("metrics: %s: field %d is %q, the column is %q", m.csv.Name(), i, f.Name, m.columns[i])
 		}
 		if i > 0 {
 			js.WriteByte(',')
@@ -86,13 +122,26 @@ func (m *MetricsLog) Write(rec []Field) error {
 	js.WriteString("}\n")
 	cs.WriteByte('\n')
 	if _, err := m.jsonl.Write(js.Bytes()); err != nil {
-		return err
+		return fmt.Errorf("metrics: %w", err)
 	}
-	_, err := m.csv.Write(cs.Bytes())
-	return err
+	if _, err := m.csv.Write(cs.Bytes()); err != nil {
+		return fmt.Errorf("metrics: %w", err)
+	}
+	return nil
 }
 
-// Close flushes and closes both files.
+// Sync commits both files to stable storage, so that a checkpoint saved
+// afterwards never points past the records on disk.
+func (m *MetricsLog) Sync() error {
+	for _, f := range []*os.File{m.jsonl, m.csv} {
+		if err := f.Sync(); err != nil {
+			return fmt.Errorf("metrics: syncing %s: %w", f.Name(), err)
+		}
+	}
+	return nil
+}
+
+// Close closes both files.
 func (m *MetricsLog) Close() error {
 	err1 := m.jsonl.Close()
 	err2 := m.csv.Close()
@@ -113,81 +162,189 @@ func jsonNumber(s string) string {
 	return s
 }
 
-// ReadMetrics reads dir/name.jsonl back as records of name → value.
+// ReadMetrics reads dir/name.jsonl back as records of name → value (NaN for
+// null). Empty lines and a partial last line (no newline: a run killed
+// while writing it) are skipped.
 func ReadMetrics(dir, name string) ([]map[string]float64, error) {
-	f, err := os.Open(filepath.Join(dir, name+".jsonl"))
+	path := filepath.Join(dir, name+".jsonl")
+	raw, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
+	lines, _ := splitLines(raw)
 	var out []map[string]float64
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<24)
-	for line := 1; sc.Scan(); line++ {
-		var rec map[string]*float64
-		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
-			return nil, fmt.Errorf("%s line %d: %w", f.Name(), line, err)
+	for i, l := range lines {
+		if l == "" {
+			continue
 		}
-		r := make(map[string]float64, len(rec))
-		for k, v := range rec {
-			if v == nil {
-				r[k] = math.NaN()
-			} else {
-				r[k] = *v
-			}
+		r, err := parseJSONRecord(l)
+		if err != nil {
+			return nil, fmt.Errorf("%s line %d: %w", path, i+1, err)
 		}
 		out = append(out, r)
 	}
-	return out, sc.Err()
+	return out, nil
 }
 
-// truncateMetrics rewrites both files keeping the records with step ≤ maxStep.
-func truncateMetrics(jsonlPath, csvPath string, maxStep int) error {
-	keep := func(path string, stepOf func(line string, header []string) (int, bool), hasHeader bool) error {
-		raw, err := os.ReadFile(path)
-		if os.IsNotExist(err) {
-			return nil
-		} else if err != nil {
-			return err
-		}
-		lines := strings.Split(strings.TrimRight(string(raw), "\n"), "\n")
-		var out []string
-		var header []string
-		for i, l := range lines {
-			if l == "" {
-				continue
-			}
-			if hasHeader && i == 0 {
-				header = strings.Split(l, ",")
-				out = append(out, l)
-				continue
-			}
-			if s, ok := stepOf(l, header); ok && s > maxStep {
-				continue
-			}
-			out = append(out, l)
-		}
-		return os.WriteFile(path, []byte(strings.Join(out, "\n")+"\n"), 0o644)
+func parseJSONRecord(line string) (map[string]float64, error) {
+	var rec map[string]*float64
+	if err := json.Unmarshal([]byte(line), &rec); err != nil {
+		return nil, err
 	}
-	jsonStep := func(l string, _ []string) (int, bool) {
-		var rec map[string]*float64
-		if json.Unmarshal([]byte(l), &rec) != nil || rec["step"] == nil {
-			return 0, false
+	r := make(map[string]float64, len(rec))
+	for k, v := range rec {
+		if v == nil {
+			r[k] = math.NaN()
+		} else {
+			r[k] = *v
 		}
-		return int(*rec["step"]), true
 	}
-	csvStep := func(l string, header []string) (int, bool) {
+	return r, nil
+}
+
+// splitLines returns the complete lines of raw (without their newlines)
+// and the partial line after the last newline ("" when raw ends with one).
+func splitLines(raw []byte) (lines []string, partial string) {
+	s := string(raw)
+	end := strings.LastIndexByte(s, '\n')
+	partial = s[end+1:]
+	if end < 0 {
+		return nil, partial
+	}
+	return strings.Split(s[:end], "\n"), partial
+}
+
+// partialNote describes a dropped partial last line.
+func partialNote(path, partial string) string {
+	const show = 40
+	q := partial
+	if len(q) > show {
+		q = q[:show] + "…"
+	}
+	return fmt.Sprintf("%s: dropped a partial last line %q (%d bytes without a newline: the run stopped while writing it)", path, q, len(partial))
+}
+
+// rewrite replaces path with lines atomically.
+func rewrite(path string, lines []string) error {
+	err := atomicfile.Write(path, func(w io.Writer) error {
+		for _, l := range lines {
+			if _, err := io.WriteString(w, l+"\n"); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("metrics: %w", err)
+	}
+	return nil
+}
+
+// readLog reads a log file; a missing file has no lines.
+func readLog(path string) (lines []string, partial string, exists bool, err error) {
+	raw, err := os.ReadFile(path)
+	if os.IsNotExist(err) {
+		return nil, "", false, nil
+	}
+	if err != nil {
+		return nil, "", false, fmt.Errorf("metrics: %w", err)
+	}
+	lines, partial = splitLines(raw)
+	return lines, partial, true, nil
+}
+
+// truncateJSONL keeps the records of the .jsonl at path that keep selects,
+// dropping empty lines and a partial last line.
+func truncateJSONL(path string, keep Keep) (notes []string, err error) {
+	lines, partial, exists, err := readLog(path)
+	if !exists || err != nil {
+		return nil, err
+	}
+	changed := partial != ""
+	if changed {
+		notes = append(notes, partialNote(path, partial))
+	}
+	out := lines[:0:0]
+	for i, l := range lines {
+		if l == "" {
+			changed = true
+			continue
+		}
+		rec, err := parseJSONRecord(l)
+		if err != nil {
+			return nil, fmt.Errorf("metrics: %s line %d: %w", path, i+1, err)
+		}
+		v, ok := rec[keep.Field]
+		if !ok || math.IsNaN(v) {
+			return nil, fmt.Errorf("metrics: %s line %d: no %q value", path, i+1, keep.Field)
+		}
+		if v > keep.Max {
+			changed = true
+			continue
+		}
+		out = append(out, l)
+	}
+	if !changed {
+		return notes, nil
+	}
+	return notes, rewrite(path, out)
+}
+
+// truncateCSV keeps the header and the rows of the .csv at path that keep
+// selects. A partial or empty header is dropped (with the file's content:
+// rows cannot follow it), as is a partial last row. It returns the header's
+// columns, nil when the file has none.
+func truncateCSV(path string, keep Keep) (columns, notes []string, err error) {
+	lines, partial, exists, err := readLog(path)
+	if !exists || err != nil {
+		return nil, nil, err
+	}
+	if len(lines) == 0 || lines[0] == "" {
+		if len(lines) > 1 {
+			return nil, nil, fmt.Errorf("metrics: %s: the header line is empty but %d lines follow it", path, len(lines)-1)
+		}
+		switch {
+		case len(lines) == 1:
+			notes = append(notes, fmt.Sprintf("%s: dropped an empty header line", path))
+		case partial != "":
+			notes = append(notes, fmt.Sprintf("%s: dropped a partial header %q (no newline: the run stopped while writing it)", path, partial))
+		default:
+			return nil, nil, nil // an empty file
+		}
+		return nil, notes, rewrite(path, nil)
+	}
+	columns = strings.Split(lines[0], ",")
+	col := -1
+	for i, c := range columns {
+		if c == keep.Field {
+			col = i
+		}
+	}
+	if col < 0 {
+		return nil, nil, fmt.Errorf("metrics: %s: the header %q has no %q column", path, lines[0], keep.Field)
+	}
+	changed := partial != ""
+	if changed {
+		notes = append(notes, partialNote(path, partial))
+	}
+	out := []string{lines[0]}
+	for i, l := range lines[1:] {
 		cells := strings.Split(l, ",")
-		for i, h := range header {
-			if h == "step" && i < len(cells) {
-				v, err := strconv.ParseFloat(cells[i], 64)
-				return int(v), err == nil
-			}
+		if len(cells) != len(columns) {
+			return nil, nil, fmt.Errorf("metrics: %s line %d: %d cells, the header has %d columns", path, i+2, len(cells), len(columns))
 		}
-		return 0, false
+		v, err := strconv.ParseFloat(cells[col], 64)
+		if err != nil {
+			return nil, nil, fmt.Errorf("metrics: %s line %d: column %q: %w", path, i+2, keep.Field, err)
+		}
+		if v > keep.Max {
+			changed = true
+			continue
+		}
+		out = append(out, l)
 	}
-	if err := keep(jsonlPath, jsonStep, false); err != nil {
-		return err
+	if !changed {
+		return columns, notes, nil
 	}
-	return keep(csvPath, csvStep, true)
+	return columns, notes, rewrite(path, out)
 }
