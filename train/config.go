@@ -365,8 +365,20 @@ func (c Config) ModelConfig() (model.Config, error) {
 	return mc, mc.Validate()
 }
 
-// Validate checks values that no type can: ranges and names.
+// Validate checks values that no type can (ranges and names) and refuses
+// settings that cannot take effect: a key set to a value other than its
+// default that the rest of the configuration ignores (aug.hflip with
+// aug.train = none, ema.decay with EMA off, distill.tau without soft
+// distillation, …) is an error naming the key and why.
 func (c Config) Validate() error {
+	if err := c.validateValues(); err != nil {
+		return err
+	}
+	return c.checkEffective()
+}
+
+// validateValues checks ranges and names.
+func (c Config) validateValues() error {
 	bad := func(key string, v any, want string) error {
 		return fmt.Errorf("config: %s = %v: %s", key, v, want)
 	}
@@ -423,6 +435,65 @@ func (c Config) Validate() error {
 	return nil
 }
 
+// ineffective is a setting that cannot take effect: key is set (to a value
+// other than its default, value) although why says it is ignored.
+type ineffective struct {
+	key   string
+	value any
+	set   bool
+	why   string
+}
+
+// checkEffective refuses the first setting that cannot take effect.
+func (c Config) checkEffective() error {
+	for _, r := range c.ineffectiveSettings() {
+		if r.set {
+			return fmt.Errorf("config: %s = %v has no effect: %s", r.key, r.value, r.why)
+		}
+	}
+	return nil
+}
+
+// ineffectiveSettings lists the settings that other settings can make
+// ineffective, each with whether it is set to no effect.
+func (c Config) ineffectiveSettings() []ineffective {
+	d := DefaultConfig()
+	a, o, s, dl := c.Aug, c.Optim, c.Sched, c.Distill
+	noAug := "aug.train = none trains on the evaluation pipeline (resize and centre crop only); set aug.train=padcrop-flip or rrc-flip"
+	noMix := "aug.mixup and aug.cutmix are 0, so no batch is mixed"
+	notSGD := fmt.Sprintf("optim.name = %s has no momentum (only sgd has)", o.Name)
+	notAdamW := fmt.Sprintf("optim.name = %s has no beta1, beta2 or eps (only adamw has)", o.Name)
+	layerDecay := o.LayerDecay > 0 && o.LayerDecay < 1
+	return []ineffective{
+		{"aug.hflip", a.HFlip, a.Train == "none" && a.HFlip != d.Aug.HFlip, noAug},
+		{"aug.color_jitter", a.ColorJitter, a.Train == "none" && a.ColorJitter != d.Aug.ColorJitter, noAug},
+		{"aug.auto_augment", a.AutoAugment, a.Train == "none" && a.AutoAugment != d.Aug.AutoAugment, noAug},
+		{"aug.reprob", a.ReProb, a.Train == "none" && a.ReProb != d.Aug.ReProb, noAug},
+		{"aug.mixup_prob", a.MixupProb, a.Mixup == 0 && a.CutMix == 0 && a.MixupProb != d.Aug.MixupProb, noMix},
+		{"aug.mixup_switch_prob", a.SwitchProb, !(a.Mixup > 0 && a.CutMix > 0) && a.SwitchProb != d.Aug.SwitchProb,
+			"switching between Mixup and CutMix needs both aug.mixup and aug.cutmix above 0"},
+		{"ema.decay", c.EMA.Decay, !c.EMA.Enabled && c.EMA.Decay != d.EMA.Decay, "ema.enabled is false"},
+		{"distill.alpha", dl.Alpha, dl.Type == "none" && dl.Alpha != d.Distill.Alpha, "distill.type = none"},
+		{"distill.tau", dl.Tau, dl.Type != "soft" && dl.Tau != d.Distill.Tau, fmt.Sprintf("distill.type = %s: only soft distillation has a temperature", dl.Type)},
+		{"distill.per_batch", dl.PerBatch, dl.Type != "soft" && dl.PerBatch, fmt.Sprintf("distill.type = %s: only the soft loss is divided per batch", dl.Type)},
+		{"optim.momentum", o.Momentum, o.Name != "sgd" && o.Momentum != d.Optim.Momentum, notSGD},
+		{"optim.nesterov", o.Nesterov, o.Name != "sgd" && o.Nesterov, notSGD},
+		{"optim.nesterov", o.Nesterov, o.Name == "sgd" && o.Nesterov && o.Momentum == 0, "optim.momentum = 0: Nesterov momentum needs momentum"},
+		{"optim.beta1", o.Beta1, o.Name != "adamw" && o.Beta1 != d.Optim.Beta1, notAdamW},
+		{"optim.beta2", o.Beta2, o.Name != "adamw" && o.Beta2 != d.Optim.Beta2, notAdamW},
+		{"optim.eps", o.Eps, o.Name != "adamw" && o.Eps != d.Optim.Eps, notAdamW},
+		{"optim.layer_decay", o.LayerDecay, layerDecay && c.Init.FreezeBackbone,
+			"init.freeze_backbone = true trains only the heads, whose learning-rate scale is 1 at any layer decay"},
+		{"sched.min_lr", s.MinLR, s.Name != "cosine" && s.MinLR != d.Sched.MinLR, fmt.Sprintf("sched.name = %s: only the cosine schedule decays to a minimum", s.Name)},
+		{"sched.decay_epochs", s.DecayEpochs, s.Name != "step" && s.DecayEpochs != d.Sched.DecayEpochs, fmt.Sprintf("sched.name = %s: only the step schedule has decay steps", s.Name)},
+		{"sched.decay_rate", s.DecayRate, s.Name != "step" && s.DecayRate != d.Sched.DecayRate, fmt.Sprintf("sched.name = %s: only the step schedule has a decay rate", s.Name)},
+		{"sched.warmup_lr", s.WarmupLR, s.WarmupEpochs == 0 && s.WarmupLR != d.Sched.WarmupLR, "sched.warmup_epochs = 0"},
+		{"init.ema", c.Init.EMA, c.Init.From == "" && c.Init.EMA, "init.from is not set"},
+		{"data.root", c.Data.Root, c.Data.Dataset == "fashion-mnist-embedded" && c.Data.Root != d.Data.Root, "data.dataset = fashion-mnist-embedded is built into the binary"},
+		{"data.skip_corrupt", c.Data.SkipCorrupt, c.Data.Dataset != "imagefolder" && c.Data.SkipCorrupt, fmt.Sprintf("data.dataset = %s: only imagefolder datasets have files to skip", c.Data.Dataset)},
+	}
+}
+
 // validateResNet checks the settings a ResNet run cannot use.
 func (c Config) validateResNet() error {
 	m := c.Model
@@ -476,8 +547,10 @@ func (c Config) resnetSpec(ds *Datasets) ResNetSpec {
 // YAML renders the resolved configuration, as saved in the run folder.
 func (c Config) YAML() ([]byte, error) { return yaml.Marshal(c) }
 
-// Override applies key=value settings to a resolved configuration, with
-// the checks of LoadConfig.
+// Override applies key=value settings to a resolved configuration, for
+// evaluating a checkpoint on other data: keys and values are checked as
+// LoadConfig does, but settings that only a training run would ignore are
+// not refused.
 func Override(c Config, sets []string) (Config, error) {
 	if len(sets) == 0 {
 		return c, nil
@@ -493,5 +566,5 @@ func Override(c Config, sets []string) (Config, error) {
 	if err != nil {
 		return c, err
 	}
-	return out, out.Validate()
+	return out, out.validateValues()
 }

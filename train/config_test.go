@@ -97,3 +97,51 @@ func TestResolvedConfigRoundTrips(t *testing.T) {
 		t.Fatalf("resolved config does not load back the same:\n%+v\n%+v", back, cfg)
 	}
 }
+
+// A setting that the rest of the configuration ignores is an error naming
+// the key; the same setting where it takes effect is accepted.
+func TestIneffectiveSettingsAreErrors(t *testing.T) {
+	for _, c := range []struct {
+		key       string
+		ignored   []string // sets under which key has no effect
+		effective []string // sets under which it has
+	}{
+		{"aug.hflip", []string{"aug.hflip=1"}, []string{"aug.hflip=1", "aug.train=padcrop-flip"}},
+		{"aug.color_jitter", []string{"aug.color_jitter=0.4"}, []string{"aug.color_jitter=0.4", "aug.train=rrc-flip"}},
+		{"aug.auto_augment", []string{"aug.auto_augment=rand-m9-mstd0.5"}, []string{"aug.auto_augment=rand-m9-mstd0.5", "aug.train=rrc-flip"}},
+		{"aug.reprob", []string{"aug.reprob=0.25"}, []string{"aug.reprob=0.25", "aug.train=padcrop-flip"}},
+		{"aug.mixup_prob", []string{"aug.mixup_prob=0.5"}, []string{"aug.mixup_prob=0.5", "aug.cutmix=1"}},
+		{"aug.mixup_switch_prob", []string{"aug.mixup_switch_prob=0.2", "aug.mixup=0.8"}, []string{"aug.mixup_switch_prob=0.2", "aug.mixup=0.8", "aug.cutmix=1"}},
+		{"ema.decay", []string{"ema.decay=0.99"}, []string{"ema.decay=0.99", "ema.enabled=true"}},
+		{"distill.alpha", []string{"distill.alpha=0.3"}, []string{"distill.alpha=0.3", "distill.type=hard", "distill.teacher=t.safetensors"}},
+		{"distill.tau", []string{"distill.tau=3", "distill.type=hard", "distill.teacher=t.safetensors"}, []string{"distill.tau=3", "distill.type=soft", "distill.teacher=t.safetensors"}},
+		{"distill.per_batch", []string{"distill.per_batch=true"}, []string{"distill.per_batch=true", "distill.type=soft", "distill.teacher=t.safetensors"}},
+		{"optim.momentum", []string{"optim.momentum=0.8"}, []string{"optim.momentum=0.8", "optim.name=sgd"}},
+		{"optim.nesterov", []string{"optim.nesterov=true"}, []string{"optim.nesterov=true", "optim.name=sgd"}},
+		{"optim.nesterov", []string{"optim.nesterov=true", "optim.name=sgd", "optim.momentum=0"}, []string{"optim.name=sgd", "optim.momentum=0"}},
+		{"optim.beta1", []string{"optim.beta1=0.8", "optim.name=sgd"}, []string{"optim.beta1=0.8"}},
+		{"optim.beta2", []string{"optim.beta2=0.99", "optim.name=sgd"}, []string{"optim.beta2=0.99"}},
+		{"optim.eps", []string{"optim.eps=1e-6", "optim.name=sgd"}, []string{"optim.eps=1e-6"}},
+		{"optim.layer_decay", []string{"optim.layer_decay=0.75", "init.from=x.safetensors", "init.freeze_backbone=true"}, []string{"optim.layer_decay=0.75", "init.from=x.safetensors"}},
+		{"sched.min_lr", []string{"sched.min_lr=0", "sched.name=step"}, []string{"sched.min_lr=0"}},
+		{"sched.decay_epochs", []string{"sched.decay_epochs=2"}, []string{"sched.decay_epochs=2", "sched.name=step"}},
+		{"sched.decay_rate", []string{"sched.decay_rate=0.5", "sched.name=constant"}, []string{"sched.decay_rate=0.5", "sched.name=step"}},
+		{"sched.warmup_lr", []string{"sched.warmup_lr=1e-4", "sched.warmup_epochs=0"}, []string{"sched.warmup_lr=1e-4"}},
+		{"init.ema", []string{"init.ema=true"}, []string{"init.ema=true", "init.from=x.safetensors"}},
+		{"data.root", []string{"data.root=/data"}, []string{"data.root=/data", "data.dataset=mnist"}},
+		{"data.skip_corrupt", []string{"data.skip_corrupt=true"}, []string{"data.skip_corrupt=true", "data.dataset=imagefolder"}},
+	} {
+		_, err := LoadConfig("", c.ignored)
+		if err == nil || !strings.Contains(err.Error(), "config: "+c.key+" = ") || !strings.Contains(err.Error(), "has no effect") {
+			t.Errorf("%v: want an error naming %s, got %v", c.ignored, c.key, err)
+		}
+		if _, err := LoadConfig("", c.effective); err != nil {
+			t.Errorf("%v: %v", c.effective, err)
+		}
+	}
+	// Evaluating a checkpoint on other data does not check training settings.
+	cfg := DefaultConfig()
+	if _, err := Override(cfg, []string{"data.root=/data"}); err != nil {
+		t.Errorf("Override: %v", err)
+	}
+}
