@@ -32,7 +32,8 @@ type Loader struct {
 	c, h, w int
 
 	mu   sync.Mutex
-	free []*Batch
+	free []*Batch // batches back in the pool
+	made int      // batches allocated
 }
 
 // NewLoader checks cfg and returns a loader.
@@ -100,6 +101,7 @@ func (l *Loader) getBatch() *Batch {
 		l.mu.Unlock()
 		return b
 	}
+	l.made++
 	l.mu.Unlock()
 	bs, size := l.cfg.BatchSize, l.c*l.h*l.w
 	b := &Batch{loader: l, C: l.c, H: l.h, W: l.w, buf: make([]float32, bs*size), labels: make([]int, bs), idx: make([]int, bs)}
@@ -107,8 +109,25 @@ func (l *Loader) getBatch() *Batch {
 	return b
 }
 
+// putBatch returns a batch to the pool. A batch already there (released
+// twice) is not added again, so that it is never handed out twice.
 func (l *Loader) putBatch(b *Batch) {
 	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, f := range l.free {
+		if f == b {
+			return
+		}
+	}
 	l.free = append(l.free, b)
-	l.mu.Unlock()
+}
+
+// Outstanding is the number of the loader's batches not in its pool: handed
+// out and not yet released, or being filled by an open Iter. Once every
+// Iter is closed and every batch released it is 0; a larger value is a
+// batch that was never released.
+func (l *Loader) Outstanding() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.made - len(l.free)
 }

@@ -245,21 +245,35 @@ func TestLoaderErrors(t *testing.T) {
 	}
 }
 
-// Batches are recycled, and closing mid-epoch stops every goroutine.
+// Batches are recycled: every batch handed out comes back to the pool, and
+// a few batches serve many epochs. Closing mid-epoch stops every goroutine.
 func TestLoaderRecyclesAndCloses(t *testing.T) {
 	l := augLoader(t, 3)
 	base := runtime.NumGoroutine()
 	for e := 0; e < 4; e++ {
 		collect(t, l, e, 0)
 	}
-	if n := len(l.free); n > l.cfg.Prefetch+1 {
-		t.Errorf("%d batches allocated for prefetch %d", n, l.cfg.Prefetch)
+	// 4 epochs of 8 batches, at most Prefetch in flight and one held by
+	// the consumer: the pool holds every batch allocated, and no more than
+	// Prefetch+1 were.
+	if l.Outstanding() != 0 || len(l.free) != l.made {
+		t.Errorf("%d batches allocated, %d back in the pool", l.made, len(l.free))
+	}
+	if l.made < 1 || l.made > l.cfg.Prefetch+1 {
+		t.Errorf("%d batches allocated for 32 batches with prefetch %d", l.made, l.cfg.Prefetch)
 	}
 	it := l.Epoch(9, 0)
 	it.Next()
-	it.Batch().Release()
+	b := it.Batch()
 	it.Close()
+	if n := l.Outstanding(); n != 1 {
+		t.Errorf("after Close with a batch held: %d outstanding, want 1 (the held batch)", n)
+	}
+	b.Release()
 	it.Close()
+	if n := l.Outstanding(); n != 0 {
+		t.Errorf("after the held batch's release: %d outstanding", n)
+	}
 	if it.Next() {
 		t.Error("Next after Close")
 	}
@@ -272,22 +286,74 @@ func TestLoaderRecyclesAndCloses(t *testing.T) {
 	}
 }
 
+// A batch released twice enters the pool once, so it is never handed out
+// to two holders at the same time.
+func TestLoaderDoubleReleaseIsHarmless(t *testing.T) {
+	l := augLoader(t, 1)
+	it := l.Epoch(0, 0)
+	if !it.Next() {
+		t.Fatal(it.Err())
+	}
+	b := it.Batch()
+	b.Release()
+	b.Release()
+	it.Close()
+	if n := l.Outstanding(); n != 0 {
+		t.Fatalf("%d outstanding", n)
+	}
+	seen := map[*Batch]bool{}
+	for range l.made {
+		x := l.getBatch()
+		if seen[x] {
+			t.Fatal("the pool handed out the same batch twice")
+		}
+		seen[x] = true
+	}
+}
+
 func TestStreamSeedsDiffer(t *testing.T) {
 	seen := map[[2]uint64]bool{}
-	for _, s := range []uint64{streamShuffle, streamItem, streamBatch} {
-		for e := 0; e < 3; e++ {
-			for i := 0; i < 100; i++ {
-				a, b := streamSeed(7, s, e, i)
-				if seen[[2]uint64{a, b}] {
-					t.Fatalf("seed collision at stream %x epoch %d index %d", s, e, i)
+	for _, seed := range []uint64{0, 1, 7} {
+		for _, s := range []uint64{streamShuffle, streamItem, streamBatch} {
+			for e := 0; e < 3; e++ {
+				for i := 0; i < 100; i++ {
+					a, b := streamSeed(seed, s, e, i)
+					if seen[[2]uint64{a, b}] {
+						t.Fatalf("seed collision at seed %d stream %x epoch %d index %d", seed, s, e, i)
+					}
+					seen[[2]uint64{a, b}] = true
 				}
-				seen[[2]uint64{a, b}] = true
 			}
 		}
 	}
-	r1 := rand.New(rand.NewPCG(streamSeed(1, streamItem, 0, 5)))
-	r2 := rand.New(rand.NewPCG(streamSeed(1, streamItem, 0, 5)))
-	if r1.Uint64() != r2.Uint64() {
-		t.Error("streams not reproducible")
+}
+
+// The streams are pinned: a resumed run, or a run with another version,
+// draws the same orders and augmentations only while streamSeed gives
+// these values (SplitMix64 of seed, stream, epoch and index, computed
+// independently).
+func TestStreamSeedsArePinned(t *testing.T) {
+	for _, c := range []struct {
+		seed, stream uint64
+		epoch, i     int
+		a, b         uint64
+	}{
+		{0, streamShuffle, 0, 0, 0xd9ae8b74e010644a, 0xa37e62ab71cd9850},
+		{42, streamItem, 3, 17, 0xbb54d00fcde574a1, 0x92bf29420b4cbb26},
+		{7, streamBatch, 1, 5, 0x9293bb219320f6d9, 0x924d3cee016a41f2},
+	} {
+		if a, b := streamSeed(c.seed, c.stream, c.epoch, c.i); a != c.a || b != c.b {
+			t.Errorf("streamSeed(%d, %#x, %d, %d) = %#x, %#x, want %#x, %#x", c.seed, c.stream, c.epoch, c.i, a, b, c.a, c.b)
+		}
+	}
+	// The shuffle of epoch 0 with seed 0 follows from its stream.
+	l, err := NewLoader(LoaderConfig{Dataset: indexDataset(10, 1, 1, 1), BatchSize: 5, Shuffle: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}
+	rand.New(rand.NewPCG(0xd9ae8b74e010644a, 0xa37e62ab71cd9850)).Shuffle(10, func(i, j int) { want[i], want[j] = want[j], want[i] })
+	if got := l.order(0); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("epoch 0 order %v, want %v", got, want)
 	}
 }
