@@ -216,6 +216,20 @@ func (b *builder) attnDrop() float64 {
 	return b.g.Model.Config.AttnDropRate
 }
 
+// Float32Images returns ImageData, the (B, C, H, W) input, as float32
+// values, or an error for a graph of another dtype (a float64 model) or
+// without images.
+func (gr *Graph) Float32Images() ([]float32, error) {
+	switch d := gr.ImageData.(type) {
+	case []float32:
+		return d, nil
+	case nil:
+		return nil, fmt.Errorf("model: the graph has no image data")
+	default:
+		return nil, fmt.Errorf("model: the graph's images are %T, want []float32 (a float32 model)", d)
+	}
+}
+
 // Run computes the forward pass (Logits and DistLogits) for the images in ImageData.
 func (gr *Graph) Run() error {
 	if gr.forward == nil {

@@ -1,6 +1,10 @@
 package train
 
 import (
+	"context"
+	"fmt"
+	"slices"
+
 	"github.com/vit-train/vit-train/data"
 	"github.com/vit-train/vit-train/model"
 )
@@ -15,10 +19,21 @@ type Evaluation struct {
 	DistHead  *Result `json:"dist_head,omitempty"`
 }
 
-// Evaluate runs an evaluation graph over a loader's epoch 0. A last batch
-// smaller than the graph's is padded with zeros and scored on its real
-// images only.
-func Evaluate(g *model.Graph, l *data.Loader) (Evaluation, error) {
+// Evaluate runs an evaluation graph (float32, images (B, C, H, W), logits
+// (B, classes)) over a loader's epoch 0. A last batch smaller than the
+// graph's is padded with zeros and scored on its real images only. The
+// loader's batches must fit the graph: at most B images of (C, H, W), with
+// labels below classes; anything else is an error, as is a cancelled ctx,
+// which stops the evaluation before the next batch (the error wraps
+// ctx.Err()).
+func Evaluate(ctx context.Context, g *model.Graph, l *data.Loader) (Evaluation, error) {
+	images, err := g.Float32Images()
+	if err != nil {
+		return Evaluation{}, fmt.Errorf("evaluate: %w", err)
+	}
+	if err := checkFits(g, l); err != nil {
+		return Evaluation{}, err
+	}
 	classes := g.Logits.Shape()[1]
 	avg := NewScorer(classes)
 	var cls, dist *Scorer
@@ -27,15 +42,18 @@ func Evaluate(g *model.Graph, l *data.Loader) (Evaluation, error) {
 	}
 	it := l.Epoch(0, 0)
 	defer it.Close()
-	images := g.ImageData.([]float32)
 	var logits, head []float32
 	labels := make([]int, 0, g.Batch)
-	for it.Next() {
+	for ctx.Err() == nil && it.Next() {
 		b := it.Batch()
 		n := copy(images, b.Images[:b.N*b.C*b.H*b.W])
 		clear(images[n:])
 		labels = append(labels[:0], b.Labels[:b.N]...)
+		index := b.Index
 		b.Release()
+		if err := checkLabels(labels, classes, index); err != nil {
+			return Evaluation{}, err
+		}
 		if err := g.Run(); err != nil {
 			return Evaluation{}, err
 		}
@@ -49,10 +67,36 @@ func Evaluate(g *model.Graph, l *data.Loader) (Evaluation, error) {
 			dist.Add(head[:k], labels)
 		}
 	}
+	if err := ctx.Err(); err != nil {
+		return Evaluation{}, fmt.Errorf("evaluation stopped after %d of %d images: %w", avg.n, l.Config().Dataset.Len(), err)
+	}
 	ev := Evaluation{Result: avg.Result()}
 	if cls != nil {
 		c, d := cls.Result(), dist.Result()
 		ev.ClassHead, ev.DistHead = &c, &d
 	}
 	return ev, it.Err()
+}
+
+// checkFits reports a loader whose batches do not fit an evaluation graph.
+func checkFits(g *model.Graph, l *data.Loader) error {
+	shape := g.Images.Shape()
+	c, h, w := l.BatchShape()
+	if len(shape) != 4 || !slices.Equal([]int(shape[1:]), []int{c, h, w}) {
+		return fmt.Errorf("evaluate: the loader's images are (%d, %d, %d), the graph takes %v", c, h, w, shape)
+	}
+	if bs := l.Config().BatchSize; bs > g.Batch {
+		return fmt.Errorf("evaluate: the loader's batches hold %d images, more than the graph's batch of %d (data.eval_batch_size must not exceed the graph's)", bs, g.Batch)
+	}
+	return nil
+}
+
+// checkLabels reports labels outside [0, classes).
+func checkLabels(labels []int, classes, batch int) error {
+	for i, y := range labels {
+		if y < 0 || y >= classes {
+			return fmt.Errorf("evaluate: batch %d item %d has label %d, but the model has %d classes", batch, i, y, classes)
+		}
+	}
+	return nil
 }

@@ -60,7 +60,10 @@ func Logits(path string, split data.Split, sets []string, batch int) (logits []f
 	}
 	n = items.Len()
 	logits = make([]float32, n*classes)
-	images := g.ImageData.([]float32)
+	images, err := g.Float32Images()
+	if err != nil {
+		return nil, 0, 0, err
+	}
 	var rows []float32
 	it := l.Epoch(0, 0)
 	defer it.Close()

@@ -27,6 +27,9 @@ type objective struct {
 //
 // with D = DistillKL at temperature τ (soft) or HardDistillCE (hard).
 func newObjective(g *model.Graph, d DistillConfig) (*objective, error) {
+	if dt := g.Images.Dtype(); dt != tensor.Float32 {
+		return nil, fmt.Errorf("training graph: its images are %v, the training step needs a float32 model", dt)
+	}
 	classes := g.Logits.Shape()[1]
 	targetsNode, targets := g.Input("targets", g.Batch, classes)
 	ce, err := ops.SoftTargetCrossEntropy(g.Logits, targetsNode)
@@ -75,7 +78,8 @@ func newObjective(g *model.Graph, d DistillConfig) (*objective, error) {
 func floatData(t *tensor.Dense) []float32 { return t.Data().([]float32) }
 
 // NewStep compiles the training step a run with distillation settings d
-// would use on g: the loss of newObjective and its gradients. It returns
+// would use on g, a float32 graph (a float64 one is an error): the loss of
+// newObjective and its gradients. It returns
 // the step and the inputs to fill before each run: soft targets
 // (B, classes) and, when distilling, teacher logits (B, classes).
 func NewStep(g *model.Graph, d DistillConfig) (step *model.Step, targets, teacher []float32, err error) {

@@ -3,10 +3,12 @@ package train
 import (
 	"encoding/csv"
 	"fmt"
+	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"strconv"
+
+	"github.com/vit-train/vit-train/model/atomicfile"
 )
 
 // Scorer accumulates classification metrics over batches of logits.
@@ -94,7 +96,8 @@ func (s *Scorer) Result() Result {
 	return r
 }
 
-// WriteReport writes per_class.csv and confusion.csv into dir, with class names.
+// WriteReport writes per_class.csv and confusion.csv into dir, with class
+// names, each replaced atomically.
 func (r Result) WriteReport(dir, prefix string, names []string) error {
 	name := func(i int) string {
 		if i < len(names) {
@@ -103,16 +106,9 @@ func (r Result) WriteReport(dir, prefix string, names []string) error {
 		return strconv.Itoa(i)
 	}
 	write := func(file string, rows [][]string) error {
-		f, err := os.Create(filepath.Join(dir, file))
-		if err != nil {
-			return err
-		}
-		w := csv.NewWriter(f)
-		if err := w.WriteAll(rows); err != nil {
-			f.Close()
-			return err
-		}
-		return f.Close()
+		return atomicfile.Write(filepath.Join(dir, file), func(w io.Writer) error {
+			return csv.NewWriter(w).WriteAll(rows)
+		})
 	}
 	rows := [][]string{{"class", "name", "images", "top1"}}
 	for i, acc := range r.PerClass {

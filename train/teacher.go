@@ -1,6 +1,7 @@
 package train
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"slices"
@@ -20,8 +21,9 @@ type teacher interface {
 	// describe names the teacher for the run's log.
 	describe() string
 	// evaluate scores the teacher on the evaluation data; ok is false when
-	// it cannot be run on images (logits from a file).
-	evaluate(l *data.Loader) (res Result, ok bool, err error)
+	// it cannot be run on images (logits from a file). A cancelled ctx
+	// stops it with an error wrapping ctx.Err().
+	evaluate(ctx context.Context, l *data.Loader) (res Result, ok bool, err error)
 }
 
 // newTeacher opens the teacher that cfg.Distill names, for a student that
@@ -58,6 +60,9 @@ func newTeacher(cfg Config, student network, ds *Datasets) (teacher, error) {
 	if nt.train, err = net.Graph(cfg.Data.BatchSize, false, nil); err != nil {
 		return nil, err
 	}
+	if nt.images, err = nt.train.Float32Images(); err != nil {
+		return nil, fmt.Errorf("distill.teacher %s: %w", d.Teacher, err)
+	}
 	if nt.eval, err = net.Graph(cfg.Data.EvalBatchSize, false, nil); err != nil {
 		return nil, err
 	}
@@ -71,11 +76,15 @@ type netTeacher struct {
 	path        string
 	net         network
 	train, eval *model.Graph
+	images      []float32 // train's input (B, C, H, W)
 	logits      []float32
 }
 
 func (t *netTeacher) fill(images []float32, _ []int, _ augment.MixInfo, dst []float32) error {
-	copy(t.train.ImageData.([]float32), images)
+	if len(images) != len(t.images) {
+		return fmt.Errorf("teacher %s: a batch of %d values, the teacher's graph takes %d", t.path, len(images), len(t.images))
+	}
+	copy(t.images, images)
 	if err := t.train.Run(); err != nil {
 		return fmt.Errorf("teacher %s: %w", t.path, err)
 	}
@@ -86,8 +95,8 @@ func (t *netTeacher) fill(images []float32, _ []int, _ augment.MixInfo, dst []fl
 
 func (t *netTeacher) describe() string { return fmt.Sprintf("%s from %s", t.net.Name(), t.path) }
 
-func (t *netTeacher) evaluate(l *data.Loader) (Result, bool, error) {
-	ev, err := Evaluate(t.eval, l)
+func (t *netTeacher) evaluate(ctx context.Context, l *data.Loader) (Result, bool, error) {
+	ev, err := Evaluate(ctx, t.eval, l)
 	return ev.Result, true, err
 }
 
@@ -147,6 +156,6 @@ func (t *logitsTeacher) fill(_ []float32, indices []int, mix augment.MixInfo, ds
 
 func (t *logitsTeacher) describe() string { return "logits from " + t.path }
 
-func (t *logitsTeacher) evaluate(*data.Loader) (Result, bool, error) {
+func (t *logitsTeacher) evaluate(context.Context, *data.Loader) (Result, bool, error) {
 	return Result{Top1: math.NaN()}, false, nil
 }

@@ -9,20 +9,19 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
-
-	"github.com/schollz/progressbar/v3"
 
 	"github.com/vit-train/vit-train/augment"
 	"github.com/vit-train/vit-train/data"
 	"github.com/vit-train/vit-train/model"
+	"github.com/vit-train/vit-train/model/atomicfile"
 	"github.com/vit-train/vit-train/model/ops"
 	"github.com/vit-train/vit-train/model/viz"
 	"github.com/vit-train/vit-train/optim"
 )
 
-// ErrInterrupted is returned by Run when its context is cancelled (Ctrl-C):
-// a checkpoint of the exact position was saved first.
+// ErrInterrupted is returned by Run when its context is cancelled (Ctrl-C,
+// SIGTERM) or Options.StopAfterSteps is reached: a checkpoint of the exact
+// position was saved first.
 var ErrInterrupted = errors.New("training interrupted; resume with --resume")
 
 // Options says where a run writes and how it reports.
@@ -83,14 +82,27 @@ type trainer struct {
 	state    State
 	stepsLog *MetricsLog
 	epochLog *MetricsLog
+	pixels   []float32 // the training step's images (B, C, H, W)
+	saved    *State    // the position of last.safetensors; nil until one exists
+
+	// evaluate scores a graph on a loader (Evaluate; tests substitute it).
+	evaluate func(context.Context, *model.Graph, *data.Loader) (Evaluation, error)
+	// hook, when set (by tests), is called at each point of the loop.
+	hook func(hookPoint)
 }
+
+// hookPoint names a point of the training loop, for tests.
+type hookPoint int
+
+const (
+	afterMicroBatch hookPoint = iota // a micro-batch's forward and backward ran
+	afterStep                        // an optimiser step was applied
+	beforeEvaluate                   // the epoch's last step ran; evaluation starts
+)
 
 // Run trains as cfg says, writing checkpoints, metrics and reports to
 // opts.Dir. Cancelling ctx saves a checkpoint and returns ErrInterrupted.
 func Run(ctx context.Context, cfg Config, opts Options) (*Summary, error) {
-	if opts.Out == nil {
-		opts.Out = io.Discard
-	}
 	t, err := newTrainer(cfg, opts)
 	if err != nil {
 		return nil, err
@@ -103,7 +115,10 @@ func newTrainer(cfg Config, opts Options) (*trainer, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	t := &trainer{cfg: cfg, opts: opts}
+	if opts.Out == nil {
+		opts.Out = io.Discard
+	}
+	t := &trainer{cfg: cfg, opts: opts, evaluate: Evaluate}
 	var err error
 	if t.ds, err = OpenDatasets(cfg.Data); err != nil {
 		return nil, err
@@ -114,11 +129,8 @@ func newTrainer(cfg Config, opts Options) (*trainer, error) {
 	lastPath := filepath.Join(opts.Dir, LastCheckpoint)
 	var ck *Checkpoint
 	if opts.Resume {
-		if ck, err = LoadCheckpoint(lastPath); err != nil {
-			return nil, fmt.Errorf("resume: %w", err)
-		}
-		if err := t.compatible(ck); err != nil {
-			return nil, fmt.Errorf("resume from %s: %w", lastPath, err)
+		if ck, err = t.resumeCheckpoint(lastPath); err != nil {
+			return nil, err
 		}
 	} else if _, err := os.Stat(lastPath); err == nil {
 		return nil, fmt.Errorf("run folder %s already holds a checkpoint: use --resume, or another --out", opts.Dir)
@@ -141,24 +153,67 @@ func newTrainer(cfg Config, opts Options) (*trainer, error) {
 			return nil, err
 		}
 	}
-	y, err := cfg.YAML()
-	if err != nil {
+	if err := t.writeConfig(); err != nil {
 		return nil, err
 	}
-	if err := os.WriteFile(filepath.Join(opts.Dir, "config.yaml"), y, 0o644); err != nil {
-		return nil, err
-	}
-	keep := -1
-	if ck != nil {
-		keep = t.state.Step
-	}
-	if t.stepsLog, err = OpenMetrics(opts.Dir, "steps", keep); err != nil {
-		return nil, err
-	}
-	if t.epochLog, err = OpenMetrics(opts.Dir, "epochs", keep); err != nil {
+	if err := t.openLogs(ck != nil); err != nil {
+		t.close()
 		return nil, err
 	}
 	return t, nil
+}
+
+// resumeCheckpoint loads the checkpoint a resumed run continues from and
+// checks that this configuration can continue it.
+func (t *trainer) resumeCheckpoint(path string) (*Checkpoint, error) {
+	if _, err := os.Stat(path); os.IsNotExist(err) {
+		return nil, fmt.Errorf("resume: %s does not exist: the run in %s stopped before its first checkpoint (or never started); start it again without --resume", path, t.opts.Dir)
+	}
+	ck, err := LoadCheckpoint(path)
+	if err != nil {
+		return nil, fmt.Errorf("resume: %w", err)
+	}
+	if err := t.compatible(ck); err != nil {
+		return nil, fmt.Errorf("resume from %s: %w", path, err)
+	}
+	if a := t.cfg.Optim.AccumSteps; ck.State.Batch%a != 0 {
+		return nil, fmt.Errorf("resume from %s: the checkpoint is at batch %d of epoch %d, inside an accumulation group of optim.accum_steps = %d; resume with the run's own config.yaml", path, ck.State.Batch, ck.State.Epoch+1, a)
+	}
+	return ck, nil
+}
+
+// writeConfig saves the resolved configuration as config.yaml, atomically.
+func (t *trainer) writeConfig() error {
+	y, err := t.cfg.YAML()
+	if err != nil {
+		return err
+	}
+	return atomicfile.Write(filepath.Join(t.opts.Dir, "config.yaml"), func(w io.Writer) error {
+		_, err := w.Write(y)
+		return err
+	})
+}
+
+// openLogs opens the steps and epochs logs: afresh, or, when resuming,
+// truncated to the checkpoint's position (steps up to its step, epochs up
+// to its completed epochs), printing what was repaired.
+func (t *trainer) openLogs(resume bool) error {
+	var keepSteps, keepEpochs *Keep
+	if resume {
+		keepSteps = &Keep{Field: "step", Max: float64(t.state.Step)}
+		keepEpochs = &Keep{Field: "epoch", Max: float64(t.state.Epoch)}
+	}
+	var err error
+	if t.stepsLog, err = OpenMetricsLog(t.opts.Dir, "steps", keepSteps); err != nil {
+		return err
+	}
+	if t.epochLog, err = OpenMetricsLog(t.opts.Dir, "epochs", keepEpochs); err != nil {
+		return err
+	}
+	for _, n := range append(t.stepsLog.Notes, t.epochLog.Notes...) {
+		fmt.Fprintf(t.opts.Out, "note: %s\n", n)
+	}
+	return nil
 }
 
 // newNetwork creates the configured model, a ViT preset or a ResNet,
@@ -216,6 +271,9 @@ func (t *trainer) build() error {
 	if t.obj, err = newObjective(g, cfg.Distill); err != nil {
 		return err
 	}
+	if t.pixels, err = g.Float32Images(); err != nil {
+		return err
+	}
 	if t.eval, err = t.net.Graph(cfg.Data.EvalBatchSize, false, nil); err != nil {
 		return err
 	}
@@ -228,8 +286,8 @@ func (t *trainer) build() error {
 		Shuffle: true, Seed: cfg.Seed, Workers: cfg.Data.Workers, Pipeline: trainP}); err != nil {
 		return err
 	}
-	if t.trainL.NumBatches() < 1 {
-		return fmt.Errorf("config: data.batch_size = %d is larger than the %d training images", cfg.Data.BatchSize, t.ds.Train.Len())
+	if err := t.checkBatches(); err != nil {
+		return err
 	}
 	if t.evalL, err = data.NewLoader(data.LoaderConfig{Dataset: t.ds.Eval, BatchSize: cfg.Data.EvalBatchSize,
 		Seed: cfg.Seed, Workers: cfg.Data.Workers, Pipeline: evalP}); err != nil {
@@ -272,6 +330,22 @@ func (t *trainer) build() error {
 	return nil
 }
 
+// checkBatches reports an epoch too short for one optimiser step and notes
+// the batches of each epoch that no optimiser step uses.
+func (t *trainer) checkBatches() error {
+	nb, bs, accum := t.trainL.NumBatches(), t.cfg.Data.BatchSize, t.cfg.Optim.AccumSteps
+	if nb < 1 {
+		return fmt.Errorf("config: data.batch_size = %d is larger than the %d training images", bs, t.ds.Train.Len())
+	}
+	if nb < accum {
+		return fmt.Errorf("config: optim.accum_steps = %d: an epoch has only %d batches of data.batch_size = %d (%d training images), too few for one optimiser step", accum, nb, bs, t.ds.Train.Len())
+	}
+	if r := nb % accum; r != 0 {
+		fmt.Fprintf(t.opts.Out, "note: the last %d of the %d batches of each epoch are not used (optim.accum_steps = %d)\n", r, nb, accum)
+	}
+	return nil
+}
+
 func (t *trainer) buildOptimizer() error {
 	cfg := t.cfg.Optim
 	var groups []optim.Group
@@ -297,7 +371,8 @@ func (t *trainer) buildOptimizer() error {
 	return err
 }
 
-// stepsPerEpoch is the number of optimiser steps in an epoch.
+// stepsPerEpoch is the number of optimiser steps in an epoch (at least
+// one: checkBatches refuses shorter epochs).
 func (t *trainer) stepsPerEpoch() int {
 	return max(1, t.trainL.NumBatches()/t.cfg.Optim.AccumSteps)
 }
@@ -384,6 +459,8 @@ func (t *trainer) restore(ck *Checkpoint) error {
 		}
 	}
 	t.state = ck.State
+	saved := ck.State
+	t.saved = &saved
 	return nil
 }
 
@@ -415,237 +492,38 @@ func (t *trainer) save(name string) error {
 	return t.checkpoint().Save(filepath.Join(t.opts.Dir, name))
 }
 
-func (t *trainer) run(ctx context.Context) (*Summary, error) {
-	start := time.Now()
-	sum := &Summary{}
-	out := t.opts.Out
-	fmt.Fprintf(out, "%s; data %s: %d train / %d eval images; %d steps per epoch\n",
-		t.net.Describe(), t.cfg.Data.Dataset, t.ds.Train.Len(), t.ds.Eval.Len(), t.stepsPerEpoch())
-	if err := t.evaluateTeacher(); err != nil {
-		return nil, err
+// saveLast syncs the metrics logs, then writes last.safetensors: the logs
+// on disk always hold every record up to the checkpoint's position.
+func (t *trainer) saveLast() error {
+	if err := t.stepsLog.Sync(); err != nil {
+		return err
 	}
-	sum.Teacher = t.teacherR
-	if t.state.Epoch > 0 || t.state.Batch > 0 {
-		fmt.Fprintf(out, "resuming at epoch %d, batch %d (step %d)\n", t.state.Epoch+1, t.state.Batch, t.state.Step)
+	if err := t.epochLog.Sync(); err != nil {
+		return err
 	}
-	for t.state.Epoch < t.cfg.Epochs {
-		stats, err := t.trainEpoch(ctx)
-		if errors.Is(err, ErrInterrupted) {
-			if serr := t.save(LastCheckpoint); serr != nil {
-				return nil, fmt.Errorf("saving the checkpoint after an interrupt: %w", serr)
-			}
-			fmt.Fprintf(out, "interrupted at epoch %d, batch %d (step %d); checkpoint saved to %s\n",
-				t.state.Epoch+1, t.state.Batch, t.state.Step, filepath.Join(t.opts.Dir, LastCheckpoint))
-			sum.State, sum.Interrupted, sum.Seconds = t.state, true, time.Since(start).Seconds()
-			return sum, ErrInterrupted
-		}
-		if err != nil {
-			return nil, err
-		}
-		ev, err := Evaluate(t.eval, t.evalL)
-		if err != nil {
-			return nil, err
-		}
-		res := ev.Result
-		sum.Last = ev
-		emaTop1 := math.NaN()
-		if t.emaEval != nil {
-			er, err := Evaluate(t.emaEval, t.evalL)
-			if err != nil {
-				return nil, err
-			}
-			sum.EMA, emaTop1 = &er.Result, er.Top1
-		}
-		t.state.Epoch++
-		t.state.Batch = 0
-		improved := res.Top1 > t.state.BestTop1 || t.state.BestEpoch == 0
-		if improved {
-			t.state.BestTop1, t.state.BestEpoch = res.Top1, t.state.Epoch
-		}
-		rec := []Field{{"epoch", float64(t.state.Epoch)}, {"step", float64(t.state.Step)},
-			{"train_loss", stats.loss}, {"val_loss", res.Loss}, {"val_top1", res.Top1}, {"val_top5", res.Top5},
-			{"ema_top1", emaTop1}, {"lr", stats.lr}, {"images_per_s", stats.imagesPerS}, {"epoch_seconds", stats.seconds}}
-		if t.teacher != nil {
-			rec = append(rec, Field{"val_top1_cls", ev.ClassHead.Top1}, Field{"val_top1_dist", ev.DistHead.Top1}, Field{"teacher_top1", t.teacherTop1()})
-		}
-		if err := t.epochLog.Write(rec); err != nil {
-			return nil, err
-		}
-		t.plot()
-		if err := res.WriteReport(t.opts.Dir, "eval_", t.ds.Classes); err != nil {
-			return nil, err
-		}
-		if err := t.save(LastCheckpoint); err != nil {
-			return nil, err
-		}
-		if improved {
-			if err := t.save(BestCheckpoint); err != nil {
-				return nil, err
-			}
-		}
-		if t.cfg.Ckpt.Every > 0 && t.state.Epoch%t.cfg.Ckpt.Every == 0 {
-			if err := t.save(fmt.Sprintf("epoch-%03d.safetensors", t.state.Epoch)); err != nil {
-				return nil, err
-			}
-		}
-		line := fmt.Sprintf("epoch %d/%d  train loss %.4f  val loss %.4f  top-1 %.2f%%  top-5 %.2f%%  lr %.3g  %.0f img/s  %.1f s",
-			t.state.Epoch, t.cfg.Epochs, stats.loss, res.Loss, res.Top1, res.Top5, stats.lr, stats.imagesPerS, stats.seconds)
-		if !math.IsNaN(emaTop1) {
-			line += fmt.Sprintf("  EMA top-1 %.2f%%", emaTop1)
-		}
-		if ev.ClassHead != nil {
-			line += fmt.Sprintf("  (class head %.2f%%, dist head %.2f%%)", ev.ClassHead.Top1, ev.DistHead.Top1)
-		}
-		if t.teacherR != nil {
-			line += fmt.Sprintf("  teacher %.2f%%", t.teacherR.Top1)
-		}
-		fmt.Fprintln(out, line)
-		if t.opts.StopAfterSteps > 0 && t.state.Step >= t.opts.StopAfterSteps && t.state.Epoch < t.cfg.Epochs {
-			sum.State, sum.Interrupted, sum.Seconds = t.state, true, time.Since(start).Seconds()
-			return sum, ErrInterrupted
-		}
+	if err := t.save(LastCheckpoint); err != nil {
+		return err
 	}
-	sum.State, sum.Seconds = t.state, time.Since(start).Seconds()
-	fmt.Fprintf(out, "test accuracy %.2f%% (top-5 %.2f%%, best %.2f%% at epoch %d) after %d epochs, %.0f s; run folder %s\n",
-		sum.Last.Top1, sum.Last.Top5, t.state.BestTop1, t.state.BestEpoch, t.cfg.Epochs, sum.Seconds, t.opts.Dir)
-	if h := sum.Last.ClassHead; h != nil {
-		line := fmt.Sprintf("class head %.2f%%, distillation head %.2f%%, average %.2f%%", h.Top1, sum.Last.DistHead.Top1, sum.Last.Top1)
-		if t.teacherR != nil {
-			line += fmt.Sprintf("; teacher %.2f%%", t.teacherR.Top1)
-		}
-		fmt.Fprintln(out, line)
-	}
-	return sum, nil
+	saved := t.state
+	t.saved = &saved
+	return nil
 }
 
-// epochStats summarises one epoch of training.
-type epochStats struct {
-	loss, lr, imagesPerS, seconds float64
-}
-
-// trainEpoch trains from the current position to the end of the epoch.
-func (t *trainer) trainEpoch(ctx context.Context) (epochStats, error) {
-	epoch := t.state.Epoch
-	nb := t.trainL.NumBatches()
-	accum := t.cfg.Optim.AccumSteps
-	nb -= nb % accum // whole optimiser steps only
-	it := t.trainL.Epoch(epoch, t.state.Batch)
-	defer it.Close()
-	var bar *progressbar.ProgressBar
-	if t.cfg.Progress {
-		bar = progressbar.NewOptions(nb, progressbar.OptionSetWriter(t.opts.Out), progressbar.OptionSetWidth(24),
-			progressbar.OptionShowCount(), progressbar.OptionSetDescription(fmt.Sprintf("epoch %d/%d", epoch+1, t.cfg.Epochs)),
-			progressbar.OptionClearOnFinish(), progressbar.OptionThrottle(200*time.Millisecond))
-		_ = bar.Set(t.state.Batch)
+// keptNote says which checkpoint a run that stopped on an error leaves.
+func (t *trainer) keptNote() string {
+	if t.saved == nil {
+		return "no checkpoint was written"
 	}
-	start := time.Now()
-	var lossSum float64
-	var lossN, images int
-	var lr float64
-	s := t.obj.step
-	for t.state.Batch < nb && it.Next() {
-		select {
-		case <-ctx.Done():
-			return epochStats{}, ErrInterrupted
-		default:
-		}
-		b := it.Batch()
-		n := b.N
-		var err error
-		mix := augment.MixInfo{Lam: 1}
-		if t.mix != nil {
-			mix, err = b.Mix(*t.mix, t.obj.targets)
-		} else {
-			err = b.OneHot(t.net.NumClasses(), t.cfg.Aug.Smoothing, t.obj.targets)
-		}
-		pixels := s.ImageData.([]float32)
-		copy(pixels, b.Images)
-		if err == nil && t.teacher != nil {
-			// The teacher sees the student's batch, after Mixup/CutMix.
-			err = t.teacher.fill(pixels, b.Indices[:n], mix, t.obj.teacher)
-		}
-		b.Release()
-		if err != nil {
-			return epochStats{}, err
-		}
-		// Dropout and drop-path masks follow the data position, so a resumed
-		// run draws the masks of the uninterrupted one.
-		t.rng.SetStep(uint64(epoch)<<32 | uint64(t.state.Batch))
-		if err := s.Run(); err != nil {
-			return epochStats{}, err
-		}
-		loss := s.LossValue()
-		if math.IsNaN(loss) || math.IsInf(loss, 0) {
-			return epochStats{}, fmt.Errorf("loss is %v at epoch %d, batch %d (step %d); stopping, the last checkpoint (%s) is kept",
-				loss, epoch+1, t.state.Batch, t.state.Step, filepath.Join(t.opts.Dir, LastCheckpoint))
-		}
-		for j, i := range t.train {
-			t.grads[j] = s.Grad(i)
-		}
-		grads := t.grads
-		t.state.Batch++
-		if t.accum != nil {
-			if err := t.accum.Add(grads, 1); err != nil {
-				return epochStats{}, err
-			}
-			if t.accum.Count() < accum {
-				continue
-			}
-			if grads, err = t.accum.Mean(); err != nil {
-				return epochStats{}, err
-			}
-			t.accum.Reset()
-		}
-		norm, err := t.clip.Clip(grads, t.cfg.Optim.ClipGrad)
-		if err != nil {
-			return epochStats{}, err
-		}
-		lr = t.sched.LR(t.state.Step)
-		if err := t.opt.Step(lr, grads); err != nil {
-			return epochStats{}, err
-		}
-		if t.ema != nil {
-			t.ema.Update()
-		}
-		t.state.Step++
-		lossSum += loss
-		lossN++
-		images += n * accum
-		elapsed := time.Since(start).Seconds()
-		if t.cfg.LogEvery > 0 && t.state.Step%t.cfg.LogEvery == 0 {
-			rec := []Field{{"step", float64(t.state.Step)}, {"epoch", float64(epoch) + float64(t.state.Batch)/float64(nb)},
-				{"loss", loss}, {"lr", lr}, {"grad_norm", norm}, {"images_per_s", float64(images) / elapsed}}
-			for i, name := range t.obj.names {
-				rec = append(rec, Field{name, s.ExtraValue(i)})
-			}
-			if err := t.stepsLog.Write(rec); err != nil {
-				return epochStats{}, err
-			}
-		}
-		if bar != nil {
-			bar.Describe(fmt.Sprintf("epoch %d/%d loss %.4f lr %.2e %.0f img/s", epoch+1, t.cfg.Epochs, loss, lr, float64(images)/elapsed))
-			_ = bar.Set(t.state.Batch)
-		}
-		if t.opts.StopAfterSteps > 0 && t.state.Step >= t.opts.StopAfterSteps {
-			return epochStats{}, ErrInterrupted
-		}
-	}
-	if err := it.Err(); err != nil {
-		return epochStats{}, err
-	}
-	if bar != nil {
-		_ = bar.Finish()
-	}
-	sec := time.Since(start).Seconds()
-	return epochStats{loss: lossSum / math.Max(1, float64(lossN)), lr: lr, imagesPerS: float64(images) / sec, seconds: sec}, nil
+	s := t.saved
+	return fmt.Sprintf("the last checkpoint, %s (epoch %d, batch %d, step %d), is kept", filepath.Join(t.opts.Dir, LastCheckpoint), s.Epoch+1, s.Batch, s.Step)
 }
 
 // evaluateTeacher scores the teacher on the evaluation data, once.
-func (t *trainer) evaluateTeacher() error {
+func (t *trainer) evaluateTeacher(ctx context.Context) error {
 	if t.teacher == nil {
 		return nil
 	}
-	res, ok, err := t.teacher.evaluate(t.evalL)
+	res, ok, err := t.teacher.evaluate(ctx, t.evalL)
 	if err != nil {
 		return fmt.Errorf("evaluating the teacher: %w", err)
 	}

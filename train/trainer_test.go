@@ -30,67 +30,6 @@ func readSteps(t *testing.T, dir string) []map[string]float64 {
 	return recs
 }
 
-// TestResumeIsExact interrupts a run in the middle of an epoch, resumes it,
-// and checks that the loss curve and the final weights equal those of an
-// uninterrupted run, bit for bit.
-func TestResumeIsExact(t *testing.T) {
-	cfg := smallConfig(t, "ema.enabled=true", "aug.mixup=0.8", "aug.cutmix=1.0", "aug.smoothing=0.1")
-	full := t.TempDir()
-	if _, err := Run(context.Background(), cfg, Options{Dir: full}); err != nil {
-		t.Fatal(err)
-	}
-	split := t.TempDir()
-	// 6 steps per epoch: stop after step 8, in the middle of epoch 2.
-	sum, err := Run(context.Background(), cfg, Options{Dir: split, StopAfterSteps: 8})
-	if !errors.Is(err, ErrInterrupted) || sum.State.Step != 8 || sum.State.Epoch != 1 || sum.State.Batch != 2 {
-		t.Fatalf("interrupted run: %+v, %v", sum, err)
-	}
-	if _, err := Run(context.Background(), cfg, Options{Dir: split, Resume: true}); err != nil {
-		t.Fatal(err)
-	}
-	a, b := readSteps(t, full), readSteps(t, split)
-	if len(a) != 12 || len(b) != 12 {
-		t.Fatalf("%d and %d step records, want 12", len(a), len(b))
-	}
-	for i := range a {
-		if a[i]["loss"] != b[i]["loss"] || a[i]["lr"] != b[i]["lr"] {
-			t.Fatalf("step %d: uninterrupted loss %v lr %v, resumed loss %v lr %v", i+1, a[i]["loss"], a[i]["lr"], b[i]["loss"], b[i]["lr"])
-		}
-	}
-	ca, err := LoadCheckpoint(filepath.Join(full, LastCheckpoint))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cb, err := LoadCheckpoint(filepath.Join(split, LastCheckpoint))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if ca.State != cb.State {
-		t.Fatalf("final states differ: %+v vs %+v", ca.State, cb.State)
-	}
-	same := func(what string, x, y [][]float32) {
-		for i := range x {
-			for j := range x[i] {
-				if x[i][j] != y[i][j] {
-					t.Fatalf("%s tensor %d differs at %d: %v vs %v", what, i, j, x[i][j], y[i][j])
-				}
-			}
-		}
-	}
-	var pa, pb, ea, eb [][]float32
-	for i := range ca.Params {
-		pa, pb = append(pa, ca.Params[i].Data), append(pb, cb.Params[i].Data)
-	}
-	for i := range ca.EMA {
-		ea, eb = append(ea, ca.EMA[i].Data), append(eb, cb.EMA[i].Data)
-	}
-	same("weights", pa, pb)
-	same("EMA", ea, eb)
-	if len(ca.Optim) == 0 || len(ca.EMA) == 0 {
-		t.Fatal("checkpoint lacks optimiser or EMA state")
-	}
-}
-
 func TestInterruptSavesAResumableCheckpoint(t *testing.T) {
 	cfg := smallConfig(t)
 	dir := t.TempDir()

@@ -77,7 +77,7 @@ distillation head and their average (DeiT's inference rule).`,
 			if err != nil {
 				return err
 			}
-			ev, err := train.Evaluate(g, l)
+			ev, err := train.Evaluate(cmd.Context(), g, l)
 			if err != nil {
 				return err
 			}

@@ -1,0 +1,462 @@
+package train
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"path/filepath"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+
+	"github.com/vit-train/vit-train/augment"
+	"github.com/vit-train/vit-train/data"
+)
+
+// The training loop reads top to bottom:
+//
+//	run                      epochs until cfg.Epochs, or a stop
+//	  trainEpoch             optimiser steps until the end of the epoch
+//	    checkStop            an interrupt, between optimiser steps only
+//	    optimizerStep        accum_steps micro-batches, then one update
+//	      microBatch         the next batch forward and backward
+//	        fillInputs       images, targets, teacher logits
+//	      stepGrads          the micro-batches' mean gradient
+//	    logStep              steps.jsonl/csv and the progress bar
+//	  finishEpoch            evaluate, record, checkpoint
+//	  stop                   an interrupt saves a checkpoint; an error keeps the last
+
+// run trains epoch after epoch from the current position. A cancelled ctx
+// or Options.StopAfterSteps saves a checkpoint of the position and returns
+// ErrInterrupted; any other error stops the run, leaving the last
+// checkpoint as it was.
+func (t *trainer) run(ctx context.Context) (*Summary, error) {
+	start := time.Now()
+	sum := &Summary{}
+	t.announce()
+	err := t.evaluateTeacher(ctx)
+	sum.Teacher = t.teacherR
+	for err == nil && t.state.Epoch < t.cfg.Epochs {
+		err = t.epoch(ctx, sum)
+	}
+	sum.State, sum.Seconds = t.state, time.Since(start).Seconds()
+	if err != nil {
+		return t.stop(ctx, sum, err)
+	}
+	t.printSummary(sum)
+	return sum, nil
+}
+
+// announce prints the run's first lines.
+func (t *trainer) announce() {
+	fmt.Fprintf(t.opts.Out, "%s; data %s: %d train / %d eval images; %d steps per epoch\n",
+		t.net.Describe(), t.cfg.Data.Dataset, t.ds.Train.Len(), t.ds.Eval.Len(), t.stepsPerEpoch())
+	if t.state.Epoch > 0 || t.state.Batch > 0 {
+		fmt.Fprintf(t.opts.Out, "resuming at epoch %d, batch %d (step %d)\n", t.state.Epoch+1, t.state.Batch, t.state.Step)
+	}
+}
+
+// epoch trains to the end of the current epoch and finishes it.
+func (t *trainer) epoch(ctx context.Context, sum *Summary) error {
+	stats, err := t.trainEpoch(ctx)
+	if err != nil {
+		return err
+	}
+	if err := t.finishEpoch(ctx, stats, sum); err != nil {
+		return err
+	}
+	if t.stepLimitReached() && t.state.Epoch < t.cfg.Epochs {
+		return ErrInterrupted
+	}
+	return nil
+}
+
+// stop ends a run that did not finish. After an interrupt it saves the
+// position (unless last.safetensors already holds it) and returns
+// ErrInterrupted; any other error is returned with the checkpoint it
+// leaves.
+func (t *trainer) stop(ctx context.Context, sum *Summary, err error) (*Summary, error) {
+	interrupted := errors.Is(err, ErrInterrupted) || (ctx.Err() != nil && errors.Is(err, ctx.Err()))
+	if !interrupted {
+		return nil, fmt.Errorf("%w; %s", err, t.keptNote())
+	}
+	if t.saved == nil || *t.saved != t.state {
+		if err := t.saveLast(); err != nil {
+			return nil, fmt.Errorf("saving the checkpoint after an interrupt: %w; %s", err, t.keptNote())
+		}
+	}
+	fmt.Fprintf(t.opts.Out, "interrupted at epoch %d, batch %d (step %d); checkpoint saved to %s\n",
+		t.state.Epoch+1, t.state.Batch, t.state.Step, filepath.Join(t.opts.Dir, LastCheckpoint))
+	sum.Interrupted = true
+	return sum, ErrInterrupted
+}
+
+// stepLimitReached reports whether Options.StopAfterSteps steps were taken.
+func (t *trainer) stepLimitReached() bool {
+	return t.opts.StopAfterSteps > 0 && t.state.Step >= t.opts.StopAfterSteps
+}
+
+// checkStop returns ErrInterrupted when ctx is cancelled or the step limit
+// is reached. The loop calls it between optimiser steps only.
+func (t *trainer) checkStop(ctx context.Context) error {
+	if ctx.Err() != nil || t.stepLimitReached() {
+		return ErrInterrupted
+	}
+	return nil
+}
+
+// epochStats summarises the training of one epoch, or of its part since a
+// resume.
+type epochStats struct {
+	loss, lr, imagesPerS, seconds float64
+}
+
+// stepResult is one optimiser step.
+type stepResult struct {
+	loss     float64   // mean loss of the step's micro-batches
+	extra    []float64 // mean of each logged loss term (objective.names)
+	lr       float64   // learning rate of the update
+	gradNorm float64   // global norm of the mean gradient, before clipping
+	images   int       // images of the step's micro-batches
+}
+
+// trainEpoch trains from the current position to the end of the epoch, one
+// optimiser step at a time. Interrupts are honoured between optimiser
+// steps only: an accumulation group that has begun is always finished, so
+// every saved position (State.Batch) is a whole number of optimiser steps
+// and the accumulated gradient never needs saving. The batches after the
+// last whole step (NumBatches mod accum_steps) are not used.
+func (t *trainer) trainEpoch(ctx context.Context) (epochStats, error) {
+	accum := t.cfg.Optim.AccumSteps
+	end := t.stepsPerEpoch() * accum // batches of the epoch that steps use
+	it := t.trainL.Epoch(t.state.Epoch, t.state.Batch)
+	defer it.Close()
+	m := t.newMeter(end)
+	for t.state.Batch < end {
+		if err := t.checkStop(ctx); err != nil {
+			return epochStats{}, err
+		}
+		r, err := t.optimizerStep(it)
+		if err != nil {
+			return epochStats{}, err
+		}
+		m.add(r)
+		if err := t.logStep(r, m, end); err != nil {
+			return epochStats{}, err
+		}
+		t.at(afterStep)
+	}
+	return m.finish(), nil
+}
+
+// optimizerStep runs the accum_steps micro-batches of one optimiser step
+// forward and backward, then clips their mean gradient and applies it (and
+// the EMA update). The loss and loss terms it reports are the means over
+// the micro-batches.
+func (t *trainer) optimizerStep(it *data.Iter) (stepResult, error) {
+	accum := t.cfg.Optim.AccumSteps
+	s := t.obj.step
+	r := stepResult{extra: make([]float64, len(t.obj.names))}
+	if t.accum != nil {
+		t.accum.Reset()
+	}
+	for range accum {
+		n, loss, err := t.microBatch(it)
+		if err != nil {
+			return r, err
+		}
+		r.loss += loss / float64(accum)
+		r.images += n
+		for i := range r.extra {
+			r.extra[i] += s.ExtraValue(i) / float64(accum)
+		}
+		if err := t.collectGrads(); err != nil {
+			return r, err
+		}
+		t.at(afterMicroBatch)
+	}
+	grads, err := t.stepGrads()
+	if err != nil {
+		return r, err
+	}
+	if r.gradNorm, err = t.clip.Clip(grads, t.cfg.Optim.ClipGrad); err != nil {
+		return r, err
+	}
+	r.lr = t.sched.LR(t.state.Step)
+	if err := t.opt.Step(r.lr, grads); err != nil {
+		return r, err
+	}
+	if t.ema != nil {
+		t.ema.Update()
+	}
+	t.state.Step++
+	return r, nil
+}
+
+// microBatch takes the next batch, fills the training step's inputs with
+// it and runs the step forward and backward. It returns the batch's size
+// and loss. The batch goes back to the loader before microBatch returns.
+func (t *trainer) microBatch(it *data.Iter) (n int, loss float64, err error) {
+	if !it.Next() {
+		if err := it.Err(); err != nil {
+			return 0, 0, err
+		}
+		return 0, 0, fmt.Errorf("data: epoch %d ended at batch %d, before its last optimiser step", t.state.Epoch+1, t.state.Batch)
+	}
+	b := it.Batch()
+	n = b.N
+	err = t.fillInputs(b)
+	b.Release()
+	if err != nil {
+		return 0, 0, err
+	}
+	// Dropout and drop-path masks follow the data position, so a resumed
+	// run draws the masks of the uninterrupted one.
+	t.rng.SetStep(uint64(t.state.Epoch)<<32 | uint64(t.state.Batch))
+	s := t.obj.step
+	if err := s.Run(); err != nil {
+		return 0, 0, err
+	}
+	loss = s.LossValue()
+	if math.IsNaN(loss) || math.IsInf(loss, 0) {
+		return 0, 0, fmt.Errorf("loss is %v at epoch %d, batch %d (step %d)", loss, t.state.Epoch+1, t.state.Batch, t.state.Step)
+	}
+	t.state.Batch++
+	return n, loss, nil
+}
+
+// fillInputs writes a batch into the training step: its images, mixed by
+// Mixup/CutMix when configured, their soft targets and, when distilling,
+// the teacher's logits for the images as mixed.
+func (t *trainer) fillInputs(b *data.Batch) error {
+	mix := augment.MixInfo{Lam: 1}
+	var err error
+	if t.mix != nil {
+		mix, err = b.Mix(*t.mix, t.obj.targets)
+	} else {
+		err = b.OneHot(t.net.NumClasses(), t.cfg.Aug.Smoothing, t.obj.targets)
+	}
+	if err != nil {
+		return err
+	}
+	if len(b.Images) != len(t.pixels) {
+		return fmt.Errorf("data: batch %d of epoch %d holds %d values, the training graph takes %d", b.Index, b.Epoch+1, len(b.Images), len(t.pixels))
+	}
+	copy(t.pixels, b.Images)
+	if t.teacher == nil {
+		return nil
+	}
+	return t.teacher.fill(t.pixels, b.Indices[:b.N], mix, t.obj.teacher)
+}
+
+// collectGrads reads the last micro-batch's gradients into t.grads and,
+// when accumulating, adds them to the accumulator.
+func (t *trainer) collectGrads() error {
+	s := t.obj.step
+	for j, i := range t.train {
+		g, ok := s.GradValue(i).Data().([]float32)
+		if !ok {
+			return fmt.Errorf("training step: the gradient of %s is %T, want []float32", t.trainP[j].Name, s.GradValue(i).Data())
+		}
+		t.grads[j] = g
+	}
+	if t.accum == nil {
+		return nil
+	}
+	return t.accum.Add(t.grads, 1)
+}
+
+// stepGrads is the gradient of the optimiser step: the last micro-batch's,
+// or the mean of the accumulated ones.
+func (t *trainer) stepGrads() ([][]float32, error) {
+	if t.accum == nil {
+		return t.grads, nil
+	}
+	return t.accum.Mean()
+}
+
+// logStep writes every log_every-th step to the steps log and updates the
+// progress bar.
+func (t *trainer) logStep(r stepResult, m *meter, end int) error {
+	m.show(t, r)
+	if t.cfg.LogEvery <= 0 || t.state.Step%t.cfg.LogEvery != 0 {
+		return nil
+	}
+	rec := []Field{{"step", float64(t.state.Step)}, {"epoch", float64(t.state.Epoch) + float64(t.state.Batch)/float64(end)},
+		{"loss", r.loss}, {"lr", r.lr}, {"grad_norm", r.gradNorm}, {"images_per_s", m.imagesPerS()}}
+	for i, name := range t.obj.names {
+		rec = append(rec, Field{name, r.extra[i]})
+	}
+	return t.stepsLog.Write(rec)
+}
+
+// at calls the test hook.
+func (t *trainer) at(p hookPoint) {
+	if t.hook != nil {
+		t.hook(p)
+	}
+}
+
+// meter follows the part of an epoch a process trains: the mean loss, the
+// throughput and the progress bar.
+type meter struct {
+	start         time.Time
+	bar           *progressbar.ProgressBar
+	lossSum, lr   float64
+	steps, images int
+}
+
+// newMeter starts a meter for an epoch of end batches at the current
+// position.
+func (t *trainer) newMeter(end int) *meter {
+	m := &meter{start: time.Now(), lr: math.NaN()}
+	if t.cfg.Progress {
+		m.bar = progressbar.NewOptions(end, progressbar.OptionSetWriter(t.opts.Out), progressbar.OptionSetWidth(24),
+			progressbar.OptionShowCount(), progressbar.OptionSetDescription(fmt.Sprintf("epoch %d/%d", t.state.Epoch+1, t.cfg.Epochs)),
+			progressbar.OptionClearOnFinish(), progressbar.OptionThrottle(200*time.Millisecond))
+		_ = m.bar.Set(t.state.Batch)
+	}
+	return m
+}
+
+func (m *meter) add(r stepResult) {
+	m.lossSum += r.loss
+	m.steps++
+	m.images += r.images
+	m.lr = r.lr
+}
+
+func (m *meter) imagesPerS() float64 { return float64(m.images) / time.Since(m.start).Seconds() }
+
+// show updates the progress bar after a step.
+func (m *meter) show(t *trainer, r stepResult) {
+	if m.bar == nil {
+		return
+	}
+	m.bar.Describe(fmt.Sprintf("epoch %d/%d loss %.4f lr %.2e %.0f img/s", t.state.Epoch+1, t.cfg.Epochs, r.loss, r.lr, m.imagesPerS()))
+	_ = m.bar.Set(t.state.Batch)
+}
+
+// finish closes the progress bar and summarises the steps taken; the loss
+// and throughput are NaN when none was (a run resumed after its epoch's
+// last step).
+func (m *meter) finish() epochStats {
+	if m.bar != nil {
+		_ = m.bar.Finish()
+	}
+	sec := time.Since(m.start).Seconds()
+	st := epochStats{loss: math.NaN(), lr: m.lr, imagesPerS: math.NaN(), seconds: sec}
+	if m.steps > 0 {
+		st.loss, st.imagesPerS = m.lossSum/float64(m.steps), float64(m.images)/sec
+	}
+	return st
+}
+
+// finishEpoch evaluates the model (and its EMA) at the end of an epoch,
+// then records the epoch, writes the reports and saves the checkpoints.
+// An interrupt during the evaluation leaves the epoch unfinished (a resumed
+// run evaluates again).
+func (t *trainer) finishEpoch(ctx context.Context, stats epochStats, sum *Summary) error {
+	t.at(beforeEvaluate)
+	ev, ema, err := t.evaluateEpoch(ctx)
+	if err != nil {
+		return err
+	}
+	t.state.Epoch++
+	t.state.Batch = 0
+	improved := t.state.BestEpoch == 0 || ev.Top1 > t.state.BestTop1
+	if improved {
+		t.state.BestTop1, t.state.BestEpoch = ev.Top1, t.state.Epoch
+	}
+	if err := t.recordEpoch(stats, ev, ema); err != nil {
+		return err
+	}
+	t.plot()
+	if err := ev.WriteReport(t.opts.Dir, "eval_", t.ds.Classes); err != nil {
+		return err
+	}
+	if err := t.saveEpochCheckpoints(improved); err != nil {
+		return err
+	}
+	t.printEpoch(stats, ev, ema)
+	sum.Last, sum.EMA = ev, ema
+	return nil
+}
+
+// evaluateEpoch scores the model and, with EMA, the EMA weights.
+func (t *trainer) evaluateEpoch(ctx context.Context) (Evaluation, *Result, error) {
+	ev, err := t.evaluate(ctx, t.eval, t.evalL)
+	if err != nil || t.emaEval == nil {
+		return ev, nil, err
+	}
+	er, err := t.evaluate(ctx, t.emaEval, t.evalL)
+	if err != nil {
+		return ev, nil, err
+	}
+	return ev, &er.Result, nil
+}
+
+// recordEpoch appends the epoch's record to the epochs log.
+func (t *trainer) recordEpoch(stats epochStats, ev Evaluation, ema *Result) error {
+	emaTop1 := math.NaN()
+	if ema != nil {
+		emaTop1 = ema.Top1
+	}
+	rec := []Field{{"epoch", float64(t.state.Epoch)}, {"step", float64(t.state.Step)},
+		{"train_loss", stats.loss}, {"val_loss", ev.Loss}, {"val_top1", ev.Top1}, {"val_top5", ev.Top5},
+		{"ema_top1", emaTop1}, {"lr", stats.lr}, {"images_per_s", stats.imagesPerS}, {"epoch_seconds", stats.seconds}}
+	if t.teacher != nil {
+		rec = append(rec, Field{"val_top1_cls", ev.ClassHead.Top1}, Field{"val_top1_dist", ev.DistHead.Top1}, Field{"teacher_top1", t.teacherTop1()})
+	}
+	return t.epochLog.Write(rec)
+}
+
+// saveEpochCheckpoints saves best.safetensors (when the epoch improved on
+// the best top-1), epoch-NNN.safetensors (every checkpoint.every epochs)
+// and, last, last.safetensors. last.safetensors is written last so that a
+// run killed in between resumes from the previous epoch and writes the
+// others again, identically.
+func (t *trainer) saveEpochCheckpoints(improved bool) error {
+	if improved {
+		if err := t.save(BestCheckpoint); err != nil {
+			return err
+		}
+	}
+	if t.cfg.Ckpt.Every > 0 && t.state.Epoch%t.cfg.Ckpt.Every == 0 {
+		if err := t.save(fmt.Sprintf("epoch-%03d.safetensors", t.state.Epoch)); err != nil {
+			return err
+		}
+	}
+	return t.saveLast()
+}
+
+// printEpoch prints the epoch's summary line.
+func (t *trainer) printEpoch(stats epochStats, ev Evaluation, ema *Result) {
+	line := fmt.Sprintf("epoch %d/%d  train loss %.4f  val loss %.4f  top-1 %.2f%%  top-5 %.2f%%  lr %.3g  %.0f img/s  %.1f s",
+		t.state.Epoch, t.cfg.Epochs, stats.loss, ev.Loss, ev.Top1, ev.Top5, stats.lr, stats.imagesPerS, stats.seconds)
+	if ema != nil {
+		line += fmt.Sprintf("  EMA top-1 %.2f%%", ema.Top1)
+	}
+	if ev.ClassHead != nil {
+		line += fmt.Sprintf("  (class head %.2f%%, dist head %.2f%%)", ev.ClassHead.Top1, ev.DistHead.Top1)
+	}
+	if t.teacherR != nil {
+		line += fmt.Sprintf("  teacher %.2f%%", t.teacherR.Top1)
+	}
+	fmt.Fprintln(t.opts.Out, line)
+}
+
+// printSummary prints the result of a finished run.
+func (t *trainer) printSummary(sum *Summary) {
+	out := t.opts.Out
+	fmt.Fprintf(out, "test accuracy %.2f%% (top-5 %.2f%%, best %.2f%% at epoch %d) after %d epochs, %.0f s; run folder %s\n",
+		sum.Last.Top1, sum.Last.Top5, t.state.BestTop1, t.state.BestEpoch, t.cfg.Epochs, sum.Seconds, t.opts.Dir)
+	if h := sum.Last.ClassHead; h != nil {
+		line := fmt.Sprintf("class head %.2f%%, distillation head %.2f%%, average %.2f%%", h.Top1, sum.Last.DistHead.Top1, sum.Last.Top1)
+		if t.teacherR != nil {
+			line += fmt.Sprintf("; teacher %.2f%%", t.teacherR.Top1)
+		}
+		fmt.Fprintln(out, line)
+	}
+}
