@@ -29,7 +29,8 @@ func newEvalCommand() *cobra.Command {
 the data given with --set data.dataset=… --set data.root=…. Writes
 eval.json, eval_per_class.csv and eval_confusion.csv into --out (default: the
 checkpoint's folder). A distilled model is scored with the class head, the
-distillation head and their average (DeiT's inference rule).`,
+distillation head and their average (DeiT's inference rule). Ctrl-C stops
+the evaluation (exit status 130; 143 for SIGTERM).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ck, m, err := train.OpenModel(ckPath, ema)
@@ -77,7 +78,12 @@ distillation head and their average (DeiT's inference rule).`,
 			if err != nil {
 				return err
 			}
-			ev, err := train.Evaluate(cmd.Context(), g, l)
+			sig := catchSignals(cmd.ErrOrStderr(), "stopping the evaluation")
+			defer sig.stop()
+			ev, err := train.Evaluate(sig.ctx, g, l)
+			if s := sig.caught(); err != nil && s != 0 {
+				return &signalError{sig: s, msg: "evaluation interrupted; no report written"}
+			}
 			if err != nil {
 				return err
 			}

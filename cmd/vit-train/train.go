@@ -1,13 +1,10 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
-	"os/signal"
 	"path/filepath"
-	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -46,12 +43,15 @@ func (f *trainFlags) run(cmd *cobra.Command, pre []string) error {
 	if out == "" {
 		out = filepath.Join("runs", cfg.Model.Name)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	_, err = train.Run(ctx, cfg, train.Options{Dir: out, Resume: f.resume, Out: cmd.ErrOrStderr()})
+	sig := catchSignals(cmd.ErrOrStderr(), "stopping after the current optimiser step and saving a checkpoint")
+	defer sig.stop()
+	_, err = train.Run(sig.ctx, cfg, train.Options{Dir: out, Resume: f.resume, Out: cmd.ErrOrStderr()})
 	if errors.Is(err, train.ErrInterrupted) {
-		fmt.Fprintf(cmd.ErrOrStderr(), "resume with: vit-train %s --out %s --resume\n", cmd.Name(), out)
-		return nil
+		msg := fmt.Sprintf("training interrupted; resume with: vit-train %s --out %s --resume", cmd.Name(), out)
+		if s := sig.caught(); s != 0 {
+			return &signalError{sig: s, msg: msg}
+		}
+		return errors.New(msg)
 	}
 	return err
 }
@@ -70,7 +70,14 @@ func newTrainCommand() *cobra.Command {
 config.yaml in the run folder, beside the checkpoints (last, best),
 metrics (steps/epochs as .jsonl and .csv) and the evaluation reports.
 
-Ctrl-C saves a checkpoint of the exact position; --resume continues from it.
+Ctrl-C (SIGINT) or SIGTERM stops the run after the current optimiser step
+(a gradient-accumulation group is finished first) and saves a checkpoint of
+that exact position; --resume continues from it, bit-exactly. A second
+signal quits at once, keeping the previous checkpoint.
+
+Exit status: 0 when the run finishes; 130 after SIGINT and 143 after
+SIGTERM, once the checkpoint is saved (as shells report a process killed
+by the signal); 1 on any error (the last checkpoint is kept as it was).
 
 --model (model.name) takes a ViT preset (vit-train models) or a ResNet
 (resnet20/32/44/56/110 for small images, resnet18/34/50/101/152), e.g. a CNN
