@@ -249,7 +249,7 @@ func checkViT(cfg model.Config, params []safetensors.Tensor) error {
 }
 
 // checkResNet checks a ResNet configuration from the metadata against the
-// parameter and buffer tensors, bounding it by them before building it.
+// parameter and buffer tensors, without building the model.
 func checkResNet(spec ResNetSpec, params []safetensors.Tensor) error {
 	total := 0
 	for _, t := range params {
@@ -270,12 +270,12 @@ func checkResNet(spec ResNetSpec, params []safetensors.Tensor) error {
 	if n > total {
 		return fmt.Errorf("%s with %d classes has %d parameters, but the file holds %d values", spec.Arch, spec.NumClasses, n, total)
 	}
-	net, err := newResNet(spec, 0)
+	ps, bufs, err := resnet.Shapes(spec.config())
 	if err != nil {
 		return err
 	}
 	var want []namedShape
-	for _, t := range net.Tensors() {
+	for _, t := range append(ps, bufs...) {
 		want = append(want, namedShape{t.Name, t.Shape})
 	}
 	return matchTensors(want, params, "model "+spec.Arch)

@@ -1,0 +1,135 @@
+package train
+
+import (
+	"bytes"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/vit-train/vit-train/model"
+	"github.com/vit-train/vit-train/model/safetensors"
+)
+
+// fuzzTensorSets are the parameter sets the checkpoint fuzzer starts from:
+// tinyViT's and a one-channel, three-class resnet20's.
+var fuzzTensorSets = sync.OnceValues(func() ([][]safetensors.Tensor, error) {
+	m, err := model.New(tinyViT, 0)
+	if err != nil {
+		return nil, err
+	}
+	r, err := newResNet(ResNetSpec{Arch: "resnet20", Channels: 1, ImageSize: 8, NumClasses: 3}, 0)
+	if err != nil {
+		return nil, err
+	}
+	return [][]safetensors.Tensor{ModelTensors(m), r.Tensors()}, nil
+})
+
+// FuzzCheckpointMetadata fuzzes a checkpoint's metadata — each entry a
+// separate argument, absent when empty — over a parameter set that is
+// either intact or edited (one tensor dropped, reshaped or moved under
+// "optim." or "ema."). The file goes through safetensors encoding and
+// decodeCheckpoint, the parse behind LoadCheckpoint. Whatever is accepted
+// must build and load: a ViT or ResNet of the recorded configuration takes
+// the weights without error. The arguments stay short (the whole seed is a
+// few hundred bytes) so that minimising new inputs stays fast.
+func FuzzCheckpointMetadata(f *testing.F) {
+	const vit = `{"img_size":8,"patch_size":4,"in_chans":1,"num_classes":3,"embed_dim":8,"depth":2,"num_heads":2,"mlp_dim":16,"norm_eps":1e-6,"qkv_bias":true}`
+	const state = `{"epoch":2,"batch":5,"step":40,"best_top1":61.5,"best_epoch":1}`
+	const resnet = `{"arch":"resnet20","in_chans":1,"img_size":8,"num_classes":3}`
+	f.Add("", vit, "", state, "[0.5]", "[0.25]", `["a","b","c"]`, "", uint8(0), uint16(0))
+	f.Add("vit", vit, "", "", "", "", "", "epochs: 3\nmodel:\n  name: vit_tiny\n", uint8(0), uint16(0x0203))
+	f.Add("resnet", "", resnet, state, "[0.5]", "[0.25]", "", "", uint8(1), uint16(0))
+	f.Add("resnet", "", resnet, "", "", "", "", "", uint8(1), uint16(0x0105))
+	f.Fuzz(func(t *testing.T, arch, modelJSON, resnetJSON, state, mean, std, classes, config string, set uint8, edit uint16) {
+		sets, err := fuzzTensorSets()
+		if err != nil {
+			t.Fatal(err)
+		}
+		tensors := editTensors(sets[int(set)%len(sets)], edit)
+		meta := map[string]string{}
+		for k, v := range map[string]string{metaArch: arch, metaModel: modelJSON, metaResNet: resnetJSON, metaState: state,
+			metaMean: mean, metaStd: std, metaClasses: classes, metaConfig: config} {
+			if v != "" {
+				meta[k] = v
+			}
+		}
+		// The metadata goes through the file format (the tensors, up to a
+		// megabyte, would only slow every execution down).
+		var buf bytes.Buffer
+		if safetensors.Write(&buf, nil, meta) != nil {
+			return // invalid UTF-8, or a value the writer reserves
+		}
+		file, err := safetensors.Read(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
+		if err != nil {
+			t.Fatalf("reading a written file: %v", err)
+		}
+		file.Tensors = tensors
+		ck, err := decodeCheckpoint(file)
+		if err != nil {
+			if err.Error() == "" {
+				t.Fatal("empty error")
+			}
+			return
+		}
+		switch ck.Arch {
+		case ArchViT:
+			m, err := model.New(ck.Model, 0)
+			if err != nil {
+				t.Fatalf("accepted model %+v does not build: %v", ck.Model, err)
+			}
+			if _, err := ck.LoadWeights(m, false); err != nil {
+				t.Fatalf("accepted checkpoint does not load into its model: %v", err)
+			}
+			if len(ck.EMA) > 0 {
+				if ema, err := ck.emaWeights(); err == nil {
+					ema.LoadWeights(m, false) // may fail, must not panic
+				}
+			}
+		case ArchResNet:
+			n, err := builtResNet(*ck.ResNet)
+			if err != nil {
+				t.Fatalf("accepted ResNet %+v does not build: %v", *ck.ResNet, err)
+			}
+			if err := n.Load(ck); err != nil {
+				t.Fatalf("accepted checkpoint does not load into its ResNet: %v", err)
+			}
+		default:
+			t.Fatalf("accepted architecture %q", ck.Arch)
+		}
+	})
+}
+
+// resnets caches the ResNets FuzzCheckpointMetadata builds (13 ms each),
+// by what decides their parameters.
+var resnets sync.Map
+
+func builtResNet(spec ResNetSpec) (*resnetNet, error) {
+	key := ResNetSpec{Arch: spec.Arch, Channels: spec.Channels, NumClasses: spec.NumClasses}
+	if n, ok := resnets.Load(key); ok {
+		return n.(*resnetNet), nil
+	}
+	n, err := newResNet(spec, 0)
+	if err == nil {
+		resnets.Store(key, n)
+	}
+	return n, err
+}
+
+// editTensors returns a copy of tensors with tensor edit&0xff (modulo the
+// count) changed by operation edit>>8 modulo 5: none, drop, reshape (a
+// trailing dimension of 1), or rename under "optim." or "ema.".
+func editTensors(tensors []safetensors.Tensor, edit uint16) []safetensors.Tensor {
+	out := append([]safetensors.Tensor(nil), tensors...)
+	i := int(edit&0xff) % len(out)
+	switch (edit >> 8) % 5 {
+	case 1:
+		out = append(out[:i], out[i+1:]...)
+	case 2:
+		out[i].Shape = append(append([]int(nil), out[i].Shape...), 1)
+	case 3:
+		out[i].Name = "optim." + out[i].Name
+	case 4:
+		out[i].Name = "ema." + strings.TrimPrefix(out[i].Name, "ema.")
+	}
+	return out
+}
