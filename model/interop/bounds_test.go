@@ -1,7 +1,10 @@
 package interop
 
 import (
+	"bytes"
 	"fmt"
+	"os"
+	"path/filepath"
 	"runtime"
 	"testing"
 
@@ -71,5 +74,46 @@ func TestManyProblems(t *testing.T) {
 	wantErr(t, "junk", err, `unexpected tensor "junk.00000"`, "and 9992 more problems")
 	if len(err.Error()) > 4096 {
 		t.Errorf("error of %d bytes", len(err.Error()))
+	}
+}
+
+// Every proper prefix of a weights file is an error, and Import names the
+// file.
+func TestImportTruncated(t *testing.T) {
+	st, err := os.ReadFile(golden + "tiny.safetensors")
+	if err != nil {
+		t.Fatal(err)
+	}
+	npz, err := os.ReadFile(golden + "tiny.npz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for n := range len(st) {
+		f, err := safetensors.Read(bytes.NewReader(st[:n]), int64(n))
+		if err == nil {
+			if _, err = FromTimm(f.Tensors, Hints{Heads: 2}); err == nil {
+				t.Fatalf("safetensors cut to %d of %d bytes imported", n, len(st))
+			}
+		}
+	}
+	for n := range len(npz) {
+		arrays, err := npy.DecodeNPZ(bytes.NewReader(npz[:n]), int64(n))
+		if err == nil {
+			if _, err = FromJAX(arrays, Hints{}); err == nil {
+				t.Fatalf("npz cut to %d of %d bytes imported", n, len(npz))
+			}
+		}
+	}
+	dir := t.TempDir()
+	for _, c := range []struct {
+		name string
+		b    []byte
+	}{{"cut.safetensors", st[:len(st)/2]}, {"cut.npz", npz[:len(npz)-3]}, {"cut-header.safetensors", st[:100]}} {
+		p := filepath.Join(dir, c.name)
+		if err := os.WriteFile(p, c.b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := Import(p, Hints{Heads: 2})
+		wantErr(t, c.name, err, p)
 	}
 }

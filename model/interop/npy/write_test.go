@@ -1,6 +1,8 @@
 package npy
 
 import (
+	"archive/zip"
+	"bytes"
 	"os"
 	"path/filepath"
 	"slices"
@@ -51,5 +53,23 @@ func TestWriteFileReplaces(t *testing.T) {
 	missing := filepath.Join(dir, "no", "x.npy")
 	if err := WriteFile(missing, []float32{1}, []int{1}); err == nil || !strings.Contains(err.Error(), missing) || strings.Count(err.Error(), missing) != 1 {
 		t.Fatalf("missing folder: %v, want an error naming %s once", err, missing)
+	}
+}
+
+// Every proper prefix of a valid .npy file or .npz archive is an error.
+func TestDecodeTruncatedAtEveryLength(t *testing.T) {
+	one := encode("{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }", f32bytes(3, 4))
+	for n := range len(one) {
+		if _, err := Decode(bytes.NewReader(one[:n])); err == nil {
+			t.Fatalf(".npy cut to %d of %d bytes accepted", n, len(one))
+		}
+	}
+	for _, method := range []uint16{zip.Store, zip.Deflate} {
+		archive := zipOf(t, method, [2]string{"a.npy", string(one)}, [2]string{"b.npy", string(one)})
+		for n := range len(archive) {
+			if _, err := DecodeNPZ(bytes.NewReader(archive[:n]), int64(n)); err == nil {
+				t.Fatalf(".npz (method %d) cut to %d of %d bytes accepted", method, n, len(archive))
+			}
+		}
 	}
 }
