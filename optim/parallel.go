@@ -1,10 +1,6 @@
 package optim
 
-import (
-	"runtime"
-	"sync"
-	"sync/atomic"
-)
+import "github.com/vit-train/vit-train/model/parallel"
 
 // grain is the number of elements in one work unit.
 const grain = 1 << 15
@@ -44,66 +40,24 @@ func (p *partition) units() int { return len(p.starts) - 1 }
 
 func (p *partition) unit(u int) []span { return p.spans[p.starts[u]:p.starts[u+1]] }
 
-// job runs fn over the units 0..n-1 on the calling goroutine and on idle
-// pool workers, handing out units through an atomic counter. A job is built
-// once and reused; running it does not allocate.
+// job runs fn over the units 0..n-1 with parallel.For. A job is built once
+// and reused at a fixed address; running it does not allocate.
 type job struct {
 	fn   func(unit int)
 	n    int
-	next atomic.Int64
-	wg   sync.WaitGroup
-}
-
-// pool is the process-wide set of helper goroutines, started on first use.
-var pool struct {
-	once sync.Once
-	jobs chan *job
-	size int
-}
-
-func startPool() {
-	pool.size = runtime.GOMAXPROCS(0) - 1
-	pool.jobs = make(chan *job, 4*max(pool.size, 1))
-	for range pool.size {
-		go func() {
-			for j := range pool.jobs {
-				j.work()
-				j.wg.Done()
-			}
-		}()
-	}
+	body func(lo, hi int) // built on the first run
 }
 
 // run calls fn for every unit and returns when all calls have finished.
 func (j *job) run() {
-	if j.n <= 1 {
-		if j.n == 1 {
-			j.fn(0)
-		}
-		return
-	}
-	pool.once.Do(startPool)
-	j.next.Store(0)
-	for range min(pool.size, j.n-1) {
-		j.wg.Add(1)
-		select {
-		case pool.jobs <- j:
-		default:
-			j.wg.Done() // every worker is busy: do the work here instead
+	if j.body == nil {
+		j.body = func(lo, hi int) {
+			for u := lo; u < hi; u++ {
+				j.fn(u)
+			}
 		}
 	}
-	j.work()
-	j.wg.Wait()
-}
-
-func (j *job) work() {
-	for {
-		u := int(j.next.Add(1)) - 1
-		if u >= j.n {
-			return
-		}
-		j.fn(u)
-	}
+	parallel.For(j.n, 1, j.body)
 }
 
 // sharded is a partition plus the job that runs a per-unit function over it.

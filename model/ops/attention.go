@@ -10,6 +10,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/vit-train/vit-train/model/blas"
+	"github.com/vit-train/vit-train/model/parallel"
 	"github.com/vit-train/vit-train/model/vec"
 )
 
@@ -142,7 +143,7 @@ func attentionForward[T Float](qkv, out, probs, dropped []T, keep []uint8, dropP
 	dh := d / heads
 	scale := T(1 / math.Sqrt(float64(dh)))
 	inv := T(1 / (1 - dropP))
-	parallelFor(b*heads, 1, func(lo, hi int) {
+	parallel.For(b*heads, 1, func(lo, hi int) {
 		for bh := lo; bh < hi; bh++ {
 			bi, h := bh/heads, bh%heads
 			q, k, v := headViews(qkv, bi, h, n, d, dh)
@@ -215,7 +216,7 @@ func attentionBackward[T Float](qkv, dout, dqkv, probs, dropped, scratch []T, ke
 	dh := d / heads
 	scale := T(1 / math.Sqrt(float64(dh)))
 	inv := T(1 / (1 - dropP))
-	parallelFor(b*heads, 1, func(lo, hi int) {
+	parallel.For(b*heads, 1, func(lo, hi int) {
 		for bh := lo; bh < hi; bh++ {
 			bi, h := bh/heads, bh%heads
 			q, k, v := headViews(qkv, bi, h, n, d, dh)

@@ -8,6 +8,8 @@ import (
 	"github.com/chewxy/hm"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
+
+	"github.com/vit-train/vit-train/model/parallel"
 )
 
 // BatchNorm constants, PyTorch's defaults.
@@ -174,7 +176,7 @@ func bnChannel[T Float](l bnLayout, x []T, b, ch int) []T {
 // 1/sqrt(variance + eps), two passes in float64.
 func bnBatchStats[T Float](l bnLayout, x []T, s *bnStats) {
 	n := float64(l.batch * l.plane)
-	parallelFor(l.c, l.grain(), func(lo, hi int) {
+	parallel.For(l.c, l.grain(), func(lo, hi int) {
 		for ch := lo; ch < hi; ch++ {
 			var sum float64
 			for b := 0; b < l.batch; b++ {
@@ -199,7 +201,7 @@ func bnBatchStats[T Float](l bnLayout, x []T, s *bnStats) {
 
 // bnNormalize writes y = (x − mean)·invStd·w + b per channel.
 func bnNormalize[T Float](l bnLayout, x, w, bias, y []T, s *bnStats) {
-	parallelFor(l.c, l.grain(), func(lo, hi int) {
+	parallel.For(l.c, l.grain(), func(lo, hi int) {
 		for ch := lo; ch < hi; ch++ {
 			scale := float64(w[ch]) * s.invStd[ch]
 			shift := T(float64(bias[ch]) - s.mean[ch]*scale)

@@ -7,6 +7,8 @@ import (
 	"github.com/chewxy/hm"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
+
+	"github.com/vit-train/vit-train/model/parallel"
 )
 
 // batchNormGradWeight computes dw = Σ dy·x̂ per channel, with
@@ -52,7 +54,7 @@ func (op *batchNormGradWeight) UsePreallocDo(prealloc gorgonia.Value, in ...gorg
 }
 
 func bnGradWeight[T Float](l bnLayout, x, dy, dw []T, s *bnStats) {
-	parallelFor(l.c, l.grain(), func(lo, hi int) {
+	parallel.For(l.c, l.grain(), func(lo, hi int) {
 		for ch := lo; ch < hi; ch++ {
 			mean := s.mean[ch]
 			var acc float64
@@ -134,7 +136,7 @@ func (op *batchNormGradInput) UsePreallocDo(prealloc gorgonia.Value, in ...gorgo
 func bnGradInput[T Float](l bnLayout, in []gorgonia.Value, dx []T, s *bnStats, training bool) {
 	if !training {
 		w, dy := floats[T](in[0]), floats[T](in[1])
-		parallelFor(l.c, l.grain(), func(lo, hi int) {
+		parallel.For(l.c, l.grain(), func(lo, hi int) {
 			for ch := lo; ch < hi; ch++ {
 				scale := T(float64(w[ch]) * s.invStd[ch])
 				for b := 0; b < l.batch; b++ {
@@ -149,7 +151,7 @@ func bnGradInput[T Float](l bnLayout, in []gorgonia.Value, dx []T, s *bnStats, t
 	}
 	x, w, dy, dw, db := floats[T](in[0]), floats[T](in[1]), floats[T](in[2]), floats[T](in[3]), floats[T](in[4])
 	n := float64(l.batch * l.plane)
-	parallelFor(l.c, l.grain(), func(lo, hi int) {
+	parallel.For(l.c, l.grain(), func(lo, hi int) {
 		for ch := lo; ch < hi; ch++ {
 			is := s.invStd[ch]
 			scale := float64(w[ch]) * is

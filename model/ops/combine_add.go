@@ -7,6 +7,8 @@ import (
 	"github.com/chewxy/hm"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
+
+	"github.com/vit-train/vit-train/model/parallel"
 )
 
 // Add returns a + b elementwise for two tensors of the same shape, such as a
@@ -58,7 +60,7 @@ func (op *addOp) UsePreallocDo(prealloc gorgonia.Value, in ...gorgonia.Value) (g
 }
 
 func addKernel[T Float](a, b, out []T) {
-	parallelFor(len(a), rowsWorkGrain, func(lo, hi int) {
+	parallel.For(len(a), rowsWorkGrain, func(lo, hi int) {
 		bs, os := b[lo:hi], out[lo:hi]
 		for i, v := range a[lo:hi] {
 			os[i] = v + bs[i]

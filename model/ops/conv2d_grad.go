@@ -11,6 +11,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/vit-train/vit-train/model/blas"
+	"github.com/vit-train/vit-train/model/parallel"
 )
 
 // conv2dGradInput computes dx = col2im(Wᵀ·dy_s) for every sample:
@@ -125,7 +126,7 @@ func conv2dBackwardWeight[T Float](g convGeom, x, dy, dw []T, batch, o int) {
 	groups := (batch + size - 1) / size
 	var mu sync.Mutex
 	parts := map[int][]T{}
-	parallelFor(groups, 1, func(lo, hi int) {
+	parallel.For(groups, 1, func(lo, hi int) {
 		part := getScratch[T](o * k)
 		for gi := lo; gi < hi; gi++ {
 			s0 := gi * size
@@ -219,7 +220,7 @@ func channelSumKernel[T Float](x, out []T, batch, c int) {
 		return
 	}
 	plane := len(x) / (batch * c)
-	parallelFor(c, 4, func(lo, hi int) {
+	parallel.For(c, 4, func(lo, hi int) {
 		for ch := lo; ch < hi; ch++ {
 			var acc float64
 			for b := 0; b < batch; b++ {

@@ -4,6 +4,7 @@ import (
 	"runtime"
 
 	"github.com/vit-train/vit-train/model/blas"
+	"github.com/vit-train/vit-train/model/parallel"
 )
 
 // groupCols is the least number of columns wanted in one product: small
@@ -32,7 +33,7 @@ func (g convGeom) group(batch int) int {
 func (g convGeom) forGroups(batch int, fn func(s0, m int)) {
 	size := g.group(batch)
 	groups := (batch + size - 1) / size
-	parallelFor(groups, 1, func(lo, hi int) {
+	parallel.For(groups, 1, func(lo, hi int) {
 		for gi := lo; gi < hi; gi++ {
 			s0 := gi * size
 			fn(s0, min(size, batch-s0))

@@ -7,6 +7,8 @@ import (
 	"github.com/chewxy/hm"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
+
+	"github.com/vit-train/vit-train/model/parallel"
 )
 
 // Dropout is inverted dropout, PyTorch's nn.Dropout(p) in training mode:
@@ -117,7 +119,7 @@ func (op *maskOp) keepFor(n int) []uint8 {
 func applyKeep[T Float](x, y []T, keep []uint8, group int, scale T) {
 	factor := [2]T{0, scale}
 	if group == 1 {
-		parallelFor(len(x), rowsWorkGrain, func(lo, hi int) {
+		parallel.For(len(x), rowsWorkGrain, func(lo, hi int) {
 			ys, ks := y[lo:hi], keep[lo:hi]
 			for i, v := range x[lo:hi] {
 				ys[i] = v * factor[ks[i]&1]

@@ -8,6 +8,7 @@ import (
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
+	"github.com/vit-train/vit-train/model/parallel"
 	"github.com/vit-train/vit-train/model/vec"
 )
 
@@ -95,7 +96,7 @@ func (op *geluOp) UsePreallocDo(prealloc gorgonia.Value, in ...gorgonia.Value) (
 
 // geluDo sets y = GELU(x) and, when slope is not nil, slope = GELU'(x).
 func geluDo[T Float](x, y, slope []T) {
-	parallelFor(len(x), rowsWorkGrain, func(lo, hi int) {
+	parallel.For(len(x), rowsWorkGrain, func(lo, hi int) {
 		if slope != nil {
 			geluForwardSlope(x[lo:hi], y[lo:hi], slope[lo:hi])
 		} else {
@@ -106,7 +107,7 @@ func geluDo[T Float](x, y, slope []T) {
 
 // scaleBy sets out = dy·s elementwise, in parallel.
 func scaleBy[T Float](dy, s, out []T) {
-	parallelFor(len(dy), rowsWorkGrain, func(lo, hi int) {
+	parallel.For(len(dy), rowsWorkGrain, func(lo, hi int) {
 		if dy32, ok := any(dy).([]float32); ok {
 			vec.Mul(any(out).([]float32)[lo:hi], dy32[lo:hi], any(s).([]float32)[lo:hi])
 			return

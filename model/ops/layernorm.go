@@ -10,6 +10,7 @@ import (
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
+	"github.com/vit-train/vit-train/model/parallel"
 	"github.com/vit-train/vit-train/model/vec"
 )
 
@@ -303,7 +304,7 @@ func layerNormGradWeight[T Float](x, dy, dw []T, mean, rstd, partial []float64) 
 	}
 	partial = partial[:workers*d]
 	chunk := (rows + workers - 1) / workers
-	parallelFor(workers, 1, func(wlo, whi int) {
+	parallel.For(workers, 1, func(wlo, whi int) {
 		for wk := wlo; wk < whi; wk++ {
 			acc := partial[wk*d : (wk+1)*d]
 			clear(acc)
@@ -331,7 +332,8 @@ func layerNormGradWeight[T Float](x, dy, dw []T, mean, rstd, partial []float64) 
 	return partial
 }
 
-// parallelWorkers is the number of workers parallelFor(n, grain, …) starts.
+// parallelWorkers is the number of partial sums a reduction over n items
+// keeps: one per core, with at least grain items each.
 func parallelWorkers(n, grain int) int {
 	return max(1, min(runtime.GOMAXPROCS(0), n/max(grain, 1)))
 }

@@ -9,6 +9,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/vit-train/vit-train/model/blas"
+	"github.com/vit-train/vit-train/model/parallel"
 )
 
 // Linear returns x·Wᵀ + b, PyTorch's nn.Linear.
@@ -100,7 +101,7 @@ func linearForward[T Float](x, w, b gorgonia.Value, out *tensor.Dense, m, n, k i
 	beta := T(0)
 	if b != nil {
 		bias := floats[T](b)
-		parallelFor(m, 256, func(lo, hi int) {
+		parallel.For(m, 256, func(lo, hi int) {
 			for r := lo; r < hi; r++ {
 				copy(y[r*n:(r+1)*n], bias)
 			}
@@ -268,7 +269,7 @@ func (op *sumRows) UsePreallocDo(prealloc gorgonia.Value, in ...gorgonia.Value) 
 
 func sumRowsKernel[T Float](x, out []T, n int) {
 	rows := len(x) / n
-	parallelFor(n, 64, func(lo, hi int) {
+	parallel.For(n, 64, func(lo, hi int) {
 		acc := out[lo:hi]
 		clear(acc)
 		for r := 0; r < rows; r++ {

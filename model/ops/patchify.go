@@ -7,6 +7,8 @@ import (
 	"github.com/chewxy/hm"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
+
+	"github.com/vit-train/vit-train/model/parallel"
 )
 
 // Patchify cuts images (B, C, H, W) into non-overlapping P×P patches and
@@ -70,7 +72,7 @@ func patchCopy[T Float](img, patches []T, b, c, h, w, p int, toPatches bool) {
 	gw := w / p
 	np := (h / p) * gw
 	feat := c * p * p
-	parallelFor(b*np, 16, func(lo, hi int) {
+	parallel.For(b*np, 16, func(lo, hi int) {
 		for bp := lo; bp < hi; bp++ {
 			bi, pi := bp/np, bp%np
 			gy, gx := pi/gw, pi%gw

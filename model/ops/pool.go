@@ -7,6 +7,8 @@ import (
 	"github.com/chewxy/hm"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
+
+	"github.com/vit-train/vit-train/model/parallel"
 )
 
 // GlobalAvgPool averages each channel over its spatial positions:
@@ -61,7 +63,7 @@ func avgPlanes[T Float](x, y []T) {
 		return
 	}
 	plane := len(x) / len(y)
-	parallelFor(len(y), max(1, 16384/max(1, plane)), func(lo, hi int) {
+	parallel.For(len(y), max(1, 16384/max(1, plane)), func(lo, hi int) {
 		for r := lo; r < hi; r++ {
 			var acc float64
 			for _, v := range x[r*plane : (r+1)*plane] {
@@ -124,7 +126,7 @@ func spreadPlanes[T Float](dy, dx []T) {
 		return
 	}
 	plane := len(dx) / len(dy)
-	parallelFor(len(dy), max(1, 16384/max(1, plane)), func(lo, hi int) {
+	parallel.For(len(dy), max(1, 16384/max(1, plane)), func(lo, hi int) {
 		for r := lo; r < hi; r++ {
 			v := T(float64(dy[r]) / float64(plane))
 			row := dx[r*plane : (r+1)*plane]

@@ -8,6 +8,8 @@ import (
 	"github.com/chewxy/hm"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
+
+	"github.com/vit-train/vit-train/model/parallel"
 )
 
 // MaxPool2d takes the maximum over k×k windows moved by stride, with
@@ -104,7 +106,7 @@ func argmaxWindow[T Float](g convGeom, plane []T, oy, ox int) int {
 func maxPoolForward[T Float](g convGeom, x, y []T) {
 	in, on := g.h*g.w, g.oh*g.ow
 	planes := len(y) / max(1, on)
-	parallelFor(planes, max(1, 4096/max(1, on*g.kh*g.kw)), func(lo, hi int) {
+	parallel.For(planes, max(1, 4096/max(1, on*g.kh*g.kw)), func(lo, hi int) {
 		for p := lo; p < hi; p++ {
 			plane, out := x[p*in:(p+1)*in], y[p*on:(p+1)*on]
 			for oy := 0; oy < g.oh; oy++ {
@@ -175,7 +177,7 @@ func (op *maxPoolGrad) UsePreallocDo(prealloc gorgonia.Value, in ...gorgonia.Val
 func maxPoolBackward[T Float](g convGeom, x, dy, dx []T) {
 	in, on := g.h*g.w, g.oh*g.ow
 	planes := len(dy) / max(1, on)
-	parallelFor(planes, max(1, 4096/max(1, on*g.kh*g.kw)), func(lo, hi int) {
+	parallel.For(planes, max(1, 4096/max(1, on*g.kh*g.kw)), func(lo, hi int) {
 		for p := lo; p < hi; p++ {
 			plane, grad, d := x[p*in:(p+1)*in], dy[p*on:(p+1)*on], dx[p*in:(p+1)*in]
 			clear(d)

@@ -1,6 +1,10 @@
 package ops
 
-import "sync/atomic"
+import (
+	"sync/atomic"
+
+	"github.com/vit-train/vit-train/model/parallel"
+)
 
 // Randomness is the source of the random masks of Dropout and DropPath.
 //
@@ -63,7 +67,7 @@ func splitMix64(z uint64) uint64 {
 func fillKeep(keep []uint8, key uint64, p float64) {
 	threshold := uint64(p * (1 << 32)) // keep when a uniform 32-bit draw is ≥ threshold
 	words := (len(keep) + 1) / 2
-	parallelFor(words, 1<<14, func(lo, hi int) {
+	parallel.For(words, 1<<14, func(lo, hi int) {
 		for w := lo; w < hi; w++ {
 			u := splitMix64(key + uint64(w+1)*splitMixGamma)
 			keep[2*w] = keepBit(u&0xffffffff, threshold)

@@ -7,6 +7,8 @@ import (
 	"github.com/chewxy/hm"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
+
+	"github.com/vit-train/vit-train/model/parallel"
 )
 
 // ReLU returns max(x, 0) element-wise (NaN stays NaN), for x of any shape.
@@ -51,7 +53,7 @@ func (op *reluOp) UsePreallocDo(prealloc gorgonia.Value, in ...gorgonia.Value) (
 }
 
 func reluForward[T Float](x, y []T) {
-	parallelFor(len(x), 32768, func(lo, hi int) {
+	parallel.For(len(x), 32768, func(lo, hi int) {
 		for i, v := range x[lo:hi] {
 			if v < 0 {
 				v = 0
@@ -108,7 +110,7 @@ func (op *reluGrad) UsePreallocDo(prealloc gorgonia.Value, in ...gorgonia.Value)
 }
 
 func reluBackward[T Float](y, dy, dx []T) {
-	parallelFor(len(y), 32768, func(lo, hi int) {
+	parallel.For(len(y), 32768, func(lo, hi int) {
 		for i, v := range y[lo:hi] {
 			g := dy[lo+i]
 			if !(v > 0) {

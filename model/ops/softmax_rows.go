@@ -3,13 +3,14 @@ package ops
 import (
 	"math"
 
+	"github.com/vit-train/vit-train/model/parallel"
 	"github.com/vit-train/vit-train/model/vec"
 )
 
 // Row kernels of the softmax family, for the Softmax and LogSoftmax ops, the
 // losses and any op that normalizes rows of its own buffers (attention
 // scores). Each works on a tensor of R rows of n contiguous elements, R·n =
-// len(x), spreads the rows over all cores with parallelFor, subtracts each
+// len(x), spreads the rows over all cores with parallel.For, subtracts each
 // row's maximum before exponentiating (finite for any finite logits), and
 // uses the SIMD kernels of package vec in float32 (FastExp32's accuracy,
 // sums in float32) and math.Exp with float64 sums in float64. The
@@ -19,10 +20,10 @@ import (
 // rowsWorkGrain is the number of elements below which a worker is not worth starting.
 const rowsWorkGrain = 1 << 14
 
-// parallelRows runs fn over [0, rows) like parallelFor, with enough rows per
+// parallelRows runs fn over [0, rows) like parallel.For, with enough rows per
 // worker that each gets at least rowsWorkGrain elements of n-element rows.
 func parallelRows(rows, n int, fn func(lo, hi int)) {
-	parallelFor(rows, max(1, rowsWorkGrain/max(n, 1)), fn)
+	parallel.For(rows, max(1, rowsWorkGrain/max(n, 1)), fn)
 }
 
 // SoftmaxRow sets out[:len(x)] to softmax(x). out may be x itself.

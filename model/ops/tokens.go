@@ -7,6 +7,8 @@ import (
 	"github.com/chewxy/hm"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
+
+	"github.com/vit-train/vit-train/model/parallel"
 )
 
 // EmbedTokens builds the encoder's input sequence: the prefix tokens (the
@@ -81,7 +83,7 @@ func embedTokensKernel[T Float](in []gorgonia.Value, out *tensor.Dense, prefix i
 	b, np, d := s[0], s[1], s[2]
 	t := np + prefix
 	patches, pos, y := floats[T](in[0]), floats[T](in[1]), floats[T](out)
-	parallelFor(b, 1, func(lo, hi int) {
+	parallel.For(b, 1, func(lo, hi int) {
 		for bi := lo; bi < hi; bi++ {
 			for i := 0; i < prefix; i++ {
 				tok, p, dst := floats[T](in[2+i]), pos[i*d:(i+1)*d], y[(bi*t+i)*d:][:d]
@@ -202,14 +204,14 @@ func tokenRangeKernel[T Float](x, y []T, op *tokenRangeOp) {
 	b, t, d := op.inShape[0], op.inShape[1], op.inShape[2]
 	width := (op.to - op.from) * d
 	if !op.sumBatch {
-		parallelFor(b, 8, func(lo, hi int) {
+		parallel.For(b, 8, func(lo, hi int) {
 			for bi := lo; bi < hi; bi++ {
 				copy(y[bi*width:(bi+1)*width], x[(bi*t+op.from)*d:])
 			}
 		})
 		return
 	}
-	parallelFor(width, 1024, func(lo, hi int) {
+	parallel.For(width, 1024, func(lo, hi int) {
 		acc := y[lo:hi]
 		clear(acc)
 		for bi := 0; bi < b; bi++ {
@@ -268,7 +270,7 @@ func (op *tokenScatter) UsePreallocDo(prealloc gorgonia.Value, in ...gorgonia.Va
 func tokenScatterKernel[T Float](g, y []T, op *tokenScatter) {
 	b, t, d := op.shape[0], op.shape[1], op.shape[2]
 	width := (op.to - op.from) * d
-	parallelFor(b, 8, func(lo, hi int) {
+	parallel.For(b, 8, func(lo, hi int) {
 		for bi := lo; bi < hi; bi++ {
 			row := y[bi*t*d : (bi+1)*t*d]
 			clear(row)
