@@ -363,3 +363,29 @@ func TestCheckpointSaveFailureKeepsThePrevious(t *testing.T) {
 		t.Fatalf("folder holds %d entries, want only the checkpoint", len(entries))
 	}
 }
+
+// Every proper prefix of a checkpoint is an error: every length through
+// the header, then every 37th byte of the data (whose cuts all fail the
+// same size check).
+func TestCheckpointTruncated(t *testing.T) {
+	path, _ := saveTiny(t, t.TempDir())
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := safetensors.ReadHeader(bytes.NewReader(b), int64(len(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for n := 0; n < len(b); n++ {
+		if n > int(h.DataStart)+8 {
+			n = min(n+36, len(b)-1)
+		}
+		f, err := safetensors.Read(bytes.NewReader(b[:n]), int64(n))
+		if err == nil {
+			if _, err = decodeCheckpoint(f); err == nil {
+				t.Fatalf("checkpoint cut to %d of %d bytes accepted", n, len(b))
+			}
+		}
+	}
+}

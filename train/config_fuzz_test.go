@@ -136,3 +136,37 @@ func treeDiff(a, b map[string]any, prefix string) []string {
 	}
 	return out
 }
+
+// A config file cut at every length, or with one of every three bytes
+// changed, either loads as a valid configuration or is an error; nothing
+// panics.
+func TestConfigTruncatedAndCorrupt(t *testing.T) {
+	raw, err := os.ReadFile("../configs/fashion_mnist_full.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "c.yaml")
+	try := func(what string, b []byte) {
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := LoadConfig(path, nil)
+		if err != nil {
+			if err.Error() == "" {
+				t.Fatalf("%s: empty error", what)
+			}
+			return
+		}
+		if err := cfg.Validate(); err != nil {
+			t.Fatalf("%s: accepted an invalid config: %v", what, err)
+		}
+	}
+	for n := range len(raw) {
+		try(fmt.Sprintf("cut to %d bytes", n), raw[:n])
+	}
+	for i := 0; i < len(raw); i += 3 {
+		b := bytes.Clone(raw)
+		b[i] ^= 0x20
+		try(fmt.Sprintf("byte %d changed", i), b)
+	}
+}
