@@ -68,8 +68,12 @@ func ModelTensors(m *model.ViT) []safetensors.Tensor {
 	return out
 }
 
-// Save writes the checkpoint to path atomically: a temporary file in the
-// same folder, synced, then renamed over path.
+// Save writes the checkpoint to path atomically, with CRC-32C checksums of
+// every tensor and of the header that LoadCheckpoint verifies (see
+// safetensors.WriteFileAtomic): a temporary file in the same folder, synced,
+// then renamed over path. If the write fails (a full disk, a quota, a
+// read-only folder) the error names path, the previous checkpoint at path
+// is left whole and loadable, and the temporary file is removed.
 func (c *Checkpoint) Save(path string) error {
 	meta := map[string]string{"format": "pt"}
 	put := func(key string, v any) error {
