@@ -90,8 +90,13 @@ func (e *Error) Unwrap() error { return e.Err }
 // missing folder, a panic inside write — the temporary file is removed and
 // path is untouched. A failure to write to the file is an *Error naming
 // path (w returns it, and write should return it, perhaps wrapped); so is a
-// failure of any later step. write's other errors are returned as they are. Only after a successful rename can an error (from syncing the
+// failure of any later step. write's other errors are returned as they
+// are. Only after a successful rename can an error (from syncing the
 // folder) leave the new content in place.
+//
+// A symbolic link at path is replaced by the new file, not followed. A
+// process killed while writing leaves its temporary file (see IsTemp),
+// which is never mistaken for path.
 func Write(path string, write func(w io.Writer) error) (err error) {
 	dir, base := filepath.Split(path)
 	if dir == "" {
