@@ -288,3 +288,23 @@ func TestIsTemp(t *testing.T) {
 		}
 	}
 }
+
+func TestWriteReplacesSymlink(t *testing.T) {
+	dir := t.TempDir()
+	target, link := filepath.Join(dir, "target"), filepath.Join(dir, "link")
+	if err := os.WriteFile(target, []byte("target"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(target, link); err != nil {
+		t.Skipf("no symbolic links: %v", err)
+	}
+	if err := Write(link, writeBytes([]byte("new"))); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := os.Lstat(link); err != nil || !st.Mode().IsRegular() {
+		t.Fatalf("link is now %v, %v; want a regular file", st.Mode(), err)
+	}
+	if b, _ := os.ReadFile(target); string(b) != "target" {
+		t.Fatalf("the link's target changed to %q", b)
+	}
+}
