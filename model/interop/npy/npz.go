@@ -2,10 +2,12 @@ package npy
 
 import (
 	"archive/zip"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 )
 
@@ -23,6 +25,9 @@ func DecodeNPZ(r io.ReaderAt, size int64) ([]Array, error) {
 	}
 	if len(zr.File) > MaxEntries {
 		return nil, fmt.Errorf("%d entries exceed the limit of %d", len(zr.File), MaxEntries)
+	}
+	if err := checkDisjoint(zr.File, size); err != nil {
+		return nil, err
 	}
 	arrays := make([]Array, 0, len(zr.File))
 	seen := make(map[string]bool, len(zr.File))
@@ -43,6 +48,35 @@ func DecodeNPZ(r io.ReaderAt, size int64) ([]Array, error) {
 		arrays = append(arrays, *a)
 	}
 	return arrays, nil
+}
+
+// checkDisjoint rejects entries whose compressed data overlap or run past
+// the archive. Entries sharing one deflated block (a "zip bomb" of
+// overlapping files) would expand a small archive into far more arrays
+// than it holds; NumPy never writes them.
+func checkDisjoint(files []*zip.File, size int64) error {
+	type span struct {
+		name       string
+		begin, end int64
+	}
+	spans := make([]span, 0, len(files))
+	for _, f := range files {
+		off, err := f.DataOffset()
+		if err != nil {
+			return fmt.Errorf("entry %q: %w", f.Name, err)
+		}
+		if f.CompressedSize64 > uint64(size) || off > size-int64(f.CompressedSize64) {
+			return fmt.Errorf("entry %q: %d compressed bytes at offset %d run past the %d-byte archive", f.Name, f.CompressedSize64, off, size)
+		}
+		spans = append(spans, span{f.Name, off, off + int64(f.CompressedSize64)})
+	}
+	slices.SortFunc(spans, func(a, b span) int { return cmp.Compare(a.begin, b.begin) })
+	for i := 1; i < len(spans); i++ {
+		if prev, s := spans[i-1], spans[i]; s.begin < prev.end {
+			return fmt.Errorf("entry %q (bytes %d to %d) overlaps entry %q (bytes %d to %d): entries must not share data", s.name, s.begin, s.end, prev.name, prev.begin, prev.end)
+		}
+	}
+	return nil
 }
 
 func decodeEntry(f *zip.File) (*Array, error) {

@@ -3,6 +3,7 @@ package npy
 import (
 	"archive/zip"
 	"bytes"
+	"encoding/binary"
 	"os"
 	"path/filepath"
 	"slices"
@@ -71,5 +72,24 @@ func TestDecodeTruncatedAtEveryLength(t *testing.T) {
 				t.Fatalf(".npz (method %d) cut to %d of %d bytes accepted", method, n, len(archive))
 			}
 		}
+	}
+}
+
+// Entries whose data overlap (a zip bomb's way of expanding one deflated
+// block many times) are refused.
+func TestDecodeNPZOverlappingEntries(t *testing.T) {
+	one := string(compact("{'descr':'<f4','fortran_order':False,'shape':(1,)}", f32bytes(7)))
+	archive := zipOf(t, zip.Deflate, [2]string{"a.npy", one}, [2]string{"b.npy", one})
+	if _, err := DecodeNPZ(bytes.NewReader(archive), int64(len(archive))); err != nil {
+		t.Fatal(err)
+	}
+	// Point b.npy's central directory record at a.npy's local header.
+	cd := bytes.Index(archive, []byte("PK\x01\x02"))
+	second := cd + 1 + bytes.Index(archive[cd+1:], []byte("PK\x01\x02"))
+	bomb := bytes.Clone(archive)
+	binary.LittleEndian.PutUint32(bomb[second+42:], 0)
+	_, err := DecodeNPZ(bytes.NewReader(bomb), int64(len(bomb)))
+	if err == nil || !strings.Contains(err.Error(), `entry "b.npy"`) || !strings.Contains(err.Error(), "overlaps") {
+		t.Fatalf("overlapping entries: %v", err)
 	}
 }
