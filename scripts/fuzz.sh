@@ -73,7 +73,13 @@ for t in "${targets[@]}"; do
 	fi
 	# The last progress line: "fuzz: elapsed: 61s, execs: 123456 (2023/sec), new interesting: 5 (total: 12)".
 	line=$(grep -E '^fuzz: elapsed: .*execs: [0-9]+' "$log" | tail -1 || true)
-	elapsed=$(sed -nE 's/^fuzz: elapsed: ([0-9]+)s.*/\1/p' <<<"$line")
+	# go prints the elapsed time as a duration: 59s, 1m0s, 1h2m3s.
+	elapsed=$(sed -nE 's/^fuzz: elapsed: ([0-9hms]+),.*/\1/p' <<<"$line" |
+		awk '{ t = 0; s = $0
+			if (match(s, /[0-9]+h/)) t += substr(s, RSTART, RLENGTH - 1) * 3600
+			if (match(s, /[0-9]+m/)) t += substr(s, RSTART, RLENGTH - 1) * 60
+			if (match(s, /[0-9]+s/)) t += substr(s, RSTART, RLENGTH - 1)
+			if (s != "") print t }')
 	execs=$(sed -nE 's/.*execs: ([0-9]+).*/\1/p' <<<"$line")
 	interesting=$(sed -nE 's/.*new interesting: ([0-9]+).*/\1/p' <<<"$line")
 	longest=$({ grep -oE 'minimizing took: [0-9.]+(ns|µs|us|ms|s|m[0-9.]+s)' "$log" || true; } |
