@@ -95,11 +95,14 @@ type worker struct {
 func (w *worker) loop() {
 	for {
 		j := w.next()
-		if j.work() {
+		last := j.work()
+		// Idle again before the caller can return, so that a loop that
+		// follows at once finds this worker.
+		pool.park(w)
+		if last {
 			j.fin <- struct{}{}
 		}
 		j.release()
-		pool.park(w)
 	}
 }
 

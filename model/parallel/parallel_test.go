@@ -66,6 +66,17 @@ func TestForCoverage(t *testing.T) {
 func TestForRunsOnWorkers(t *testing.T) {
 	withProcs(t, 2)
 	for range 100 {
+		// A worker that has just helped may not be idle yet.
+		pool.take(nil, 2) // start the workers
+		for {
+			pool.mu.Lock()
+			idle := len(pool.idle)
+			pool.mu.Unlock()
+			if idle > 0 {
+				break
+			}
+			runtime.Gosched()
+		}
 		var arrived atomic.Int32
 		done := make(chan struct{})
 		go func() {
@@ -160,12 +171,12 @@ func TestForPanic(t *testing.T) {
 					t.Fatalf("recovered %v, want boom", r)
 				}
 				if ran.Load() != 8 {
-					t.Fatalf("%d chunks ran before For panicked, want all 8", ran.Load())
+					t.Fatalf("%d indices ran before For panicked, want all 8", ran.Load())
 				}
 			}()
 			For(8, 1, func(lo, hi int) {
-				ran.Add(1)
-				if lo == bad {
+				ran.Add(int32(hi - lo))
+				if lo <= bad && bad < hi {
 					panic("boom")
 				}
 			})
