@@ -320,3 +320,33 @@ func TestResumeAfterAnEarlyInterrupt(t *testing.T) {
 		})
 	}
 }
+
+// A temporary file that a killed run left behind (a checkpoint half
+// written) is removed when the run is resumed; other files stay.
+func TestResumeRemovesStaleTemporaryFiles(t *testing.T) {
+	cfg := tinyConfig(t, "epochs=1")
+	dir := t.TempDir()
+	if _, err := runStopping(t, cfg, dir, stopAt{afterStep, 1, 1}); !errors.Is(err, ErrInterrupted) {
+		t.Fatalf("want an interrupt, got %v", err)
+	}
+	stale := filepath.Join(dir, ".last.safetensors.tmp-123456")
+	other := filepath.Join(dir, "notes.txt")
+	for _, p := range []string{stale, other} {
+		if err := os.WriteFile(p, []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var log strings.Builder
+	if _, err := Run(context.Background(), cfg, Options{Dir: dir, Resume: true, Out: &log}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Errorf("%s is still there (%v)", stale, err)
+	}
+	if _, err := os.Stat(other); err != nil {
+		t.Errorf("%s was removed", other)
+	}
+	if !strings.Contains(log.String(), "removed "+stale) {
+		t.Errorf("no note of the removal:\n%s", log.String())
+	}
+}

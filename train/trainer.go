@@ -141,6 +141,9 @@ func newTrainer(cfg Config, opts Options) (*trainer, error) {
 	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
 		return nil, err
 	}
+	if err := t.removeStaleTemps(); err != nil {
+		return nil, err
+	}
 	if err := t.build(); err != nil {
 		return nil, err
 	}
@@ -180,6 +183,26 @@ func (t *trainer) resumeCheckpoint(path string) (*Checkpoint, error) {
 		return nil, fmt.Errorf("resume from %s: the checkpoint is at batch %d of epoch %d, inside an accumulation group of optim.accum_steps = %d; resume with the run's own config.yaml", path, ck.State.Batch, ck.State.Epoch+1, a)
 	}
 	return ck, nil
+}
+
+// removeStaleTemps deletes the temporary files of atomic writes that a
+// killed run left in the run folder (a checkpoint half written, say): no
+// other process writes there while this run holds it.
+func (t *trainer) removeStaleTemps() error {
+	entries, err := os.ReadDir(t.opts.Dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if e.Type().IsRegular() && atomicfile.IsTemp(e.Name()) {
+			p := filepath.Join(t.opts.Dir, e.Name())
+			if err := os.Remove(p); err != nil {
+				return err
+			}
+			fmt.Fprintf(t.opts.Out, "note: removed %s, left by a run stopped while writing it\n", p)
+		}
+	}
+	return nil
 }
 
 // writeConfig saves the resolved configuration as config.yaml, atomically.
