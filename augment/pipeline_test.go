@@ -181,6 +181,34 @@ func TestPoolReuse(t *testing.T) {
 	if len(c.Pix) != 500 || cap(c.Pix) < 500 {
 		t.Errorf("len %d cap %d", len(c.Pix), cap(c.Pix))
 	}
+	// A recycled buffer is handed out again for a request of its class.
+	// sync.Pool may drop an entry (a GC, the race detector), so of many
+	// tries most, not all, must reuse.
+	reused := 0
+	for range 100 {
+		x := NewImage(3, 10, 10)
+		p := &x.Pix[0]
+		Recycle(x)
+		y := NewImage(1, 20, 20) // 400 values: the same 512 class
+		if &y.Pix[0] == p {
+			reused++
+		}
+		if len(y.Pix) != 400 {
+			t.Fatalf("len %d, want 400", len(y.Pix))
+		}
+		Recycle(y)
+	}
+	if reused < 50 {
+		t.Errorf("a recycled buffer was reused %d times in 100", reused)
+	}
+	// A buffer too small for a request is never handed out for it.
+	small := NewImage(1, 16, 16) // 256 values, class 256
+	Recycle(small)
+	for range 10 {
+		if big := NewImage(1, 16, 17); cap(big.Pix) < 272 {
+			t.Fatalf("a %d-value image got a buffer of capacity %d", 272, cap(big.Pix))
+		}
+	}
 }
 
 func TestComposeSkipsNilAndFlattens(t *testing.T) {

@@ -60,6 +60,19 @@ func reference(ws []*tensor.Dense, n, d int) []float64 {
 	return cur
 }
 
+// layers returns the outputs of the chain's four Linear layers, first to
+// last (y is the fourth).
+func layers(g *gorgonia.ExprGraph, y *gorgonia.Node) []*gorgonia.Node {
+	out := []*gorgonia.Node{y}
+	for n := y; len(out) < 4; {
+		it := g.From(n.ID()) // n's inputs: the previous layer, then the weight
+		it.Next()
+		n = it.Node().(*gorgonia.Node)
+		out = append([]*gorgonia.Node{n}, out...)
+	}
+	return out
+}
+
 func TestReusedBuffersGiveCorrectResults(t *testing.T) {
 	const n, d = 3, 5
 	g, _, ws, y := chain(t, n, d)
@@ -81,6 +94,17 @@ func TestReusedBuffersGiveCorrectResults(t *testing.T) {
 	}
 	if p.Steps() != 4 {
 		t.Fatalf("%d steps, want 4", p.Steps())
+	}
+	// Layer 1's buffer is free once layer 2 has read it, so layer 3 writes
+	// into it; layer 2's goes to layer 4 likewise: two buffers for four
+	// values.
+	l := layers(g, y)
+	buf := func(i int) *float64 { return &p.Value(l[i]).Data().([]float64)[0] }
+	if buf(0) != buf(2) || buf(1) != buf(3) || buf(0) == buf(1) {
+		t.Error("layers 1 and 3 (and 2 and 4) do not share a buffer, or layers 1 and 2 do")
+	}
+	if b := p.BufferBytes(); b != 2*n*d*8 {
+		t.Errorf("BufferBytes %d, want two buffers of %d", b, n*d*8)
 	}
 }
 
