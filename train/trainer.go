@@ -283,8 +283,19 @@ func (t *trainer) compatible(ck *Checkpoint) error {
 	return nil
 }
 
-// build creates the model, graphs, loaders and optimiser.
+// build creates the graphs, loaders, optimiser and EMA of the model.
 func (t *trainer) build() error {
+	for _, step := range []func() error{t.buildGraphs, t.buildLoaders, t.buildUpdate, t.buildEMA} {
+		if err := step(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// buildGraphs creates the training step (forward, loss, gradients) and
+// the evaluation graph.
+func (t *trainer) buildGraphs() error {
 	cfg := t.cfg
 	t.rng = ops.NewRandomness(cfg.Seed)
 	g, err := t.net.Graph(cfg.Data.BatchSize, true, t.rng)
@@ -297,9 +308,13 @@ func (t *trainer) build() error {
 	if t.pixels, err = g.Float32Images(); err != nil {
 		return err
 	}
-	if t.eval, err = t.net.Graph(cfg.Data.EvalBatchSize, false, nil); err != nil {
-		return err
-	}
+	t.eval, err = t.net.Graph(cfg.Data.EvalBatchSize, false, nil)
+	return err
+}
+
+// buildLoaders creates the training and evaluation loaders and Mixup/CutMix.
+func (t *trainer) buildLoaders() error {
+	cfg := t.cfg
 	_, size := t.net.Input()
 	trainP, evalP, err := Pipelines(cfg.Aug, size, t.ds.Mean, t.ds.Std)
 	if err != nil {
@@ -320,9 +335,15 @@ func (t *trainer) build() error {
 		t.mix = &augment.Mixup{MixupAlpha: cfg.Aug.Mixup, CutmixAlpha: cfg.Aug.CutMix, Prob: cfg.Aug.MixupProb,
 			SwitchProb: cfg.Aug.SwitchProb, LabelSmoothing: cfg.Aug.Smoothing, CorrectLam: true, Classes: t.net.NumClasses()}
 	}
+	return nil
+}
+
+// buildUpdate selects the parameters to train (all, or the heads with a
+// frozen backbone) and creates the optimiser, clipper and accumulator.
+func (t *trainer) buildUpdate() error {
 	t.params = t.net.Params()
 	for i, p := range t.params {
-		if !cfg.Init.FreezeBackbone || isHead(p.Name) {
+		if !t.cfg.Init.FreezeBackbone || isHead(p.Name) {
 			t.train = append(t.train, i)
 			t.trainP = append(t.trainP, t.params[i])
 		}
@@ -331,26 +352,30 @@ func (t *trainer) build() error {
 	if err := t.buildOptimizer(); err != nil {
 		return err
 	}
+	var err error
 	if t.clip, err = optim.NewClipper(t.trainP); err != nil {
 		return err
 	}
-	if cfg.Optim.AccumSteps > 1 {
-		if t.accum, err = optim.NewAccumulator(t.trainP); err != nil {
-			return err
-		}
+	if t.cfg.Optim.AccumSteps > 1 {
+		t.accum, err = optim.NewAccumulator(t.trainP)
 	}
-	if cfg.EMA.Enabled {
-		if t.ema, err = optim.NewEMA(t.params, cfg.EMA.Decay); err != nil {
-			return err
-		}
-		if t.emaModel, err = t.vit.SharingWeights(t.ema.Weights()); err != nil {
-			return err
-		}
-		if t.emaEval, err = t.emaModel.BuildGraph(cfg.Data.EvalBatchSize, false, nil); err != nil {
-			return err
-		}
+	return err
+}
+
+// buildEMA creates the EMA of the weights and its evaluation graph.
+func (t *trainer) buildEMA() error {
+	if !t.cfg.EMA.Enabled {
+		return nil
 	}
-	return nil
+	var err error
+	if t.ema, err = optim.NewEMA(t.params, t.cfg.EMA.Decay); err != nil {
+		return err
+	}
+	if t.emaModel, err = t.vit.SharingWeights(t.ema.Weights()); err != nil {
+		return err
+	}
+	t.emaEval, err = t.emaModel.BuildGraph(t.cfg.Data.EvalBatchSize, false, nil)
+	return err
 }
 
 // checkBatches reports an epoch too short for one optimiser step and notes
