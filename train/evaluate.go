@@ -24,8 +24,8 @@ type Evaluation struct {
 // graph's is padded with zeros and scored on its real images only. The
 // loader's batches must fit the graph: at most B images of (C, H, W), with
 // labels below classes; anything else is an error, as is a cancelled ctx,
-// which stops the evaluation before the next batch (the error wraps
-// ctx.Err()).
+// which stops the evaluation before its next batch (the error wraps
+// ctx.Err(); a cancel after the last batch is not an error).
 func Evaluate(ctx context.Context, g *model.Graph, l *data.Loader) (Evaluation, error) {
 	images, err := g.Float32Images()
 	if err != nil {
@@ -44,7 +44,13 @@ func Evaluate(ctx context.Context, g *model.Graph, l *data.Loader) (Evaluation, 
 	defer it.Close()
 	var logits, head []float32
 	labels := make([]int, 0, g.Batch)
-	for ctx.Err() == nil && it.Next() {
+	for {
+		if ctx.Err() != nil {
+			return Evaluation{}, fmt.Errorf("evaluation stopped after %d of %d images: %w", avg.n, l.Config().Dataset.Len(), ctx.Err())
+		}
+		if !it.Next() {
+			break
+		}
 		b := it.Batch()
 		n := copy(images, b.Images[:b.N*b.C*b.H*b.W])
 		clear(images[n:])
@@ -66,9 +72,6 @@ func Evaluate(ctx context.Context, g *model.Graph, l *data.Loader) (Evaluation, 
 			head = g.HeadLogits(g.DistLogits, head)
 			dist.Add(head[:k], labels)
 		}
-	}
-	if err := ctx.Err(); err != nil {
-		return Evaluation{}, fmt.Errorf("evaluation stopped after %d of %d images: %w", avg.n, l.Config().Dataset.Len(), err)
 	}
 	ev := Evaluation{Result: avg.Result()}
 	if cls != nil {
