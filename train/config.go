@@ -45,6 +45,11 @@ type ModelConfig struct {
 	DropRate     float64 `yaml:"drop_rate"`
 	AttnDropRate float64 `yaml:"attn_drop_rate"`
 	DropPathRate float64 `yaml:"drop_path_rate"`
+	// GradCheckpointing keeps only each encoder block's input between the
+	// forward and the backward pass and recomputes the block's activations
+	// in the backward pass (timm's set_grad_checkpointing): less memory for
+	// about a third more compute. ViTs only.
+	GradCheckpointing bool `yaml:"grad_checkpointing"`
 }
 
 // InitConfig starts a run from a checkpoint's weights (fine-tuning).

@@ -302,6 +302,12 @@ func (t *trainer) buildGraphs() error {
 	if err != nil {
 		return err
 	}
+	if cfg.Model.GradCheckpointing {
+		if len(g.Blocks) == 0 {
+			return fmt.Errorf("config: model.grad_checkpointing: %s has no encoder blocks to recompute", t.net.Name())
+		}
+		g.GradCheckpointing = true
+	}
 	if t.obj, err = newObjective(g, cfg.Distill); err != nil {
 		return err
 	}
