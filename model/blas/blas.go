@@ -1,7 +1,20 @@
 // Package blas is the single entry point for the dense matrix products used by
-// vit-train's fused ops. The default build uses gonum's pure-Go kernels; the
-// build tag `openblas` routes the same calls, and Gorgonia's and tensor's BLAS,
-// through OpenBLAS (Debian's libopenblas-dev) via cgo.
+// vit-train's fused ops.
+//
+// The default build runs float32 products on the package's own SGEMM: op(A)
+// and op(B) are cut into K blocks and packed (or, where that pays, read in
+// place) into panels that an assembly micro-kernel multiplies in registers,
+// 12×32 tiles with AVX-512 or 6×16 with AVX2+FMA, chosen at run time from the
+// CPU's features; large products are spread over the workers of
+// model/parallel. Other CPUs and architectures, and float64 products, use
+// gonum's pure-Go kernels. Gorgonia's and tensor's float32 GEMM is routed
+// through the same kernel. The build tag `openblas` routes all of it through
+// OpenBLAS (Debian's libopenblas-dev) via cgo instead.
+//
+// In the default build the environment variable VIT_TRAIN_GEMM, read once at
+// start-up, forces the float32 kernel: "avx512", "avx2" or "gonum". Any other
+// value, or a kernel the CPU cannot run, makes the program panic during
+// initialisation. Backend reports the kernel in use.
 //
 // All matrices are row-major. A transposed operand is read as its transpose
 // without being copied, exactly as in CBLAS.
@@ -12,8 +25,11 @@ import (
 	"sync"
 )
 
-// Backend names the implementation compiled into this binary: "gonum" or "openblas".
-func Backend() string { return backend }
+// Backend names the float32 matrix product in use: "go-avx512" or
+// "go-avx2" for this package's own kernels (the default build on CPUs
+// with AVX-512 or AVX2+FMA), "gonum" for gonum's pure-Go kernels, or
+// "openblas" in a build with the tag openblas.
+func Backend() string { return backend() }
 
 // Gemm computes C = alpha·op(A)·op(B) + beta·C for row-major float32 or
 // float64 matrices, where op(X) is X or Xᵀ according to transA/transB,

@@ -17,7 +17,7 @@ import (
 	"gorgonia.org/tensor"
 )
 
-const backend = "openblas"
+func backend() string { return "openblas" }
 
 // OpenBLAS runs single-threaded (see init): Gemm spreads large products over
 // goroutines itself, and the many small per-head products of attention,

@@ -1,0 +1,153 @@
+//go:build amd64 && !openblas && !purego
+
+package blas
+
+import "golang.org/x/sys/cpu"
+
+//go:generate go run gen_sgemm.go
+
+// Assembly micro-kernels (sgemm_avx512_amd64.s, sgemm_avx2_amd64.s, from
+// gen_sgemm.go). Each adds alpha times the product of an (mr, k) panel of A
+// and a (k, nr) panel of B to beta times an (rows, nr) tile of C; see
+// kernel for the operand layouts.
+
+//go:noescape
+func sgemmKernelAVX512(k int, a *float32, rsa, csa int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, rows int, mask uint64)
+
+//go:noescape
+func sgemmKernelAVX512x16(k int, a *float32, rsa, csa int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, rows int, mask uint64)
+
+//go:noescape
+func sgemmKernelAVX512r6(k int, a *float32, rsa, csa int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, rows int, mask uint64)
+
+//go:noescape
+func sgemmKernelAVX512r6x16(k int, a *float32, rsa, csa int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, rows int, mask uint64)
+
+//go:noescape
+func sgemmKernelAVX2(k int, a *float32, rsa, csa int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, rows int, mask uint64)
+
+// packCopyAVX512 copies rows rows of src (stride lds) into rows of
+// 16·chunks floats of dst (stride ldd): chunk q is read under bits 16q..
+// of lmask (zero elsewhere), the last chunk stored under smask.
+//
+//go:noescape
+func packCopyAVX512(dst *float32, ldd int, src *float32, lds int, rows, chunks int, lmask uint64, smask uint16)
+
+// packTransAVX512 sets dst[p·ldd + r] = src[r·lds + p] for p < k and
+// r < 16 under smask, zero for r ≥ rows (which are not read).
+//
+//go:noescape
+func packTransAVX512(dst *float32, ldd int, src *float32, lds int, rows, k int, smask uint16)
+
+var (
+	kernelAVX512 = &kernel{name: "avx512", mr: 12, nr: 32, masked: true, fn: sgemmKernelAVX512,
+		edge:  [2][2]kernelFunc{{sgemmKernelAVX512, sgemmKernelAVX512x16}, {sgemmKernelAVX512r6, sgemmKernelAVX512r6x16}},
+		packA: packAAVX512, packB: packBAVX512}
+	kernelAVX2 = &kernel{name: "avx2", mr: 6, nr: 16, fn: sgemmKernelAVX2, packA: packAGo, packB: packBAVX2}
+)
+
+// packCopy16AVX2 copies rows rows of 16 floats from src (stride lds) to
+// dst (stride ldd).
+//
+//go:noescape
+func packCopy16AVX2(dst *float32, ldd int, src *float32, lds int, rows int)
+
+// packTrans8AVX2 sets dst[p·ldd + r] = src[r·lds + p] for r < 8 and p < k,
+// k a multiple of 8.
+//
+//go:noescape
+func packTrans8AVX2(dst *float32, ldd int, src *float32, lds int, k int)
+
+// packBAVX2 is packBGo for 16-column panels, with AVX2 copies and 8×8
+// transposes of whole blocks.
+func packBAVX2(dst []float32, nr int, b []float32, ldb int, tB bool, j0, cols, p0, kc int) {
+	if nr != 16 || cols != 16 {
+		packBGo(dst, nr, b, ldb, tB, j0, cols, p0, kc)
+		return
+	}
+	dst = dst[:nr*kc]
+	if !tB {
+		_ = b[(p0+kc-1)*ldb+j0+15]
+		packCopy16AVX2(&dst[0], nr, &b[p0*ldb+j0], ldb, kc)
+		return
+	}
+	k8 := kc &^ 7
+	for r0 := 0; r0 < 16; r0 += 8 {
+		src := b[(j0+r0)*ldb+p0:]
+		if k8 > 0 {
+			_ = src[7*ldb+k8-1]
+			packTrans8AVX2(&dst[r0], nr, &src[0], ldb, k8)
+		}
+		for r := range 8 {
+			for p := k8; p < kc; p++ {
+				dst[p*nr+r0+r] = src[r*ldb+p]
+			}
+		}
+	}
+}
+
+// packAAVX512 is packAGo with AVX-512 copies and 16×16 transposes.
+func packAAVX512(dst []float32, mr int, a []float32, lda int, tA bool, i0, rows, p0, kc int) {
+	dst = dst[:mr*kc]
+	if tA {
+		packCopyRows(dst, mr, a[p0*lda+i0:], lda, kc, rows)
+		return
+	}
+	packTransRows(dst, mr, a[i0*lda+p0:], lda, rows, kc)
+}
+
+// packBAVX512 is packBGo with AVX-512 copies and 16×16 transposes.
+func packBAVX512(dst []float32, nr int, b []float32, ldb int, tB bool, j0, cols, p0, kc int) {
+	dst = dst[:nr*kc]
+	if !tB {
+		packCopyRows(dst, nr, b[p0*ldb+j0:], ldb, kc, cols)
+		return
+	}
+	packTransRows(dst, nr, b[j0*ldb+p0:], ldb, cols, kc)
+}
+
+// packCopyRows copies n rows of w ≤ width floats (stride ld) into dst,
+// width floats a row, zero past w.
+func packCopyRows(dst []float32, width int, src []float32, ld, n, w int) {
+	chunks := (width + 15) / 16
+	last := width - 16*(chunks-1)
+	packCopyAVX512(&dst[0], width, &src[0], ld, n, chunks, lowBits(w), uint16(lowBits(last)))
+}
+
+// packTransRows transposes rows ≤ width rows of k floats (stride ld)
+// into dst: dst[p·width + r] = src[r·ld + p], zero for rows ≤ r < width.
+func packTransRows(dst []float32, width int, src []float32, ld, rows, k int) {
+	for r0 := 0; r0 < width; r0 += 16 {
+		n := min(max(rows-r0, 0), 16)
+		s := &src[0]
+		if n > 0 {
+			s = &src[r0*ld]
+		}
+		packTransAVX512(&dst[r0], width, s, ld, n, k, uint16(lowBits(min(16, width-r0))))
+	}
+}
+
+// lowBits returns a mask of the n low bits.
+func lowBits(n int) uint64 {
+	if n >= 64 {
+		return ^uint64(0)
+	}
+	return 1<<n - 1
+}
+
+// cpuKernels lists the kernels this CPU runs, fastest first: AVX-512 needs
+// the F, BW, DQ and VL extensions (and AVX2 and FMA), AVX2 needs FMA.
+func cpuKernels() []*kernel {
+	x := cpu.X86
+	var ks []*kernel
+	if x.HasAVX512F && x.HasAVX512BW && x.HasAVX512DQ && x.HasAVX512VL && x.HasAVX2 && x.HasFMA {
+		ks = append(ks, kernelAVX512)
+	}
+	if x.HasAVX2 && x.HasFMA {
+		ks = append(ks, kernelAVX2)
+	}
+	return ks
+}
+
+// allKernels lists every kernel of this build, supported by the CPU or not.
+func allKernels() []*kernel { return []*kernel{kernelAVX512, kernelAVX2} }

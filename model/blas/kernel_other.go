@@ -1,0 +1,10 @@
+//go:build (!amd64 || purego) && !openblas
+
+package blas
+
+// cpuKernels lists the assembly kernels this CPU runs: none on this build,
+// where sgemm is gonum's.
+func cpuKernels() []*kernel { return nil }
+
+// allKernels lists every kernel of this build.
+func allKernels() []*kernel { return nil }
