@@ -22,6 +22,21 @@ type LoaderConfig struct {
 	// post-normalisation). Its Height/Width give the output size; 0 takes the
 	// dataset's fixed size.
 	Pipeline augment.Pipeline
+
+	// Rank and Replicas shard every epoch across the ranks of a
+	// data-parallel job: the loader keeps rank Rank's share of the epoch
+	// order (every rank draws the same order from Seed). Replicas 0 or 1
+	// does not shard. The share is [DistributedShard]'s, padded so that
+	// every rank gets as many items (DistributedSampler), or with
+	// UnevenShards order[Rank::Replicas], for evaluations whose counts are
+	// summed across the ranks. Augmentation stays seeded by (Seed, epoch,
+	// dataset index), so N ranks with batches of b items see, batch by
+	// batch, the items and augmentations one process with batches of N·b
+	// items sees.
+	Rank, Replicas int
+	// UnevenShards gives rank r the items order[r::Replicas], without
+	// padding: shares differ in length by at most one item.
+	UnevenShards bool
 }
 
 // Loader produces batches of a dataset, epoch by epoch. Item i of epoch e is
@@ -44,6 +59,11 @@ func NewLoader(cfg LoaderConfig) (*Loader, error) {
 	if cfg.BatchSize <= 0 {
 		return nil, fmt.Errorf("data: loader: BatchSize = %d, want > 0", cfg.BatchSize)
 	}
+	if cfg.Replicas > 1 || cfg.Rank != 0 {
+		if err := checkRank(cfg.Rank, max(cfg.Replicas, 1)); err != nil {
+			return nil, fmt.Errorf("data: loader: %w", err)
+		}
+	}
 	if cfg.Workers < 0 || cfg.Prefetch < 0 {
 		return nil, fmt.Errorf("data: loader: Workers = %d and Prefetch = %d must not be negative", cfg.Workers, cfg.Prefetch)
 	}
@@ -63,13 +83,28 @@ func NewLoader(cfg LoaderConfig) (*Loader, error) {
 	return &Loader{cfg: cfg, c: c, h: h, w: w}, nil
 }
 
-// NumBatches returns the number of batches per epoch.
+// NumBatches returns the number of batches per epoch (of this rank's share
+// when sharded).
 func (l *Loader) NumBatches() int {
-	n, b := l.cfg.Dataset.Len(), l.cfg.BatchSize
+	n, b := l.Len(), l.cfg.BatchSize
 	if l.cfg.DropLast {
 		return n / b
 	}
 	return (n + b - 1) / b
+}
+
+// Len returns the number of items of an epoch: the dataset's, or this
+// rank's share of it when sharded.
+func (l *Loader) Len() int {
+	n, r, k := l.cfg.Dataset.Len(), l.cfg.Rank, l.cfg.Replicas
+	switch {
+	case k <= 1 || n == 0:
+		return n
+	case l.cfg.UnevenShards:
+		return max(0, (n-r+k-1)/k)
+	default:
+		return (n + k - 1) / k
+	}
 }
 
 // BatchShape returns the (C, H, W) of every image of a batch.
@@ -78,8 +113,33 @@ func (l *Loader) BatchShape() (c, h, w int) { return l.c, l.h, l.w }
 // Config returns the loader's configuration with defaults filled in.
 func (l *Loader) Config() LoaderConfig { return l.cfg }
 
-// order returns the dataset indices of an epoch in batch order.
+// order returns the dataset indices of an epoch in batch order: this rank's
+// share of the epoch's permutation when sharded.
 func (l *Loader) order(epoch int) []int {
+	idx := l.permutation(epoch)
+	r, k := l.cfg.Rank, l.cfg.Replicas
+	switch {
+	case k <= 1:
+		return idx
+	case l.cfg.UnevenShards:
+		share := make([]int, 0, l.Len())
+		for i := r; i < len(idx); i += k {
+			share = append(share, idx[i])
+		}
+		return share
+	default:
+		// DistributedShard(idx, r, k, false), whose rank check NewLoader made.
+		share := make([]int, l.Len())
+		for j := range share {
+			share[j] = idx[(r+j*k)%len(idx)]
+		}
+		return share
+	}
+}
+
+// permutation returns the dataset indices of an epoch, shuffled when
+// configured: the same on every rank.
+func (l *Loader) permutation(epoch int) []int {
 	n := l.cfg.Dataset.Len()
 	idx := make([]int, n)
 	for i := range idx {
