@@ -22,6 +22,10 @@ type State struct {
 	Step      int     `json:"step"`       // optimiser steps taken
 	BestTop1  float64 `json:"best_top1"`  // best validation top-1 so far (percent)
 	BestEpoch int     `json:"best_epoch"` // epoch of BestTop1
+	// Replicas is the number of processes of the data-parallel job that
+	// wrote the checkpoint; 0 for a single process. Batch counts that job's
+	// per-process batches.
+	Replicas int `json:"replicas,omitempty"`
 }
 
 // Checkpoint is the content of a vit-train checkpoint: a safetensors file
@@ -314,7 +318,7 @@ func (s State) check() error {
 	for _, f := range []struct {
 		name string
 		v    int
-	}{{"epoch", s.Epoch}, {"batch", s.Batch}, {"step", s.Step}, {"best_epoch", s.BestEpoch}} {
+	}{{"epoch", s.Epoch}, {"batch", s.Batch}, {"step", s.Step}, {"best_epoch", s.BestEpoch}, {"replicas", s.Replicas}} {
 		if f.v < 0 {
 			return fmt.Errorf("%s is %d, want at least 0", f.name, f.v)
 		}

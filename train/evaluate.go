@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/vit-train/vit-train/comm"
 	"github.com/vit-train/vit-train/data"
 	"github.com/vit-train/vit-train/model"
 )
@@ -27,6 +28,14 @@ type Evaluation struct {
 // which stops the evaluation before its next batch (the error wraps
 // ctx.Err(); a cancel after the last batch is not an error).
 func Evaluate(ctx context.Context, g *model.Graph, l *data.Loader) (Evaluation, error) {
+	return evaluateAcross(ctx, nil, g, l)
+}
+
+// evaluateAcross is Evaluate on each rank of c of its share of the data (a
+// loader sharded with UnevenShards), its counts summed across the ranks so
+// that every rank returns the score of the whole data. A nil c, or one of
+// one rank, is Evaluate.
+func evaluateAcross(ctx context.Context, c comm.Communicator, g *model.Graph, l *data.Loader) (Evaluation, error) {
 	images, err := g.Float32Images()
 	if err != nil {
 		return Evaluation{}, fmt.Errorf("evaluate: %w", err)
@@ -46,7 +55,7 @@ func Evaluate(ctx context.Context, g *model.Graph, l *data.Loader) (Evaluation, 
 	labels := make([]int, 0, g.Batch)
 	for {
 		if ctx.Err() != nil {
-			return Evaluation{}, fmt.Errorf("evaluation stopped after %d of %d images: %w", avg.n, l.Config().Dataset.Len(), ctx.Err())
+			return Evaluation{}, fmt.Errorf("evaluation stopped after %d of %d images: %w", avg.n, l.Len(), ctx.Err())
 		}
 		if !it.Next() {
 			break
@@ -73,12 +82,57 @@ func Evaluate(ctx context.Context, g *model.Graph, l *data.Loader) (Evaluation, 
 			dist.Add(head[:k], labels)
 		}
 	}
+	if err := it.Err(); err != nil {
+		return Evaluation{}, err
+	}
+	if c != nil && c.Size() > 1 {
+		if err := allreduceScorers(c, avg, cls, dist); err != nil {
+			return Evaluation{}, fmt.Errorf("evaluate: summing the ranks' scores: %w", err)
+		}
+	}
 	ev := Evaluation{Result: avg.Result()}
 	if cls != nil {
 		c, d := cls.Result(), dist.Result()
 		ev.ClassHead, ev.DistHead = &c, &d
 	}
-	return ev, it.Err()
+	return ev, nil
+}
+
+// allreduceScorers sums the counts of scorers (nil ones skipped) across the
+// ranks of c: one allreduce of their integer counts, one of their losses.
+func allreduceScorers(c comm.Communicator, scorers ...*Scorer) error {
+	var ints []int64
+	var losses []float64
+	for _, s := range scorers {
+		if s == nil {
+			continue
+		}
+		ints = append(ints, int64(s.n), int64(s.top1), int64(s.top5))
+		for _, v := range s.confusion {
+			ints = append(ints, int64(v))
+		}
+		losses = append(losses, s.lossSum)
+	}
+	if err := c.AllreduceSumInt64(ints); err != nil {
+		return err
+	}
+	if err := c.AllreduceSumFloat64(losses); err != nil {
+		return err
+	}
+	k := 0
+	for _, s := range scorers {
+		if s == nil {
+			continue
+		}
+		s.n, s.top1, s.top5 = int(ints[0]), int(ints[1]), int(ints[2])
+		for i := range s.confusion {
+			s.confusion[i] = int(ints[3+i])
+		}
+		ints = ints[3+len(s.confusion):]
+		s.lossSum = losses[k]
+		k++
+	}
+	return nil
 }
 
 // checkFits reports a loader whose batches do not fit an evaluation graph.

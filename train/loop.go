@@ -23,6 +23,7 @@ import (
 //	      microBatch         the next batch forward and backward
 //	        fillInputs       images, targets, teacher logits
 //	      stepGrads          the micro-batches' mean gradient
+//	      reduceGrads        its mean over the ranks (data-parallel jobs)
 //	    logStep              steps.jsonl/csv and the progress bar
 //	  finishEpoch            evaluate, record, checkpoint
 //	  stop                   an interrupt saves a checkpoint; an error keeps the last
@@ -52,6 +53,10 @@ func (t *trainer) run(ctx context.Context) (*Summary, error) {
 func (t *trainer) announce() {
 	fmt.Fprintf(t.opts.Out, "%s; data %s: %d train / %d eval images; %d steps per epoch\n",
 		t.net.Describe(), t.cfg.Data.Dataset, t.ds.Train.Len(), t.ds.Eval.Len(), t.stepsPerEpoch())
+	if n := t.comm.Size(); n > 1 {
+		b := t.cfg.Data.BatchSize
+		fmt.Fprintf(t.opts.Out, "data-parallel: %d processes × data.batch_size %d = global batch %d images\n", n, b, n*b)
+	}
 	if t.state.Epoch > 0 || t.state.Batch > 0 {
 		fmt.Fprintf(t.opts.Out, "resuming at epoch %d, batch %d (step %d)\n", t.state.Epoch+1, t.state.Batch, t.state.Step)
 	}
@@ -98,9 +103,14 @@ func (t *trainer) stepLimitReached() bool {
 }
 
 // checkStop returns ErrInterrupted when ctx is cancelled or the step limit
-// is reached. The loop calls it between optimiser steps only.
+// is reached, on any rank: the ranks agree, so all stop at the same step.
+// The loop calls it between optimiser steps only.
 func (t *trainer) checkStop(ctx context.Context) error {
-	if ctx.Err() != nil || t.stepLimitReached() {
+	stop, err := t.agreeStop(ctx.Err() != nil || t.stepLimitReached())
+	if err != nil {
+		return err
+	}
+	if stop {
 		return ErrInterrupted
 	}
 	return nil
@@ -153,7 +163,8 @@ func (t *trainer) trainEpoch(ctx context.Context) (epochStats, error) {
 // optimizerStep runs the accum_steps micro-batches of one optimiser step
 // forward and backward, then clips their mean gradient and applies it (and
 // the EMA update). The loss and loss terms it reports are the means over
-// the micro-batches.
+// the micro-batches. In a data-parallel job the gradient is averaged over
+// the ranks before clipping, and the loss terms are the ranks' means.
 func (t *trainer) optimizerStep(it *data.Iter) (stepResult, error) {
 	accum := t.cfg.Optim.AccumSteps
 	s := t.obj.step
@@ -178,6 +189,12 @@ func (t *trainer) optimizerStep(it *data.Iter) (stepResult, error) {
 	}
 	grads, err := t.stepGrads()
 	if err != nil {
+		return r, err
+	}
+	if err := t.reduceGrads(grads); err != nil {
+		return r, err
+	}
+	if err := t.reduceStep(&r); err != nil {
 		return r, err
 	}
 	if r.gradNorm, err = t.clip.Clip(grads, t.cfg.Optim.ClipGrad); err != nil {
@@ -211,9 +228,10 @@ func (t *trainer) microBatch(it *data.Iter) (n int, loss float64, err error) {
 	if err != nil {
 		return 0, 0, err
 	}
-	// Dropout and drop-path masks follow the data position, so a resumed
-	// run draws the masks of the uninterrupted one.
-	t.rng.SetStep(uint64(t.state.Epoch)<<32 | uint64(t.state.Batch))
+	// Dropout and drop-path masks follow the data position (and the rank,
+	// whose batches hold other images), so a resumed run draws the masks of
+	// the uninterrupted one.
+	t.rng.SetStep(uint64(t.comm.Rank())<<56 | uint64(t.state.Epoch)<<32 | uint64(t.state.Batch))
 	s := t.obj.step
 	if err := s.Run(); err != nil {
 		return 0, 0, err
@@ -280,7 +298,7 @@ func (t *trainer) stepGrads() ([][]float32, error) {
 // progress bar.
 func (t *trainer) logStep(r stepResult, m *meter, end int) error {
 	m.show(t, r)
-	if t.cfg.LogEvery <= 0 || t.state.Step%t.cfg.LogEvery != 0 {
+	if t.stepsLog == nil || t.cfg.LogEvery <= 0 || t.state.Step%t.cfg.LogEvery != 0 {
 		return nil
 	}
 	rec := []Field{{"step", float64(t.state.Step)}, {"epoch", float64(t.state.Epoch) + float64(t.state.Batch)/float64(end)},
@@ -311,7 +329,7 @@ type meter struct {
 // position.
 func (t *trainer) newMeter(end int) *meter {
 	m := &meter{start: time.Now(), lr: math.NaN()}
-	if t.cfg.Progress {
+	if t.cfg.Progress && t.lead() {
 		m.bar = progressbar.NewOptions(end, progressbar.OptionSetWriter(t.opts.Out), progressbar.OptionSetWidth(24),
 			progressbar.OptionShowCount(), progressbar.OptionSetDescription(fmt.Sprintf("epoch %d/%d", t.state.Epoch+1, t.cfg.Epochs)),
 			progressbar.OptionClearOnFinish(), progressbar.OptionThrottle(200*time.Millisecond))
@@ -373,8 +391,10 @@ func (t *trainer) finishEpoch(ctx context.Context, stats epochStats, sum *Summar
 		return err
 	}
 	t.plot()
-	if err := ev.WriteReport(t.opts.Dir, "eval_", t.ds.Classes); err != nil {
-		return err
+	if t.lead() {
+		if err := ev.WriteReport(t.opts.Dir, "eval_", t.ds.Classes); err != nil {
+			return err
+		}
 	}
 	if err := t.saveEpochCheckpoints(improved); err != nil {
 		return err
@@ -386,6 +406,7 @@ func (t *trainer) finishEpoch(ctx context.Context, stats epochStats, sum *Summar
 
 // evaluateEpoch scores the model and, with EMA, the EMA weights.
 func (t *trainer) evaluateEpoch(ctx context.Context) (Evaluation, *Result, error) {
+	ctx = t.evalContext(ctx)
 	ev, err := t.evaluate(ctx, t.eval, t.evalL)
 	if err != nil || t.emaEval == nil {
 		return ev, nil, err
@@ -399,6 +420,9 @@ func (t *trainer) evaluateEpoch(ctx context.Context) (Evaluation, *Result, error
 
 // recordEpoch appends the epoch's record to the epochs log.
 func (t *trainer) recordEpoch(stats epochStats, ev Evaluation, ema *Result) error {
+	if t.epochLog == nil {
+		return nil
+	}
 	emaTop1 := math.NaN()
 	if ema != nil {
 		emaTop1 = ema.Top1

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/vit-train/vit-train/augment"
+	"github.com/vit-train/vit-train/comm"
 	"github.com/vit-train/vit-train/data"
 	"github.com/vit-train/vit-train/distill"
 	"github.com/vit-train/vit-train/model"
@@ -78,6 +79,7 @@ type netTeacher struct {
 	train, eval *model.Graph
 	images      []float32 // train's input (B, C, H, W)
 	logits      []float32
+	comm        comm.Communicator // sums the evaluation across the ranks; nil: one process
 }
 
 func (t *netTeacher) fill(images []float32, _ []int, _ augment.MixInfo, dst []float32) error {
@@ -96,7 +98,7 @@ func (t *netTeacher) fill(images []float32, _ []int, _ augment.MixInfo, dst []fl
 func (t *netTeacher) describe() string { return fmt.Sprintf("%s from %s", t.net.Name(), t.path) }
 
 func (t *netTeacher) evaluate(ctx context.Context, l *data.Loader) (Result, bool, error) {
-	ev, err := Evaluate(ctx, t.eval, l)
+	ev, err := evaluateAcross(ctx, t.comm, t.eval, l)
 	return ev.Result, true, err
 }
 

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/vit-train/vit-train/augment"
+	"github.com/vit-train/vit-train/comm"
 	"github.com/vit-train/vit-train/data"
 	"github.com/vit-train/vit-train/model"
 	"github.com/vit-train/vit-train/model/atomicfile"
@@ -32,6 +33,12 @@ type Options struct {
 	// StopAfterSteps stops (like an interrupt, saving a checkpoint) after
 	// this many optimiser steps in total; 0 disables it.
 	StopAfterSteps int
+	// Comm is the data-parallel job this process is a rank of; nil is
+	// comm.Local(), a single process. data.batch_size is per process: a
+	// step trains on Size × data.batch_size images. Every rank runs Run
+	// with the same configuration and options; rank 0 alone writes to Dir
+	// and Out (the others' Out is discarded).
+	Comm comm.Communicator
 }
 
 // Summary is the outcome of a run.
@@ -84,6 +91,9 @@ type trainer struct {
 	epochLog *MetricsLog
 	pixels   []float32 // the training step's images (B, C, H, W)
 	saved    *State    // the position of last.safetensors; nil until one exists
+	comm     comm.Communicator
+	reducer  *comm.Reducer // averages the gradients over the ranks; nil for one process
+	stepBuf  []float64     // reduceStep's buffer
 
 	// evaluate scores a graph on a loader (Evaluate; tests substitute it).
 	evaluate func(context.Context, *model.Graph, *data.Loader) (Evaluation, error)
@@ -115,10 +125,16 @@ func newTrainer(cfg Config, opts Options) (*trainer, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if opts.Out == nil {
+	if opts.Comm == nil {
+		opts.Comm = comm.Local()
+	}
+	if opts.Out == nil || opts.Comm.Rank() != 0 {
 		opts.Out = io.Discard
 	}
-	t := &trainer{cfg: cfg, opts: opts, evaluate: Evaluate}
+	t := &trainer{cfg: cfg, opts: opts, comm: opts.Comm}
+	t.evaluate = func(ctx context.Context, g *model.Graph, l *data.Loader) (Evaluation, error) {
+		return evaluateAcross(ctx, t.comm, g, l)
+	}
 	var err error
 	if t.ds, err = OpenDatasets(cfg.Data); err != nil {
 		return nil, err
@@ -138,11 +154,16 @@ func newTrainer(cfg Config, opts Options) (*trainer, error) {
 	if t.teacher, err = newTeacher(cfg, t.net, t.ds); err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
-		return nil, err
+	if nt, ok := t.teacher.(*netTeacher); ok {
+		nt.comm = t.comm
 	}
-	if err := t.removeStaleTemps(); err != nil {
-		return nil, err
+	if t.lead() {
+		if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
+			return nil, err
+		}
+		if err := t.removeStaleTemps(); err != nil {
+			return nil, err
+		}
 	}
 	if err := t.build(); err != nil {
 		return nil, err
@@ -156,13 +177,25 @@ func newTrainer(cfg Config, opts Options) (*trainer, error) {
 			return nil, err
 		}
 	}
-	if err := t.writeConfig(); err != nil {
+	if err := t.syncReplicas(); err != nil {
 		return nil, err
 	}
-	if err := t.openLogs(ck != nil); err != nil {
-		t.close()
-		return nil, err
+	if t.lead() {
+		if err := t.writeConfig(); err != nil {
+			return nil, err
+		}
+		if err := t.openLogs(ck != nil); err != nil {
+			t.close()
+			return nil, err
+		}
 	}
+	if ck != nil {
+		if err := t.adaptReplicas(); err != nil {
+			t.close()
+			return nil, err
+		}
+	}
+	t.state.Replicas = t.replicas()
 	return t, nil
 }
 
@@ -326,15 +359,16 @@ func (t *trainer) buildLoaders() error {
 	if err != nil {
 		return err
 	}
+	rank, replicas := t.comm.Rank(), t.comm.Size()
 	if t.trainL, err = data.NewLoader(data.LoaderConfig{Dataset: t.ds.Train, BatchSize: cfg.Data.BatchSize, DropLast: true,
-		Shuffle: true, Seed: cfg.Seed, Workers: cfg.Data.Workers, Pipeline: trainP}); err != nil {
+		Shuffle: true, Seed: cfg.Seed, Workers: cfg.Data.Workers, Pipeline: trainP, Rank: rank, Replicas: replicas}); err != nil {
 		return err
 	}
 	if err := t.checkBatches(); err != nil {
 		return err
 	}
 	if t.evalL, err = data.NewLoader(data.LoaderConfig{Dataset: t.ds.Eval, BatchSize: cfg.Data.EvalBatchSize,
-		Seed: cfg.Seed, Workers: cfg.Data.Workers, Pipeline: evalP}); err != nil {
+		Seed: cfg.Seed, Workers: cfg.Data.Workers, Pipeline: evalP, Rank: rank, Replicas: replicas, UnevenShards: true}); err != nil {
 		return err
 	}
 	if cfg.Aug.Mixup > 0 || cfg.Aug.CutMix > 0 {
@@ -363,9 +397,11 @@ func (t *trainer) buildUpdate() error {
 		return err
 	}
 	if t.cfg.Optim.AccumSteps > 1 {
-		t.accum, err = optim.NewAccumulator(t.trainP)
+		if t.accum, err = optim.NewAccumulator(t.trainP); err != nil {
+			return err
+		}
 	}
-	return err
+	return t.newReducer()
 }
 
 // buildEMA creates the EMA of the weights and its evaluation graph.
@@ -436,7 +472,7 @@ func (t *trainer) schedule() (optim.Schedule, error) {
 	sc := t.cfg.Sched
 	lr := t.cfg.Optim.LR
 	if t.cfg.Optim.ScaleLR {
-		lr = optim.ScaleLR(lr, t.cfg.Data.BatchSize*t.cfg.Optim.AccumSteps)
+		lr = optim.ScaleLR(lr, t.cfg.Data.BatchSize*t.cfg.Optim.AccumSteps*t.comm.Size())
 	}
 	spe := float64(t.stepsPerEpoch())
 	warm := optim.Warmup{Steps: int(math.Round(sc.WarmupEpochs * spe)), InitLR: sc.WarmupLR}
@@ -542,21 +578,27 @@ func (t *trainer) checkpoint() *Checkpoint {
 	return ck
 }
 
+// save writes the checkpoint name into the run folder (rank 0 only).
 func (t *trainer) save(name string) error {
+	if !t.lead() {
+		return nil
+	}
 	return t.checkpoint().Save(filepath.Join(t.opts.Dir, name))
 }
 
 // saveLast syncs the metrics logs, then writes last.safetensors: the logs
 // on disk always hold every record up to the checkpoint's position.
 func (t *trainer) saveLast() error {
-	if err := t.stepsLog.Sync(); err != nil {
-		return err
-	}
-	if err := t.epochLog.Sync(); err != nil {
-		return err
-	}
-	if err := t.save(LastCheckpoint); err != nil {
-		return err
+	if t.lead() {
+		if err := t.stepsLog.Sync(); err != nil {
+			return err
+		}
+		if err := t.epochLog.Sync(); err != nil {
+			return err
+		}
+		if err := t.save(LastCheckpoint); err != nil {
+			return err
+		}
 	}
 	saved := t.state
 	t.saved = &saved
@@ -577,7 +619,7 @@ func (t *trainer) evaluateTeacher(ctx context.Context) error {
 	if t.teacher == nil {
 		return nil
 	}
-	res, ok, err := t.teacher.evaluate(ctx, t.evalL)
+	res, ok, err := t.teacher.evaluate(t.evalContext(ctx), t.evalL)
 	if err != nil {
 		return fmt.Errorf("evaluating the teacher: %w", err)
 	}
@@ -599,8 +641,12 @@ func (t *trainer) teacherTop1() float64 {
 	return t.teacherR.Top1
 }
 
-// plot redraws the run's charts from its metrics; a failure is a warning.
+// plot redraws the run's charts from its metrics (rank 0 only); a failure
+// is a warning.
 func (t *trainer) plot() {
+	if !t.lead() {
+		return
+	}
 	steps, err := ReadMetrics(t.opts.Dir, "steps")
 	var epochs []map[string]float64
 	if err == nil {
