@@ -4,7 +4,12 @@
 #   - mpiprobe: a job that sums its ranks; a rank's Abort ending the whole
 #     job quickly with its exit code, from an idle MPI thread and from one
 #     blocked in a collective; a binary built without MPI refusing to run as
-#     one of several processes.
+#     one of several processes;
+#   - vit-train train (built with -tags mpi): 2 ranks with data.batch_size 8
+#     end with the weights (within 1e-5 relative) and top-1 of 1 rank with
+#     16; a rank killed with SIGKILL mid-run ends the job within seconds with
+#     a non-zero status, leaving a last.safetensors that loads; a rank that
+#     cannot read its data aborts the job with a message naming the rank.
 # Needs openmpi-bin and libopenmpi-dev. Exits non-zero if any check fails.
 #   scripts/test_mpi.sh [extra go test flags for the comm tests, e.g. -test.v]
 set -uo pipefail
@@ -32,6 +37,8 @@ go vet -tags mpi ./comm/... || exit 1
 go test -c -tags mpi -o "$tmp/comm.test" ./comm/ || exit 1
 go build -tags mpi -o "$tmp/mpiprobe" ./comm/internal/mpiprobe || exit 1
 go build -o "$tmp/mpiprobe-nompi" ./comm/internal/mpiprobe || exit 1
+go build -tags mpi -o "$tmp/vt-mpi" ./cmd/vit-train || exit 1
+go test -c -o "$tmp/cmd.test" ./cmd/vit-train || exit 1
 
 echo "== comm tests under mpirun"
 for np in 1 2 3; do
@@ -83,6 +90,79 @@ if [ "$rc" != 0 ] && grep -q 'built without MPI support; rebuild with -tags mpi'
 else
   cat "$out"
   fail "a build without MPI under mpirun -np 2: exit $rc"
+fi
+
+echo "== vit-train train under mpirun"
+# A short run: 96 training images, 6 optimiser steps of 16 images.
+tiny=(--set data.train_subset=96 --set data.eval_subset=48 --set data.eval_batch_size=48 --set epochs=1
+  --set progress=false --set model.drop_path_rate=0 --set aug.mixup=0 --set aug.cutmix=0
+  --set optim.name=sgd --set optim.lr=0.05)
+timeout 300 "${mpirun[@]}" -np 2 "$tmp/vt-mpi" train --out "$tmp/np2" "${tiny[@]}" --set data.batch_size=8 >"$tmp/np2.out" 2>&1
+rc2=$?
+timeout 300 "${mpirun[@]}" -np 1 "$tmp/vt-mpi" train --out "$tmp/np1" "${tiny[@]}" --set data.batch_size=16 >"$tmp/np1.out" 2>&1
+rc1=$?
+if [ "$rc2" = 0 ] && [ "$rc1" = 0 ] &&
+  [ "$(grep -c '^test accuracy' "$tmp/np2.out")" = 1 ] && grep -q 'global batch 16 images' "$tmp/np2.out" &&
+  VT_COMPARE="$tmp/np2:$tmp/np1" "$tmp/cmd.test" -test.run '^TestCompareRunFolders$' -test.v >"$tmp/cmp.out" 2>&1; then
+  ok "2 ranks × batch 8 equal 1 rank × batch 16 ($(grep -o 'agree within [^ ]* relative' "$tmp/cmp.out"))"
+else
+  cat "$tmp/np2.out" "$tmp/np1.out" "$tmp/cmp.out" 2>/dev/null
+  fail "2 ranks × batch 8 against 1 rank × batch 16 (exit $rc2 and $rc1)"
+fi
+
+# Kill rank 1 with SIGKILL once the first epoch's checkpoint exists: the job
+# must end within 30 s with a non-zero status and the checkpoint must load.
+out="$tmp/kill.out"
+"${mpirun[@]}" -np 2 "$tmp/vt-mpi" train --out "$tmp/kill" --set data.train_subset=192 --set data.eval_subset=48 \
+  --set data.eval_batch_size=48 --set data.batch_size=8 --set epochs=200 --set progress=false >"$out" 2>&1 &
+job=$!
+for _ in $(seq 600); do
+  [ -f "$tmp/kill/last.safetensors" ] && break
+  sleep 0.1
+done
+victim=""
+for p in $(pgrep -f "$tmp/vt-mpi train --out $tmp/kill"); do
+  if tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx 'OMPI_COMM_WORLD_RANK=1'; then victim=$p; fi
+done
+start=$(date +%s)
+if [ -n "$victim" ]; then kill -9 "$victim"; fi
+for _ in $(seq 300); do
+  kill -0 "$job" 2>/dev/null || break
+  sleep 0.1
+done
+end=$(date +%s)
+if kill -0 "$job" 2>/dev/null; then
+  kill -9 "$job"
+  wait "$job"
+  rc=hung
+else
+  wait "$job"
+  rc=$?
+fi
+if [ -n "$victim" ] && [ "$rc" != hung ] && [ "$rc" != 0 ] &&
+  VT_CHECKPOINT="$tmp/kill/last.safetensors" "$tmp/cmd.test" -test.run '^TestCheckpointLoads$' -test.v >"$tmp/load.out" 2>&1; then
+  ok "a rank killed by SIGKILL ends the job in $((end - start)) s with status $rc; $(grep -o 'last.safetensors: [^,]*' "$tmp/load.out") intact"
+else
+  cat "$out" "$tmp/load.out" 2>/dev/null
+  fail "killing rank 1 (pid '$victim'): exit $rc after $((end - start)) s"
+fi
+
+# A rank that cannot read its data fails before training, naming the rank
+# and the file: a wrapper points rank 1 to a missing data folder.
+cat >"$tmp/wrap.sh" <<WRAP
+#!/usr/bin/env bash
+if [ "\$OMPI_COMM_WORLD_RANK" = 1 ]; then exec "$tmp/vt-mpi" "\$@" --set data.dataset=fashion-mnist --set data.root=$tmp/missing; fi
+exec "$tmp/vt-mpi" "\$@"
+WRAP
+chmod +x "$tmp/wrap.sh"
+out="$tmp/nodata.out"
+timeout 120 "${mpirun[@]}" -np 2 "$tmp/wrap.sh" train --out "$tmp/nodata" "${tiny[@]}" --set data.batch_size=8 >"$out" 2>&1
+rc=$?
+if [ "$rc" != 0 ] && grep -q "rank 1 of 2: .*$tmp/missing" "$out" && [ ! -f "$tmp/nodata/last.safetensors" ]; then
+  ok "a rank without its data aborts the job (exit $rc): $(grep -o 'rank 1 of 2: .*' "$out" | head -1 | cut -c1-120)"
+else
+  cat "$out"
+  fail "a rank without its data: exit $rc"
 fi
 
 echo "$passed passed, $failed failed"

@@ -29,9 +29,20 @@ func main() {
 	if err == nil {
 		return
 	}
-	fmt.Fprintln(os.Stderr, "vit-train:", err)
+	var q *quietError
+	if !errors.As(err, &q) {
+		fmt.Fprintln(os.Stderr, "vit-train:", err)
+	}
 	os.Exit(exitCode(err))
 }
+
+// quietError ends the process with err's exit status without printing it:
+// the outcome of a rank other than 0 of a data-parallel job that was
+// interrupted, which rank 0 reports.
+type quietError struct{ err error }
+
+func (e *quietError) Error() string { return e.err.Error() }
+func (e *quietError) Unwrap() error { return e.err }
 
 func newRootCommand() *cobra.Command {
 	root := &cobra.Command{

@@ -3,11 +3,13 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
 
+	"github.com/vit-train/vit-train/comm"
 	"github.com/vit-train/vit-train/train"
 )
 
@@ -26,8 +28,33 @@ func (f *trainFlags) register(cmd *cobra.Command) {
 	cmd.Flags().BoolVar(&f.resume, "resume", false, "continue from the run folder's last checkpoint")
 }
 
-// run trains with the settings layered as defaults → --config → pre → --set.
+// run trains with the settings layered as defaults → --config → pre → --set,
+// as one rank of the data-parallel job the MPI launcher started (or alone).
+// In a job of several ranks, an error on any rank aborts the whole job with
+// a message naming the rank; only rank 0 prints.
 func (f *trainFlags) run(cmd *cobra.Command, pre []string) error {
+	c, err := comm.FromEnv()
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	err = f.runRank(cmd, pre, c)
+	if err == nil {
+		return nil
+	}
+	var sigErr *signalError
+	interrupted := errors.Is(err, train.ErrInterrupted) || errors.As(err, &sigErr)
+	if c.Size() > 1 && !interrupted {
+		c.Abort(1, fmt.Sprintf("vit-train: rank %d of %d: %v", c.Rank(), c.Size(), err))
+	}
+	if c.Rank() != 0 {
+		return &quietError{err}
+	}
+	return err
+}
+
+// runRank is run on one rank of communicator c.
+func (f *trainFlags) runRank(cmd *cobra.Command, pre []string, c comm.Communicator) error {
 	configPath := f.configPath
 	if f.resume && configPath == "" && f.out != "" {
 		// A resumed run takes its own resolved configuration by default.
@@ -43,18 +70,32 @@ func (f *trainFlags) run(cmd *cobra.Command, pre []string) error {
 	if out == "" {
 		out = filepath.Join("runs", cfg.Model.Name)
 	}
-	sig := catchSignals(cmd.ErrOrStderr(), "stopping after the current optimiser step and saving a checkpoint")
+	w := cmd.ErrOrStderr()
+	if c.Rank() != 0 {
+		w = io.Discard
+	}
+	sig := catchSignals(w, "stopping after the current optimiser step and saving a checkpoint")
 	defer sig.stop()
-	_, err = train.Run(sig.ctx, cfg, train.Options{Dir: out, Resume: f.resume, Out: cmd.ErrOrStderr()})
+	_, err = train.Run(sig.ctx, cfg, train.Options{Dir: out, Resume: f.resume, Out: w, Comm: c})
 	if errors.Is(err, train.ErrInterrupted) {
 		msg := fmt.Sprintf("training interrupted; resume with: vit-train %s --out %s --resume", cmd.Name(), out)
+		if c.Size() > 1 {
+			msg = fmt.Sprintf("training interrupted; resume with: mpirun -np %d vit-train %s --out %s --resume", c.Size(), cmd.Name(), out)
+		}
 		if s := sig.caught(); s != 0 {
 			return &signalError{sig: s, msg: msg}
 		}
-		return errors.New(msg)
+		return &interruptedError{msg}
 	}
 	return err
 }
+
+// interruptedError is a run stopped by an interrupt that no signal of this
+// process caused (Options.StopAfterSteps, or another rank's signal).
+type interruptedError struct{ msg string }
+
+func (e *interruptedError) Error() string { return e.msg }
+func (e *interruptedError) Unwrap() error { return train.ErrInterrupted }
 
 func newTrainCommand() *cobra.Command {
 	var (
