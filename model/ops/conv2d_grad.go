@@ -3,8 +3,6 @@ package ops
 import (
 	"fmt"
 	"hash"
-	"slices"
-	"sync"
 
 	"github.com/chewxy/hm"
 	"gorgonia.org/gorgonia"
@@ -117,54 +115,58 @@ func (op *conv2dGradWeight) UsePreallocDo(prealloc gorgonia.Value, in ...gorgoni
 	return out, nil
 }
 
-// conv2dBackwardWeight computes dW: each worker accumulates its contiguous
-// run of groups into its own buffer, and the buffers are added into dw in
-// worker order, so the result does not depend on scheduling.
+// conv2dBackwardWeight computes dW: the groups are cut into one fixed,
+// contiguous run per core; each run accumulates into its own buffer, and
+// the buffers are added into dw in run order, so the result does not
+// depend on which worker ran what.
 func conv2dBackwardWeight[T Float](g convGeom, x, dy, dw []T, batch, o int) {
 	k, n, img := g.colRows(), g.colCols(), g.imageSize()
 	size := g.group(batch)
 	groups := (batch + size - 1) / size
-	var mu sync.Mutex
-	parts := map[int][]T{}
-	parallel.For(groups, 1, func(lo, hi int) {
-		part := getScratch[T](o * k)
-		for gi := lo; gi < hi; gi++ {
-			s0 := gi * size
-			m := min(size, batch-s0)
-			ld := m * n
-			col := getScratch[T](k * ld)
-			for j := 0; j < m; j++ {
-				im2col(g, x[(s0+j)*img:][:img], col[j*n:], ld)
-			}
-			dys := convGroupOf(dy, s0, m, o, n)
-			var beta T
-			if gi > lo {
-				beta = 1
-			}
-			blas.Gemm(false, true, o, k, ld, 1, dys, ld, col, ld, beta, part, k)
-			putScratch(col)
-			if m > 1 {
-				putScratch(dys)
-			}
-		}
-		mu.Lock()
-		parts[lo] = part
-		mu.Unlock()
-	})
-	los := make([]int, 0, len(parts))
-	for lo := range parts {
-		los = append(los, lo)
+	runs := parallelWorkers(groups, 1)
+	perRun := (groups + runs - 1) / runs
+	runs = (groups + perRun - 1) / perRun
+	var parts [maxRuns][]T
+	if runs > maxRuns {
+		runs, perRun = 1, groups
 	}
-	slices.Sort(los)
-	copy(dw, parts[los[0]])
-	putScratch(parts[los[0]])
-	for _, lo := range los[1:] {
-		for i, v := range parts[lo] {
+	parallel.For(runs, 1, func(rlo, rhi int) {
+		for r := rlo; r < rhi; r++ {
+			part := getScratch[T](o * k)
+			for gi := r * perRun; gi < min((r+1)*perRun, groups); gi++ {
+				s0 := gi * size
+				m := min(size, batch-s0)
+				ld := m * n
+				col := getScratch[T](k * ld)
+				for j := 0; j < m; j++ {
+					im2col(g, x[(s0+j)*img:][:img], col[j*n:], ld)
+				}
+				dys := convGroupOf(dy, s0, m, o, n)
+				var beta T
+				if gi > r*perRun {
+					beta = 1
+				}
+				blas.Gemm(false, true, o, k, ld, 1, dys, ld, col, ld, beta, part, k)
+				putScratch(col)
+				if m > 1 {
+					putScratch(dys)
+				}
+			}
+			parts[r] = part
+		}
+	})
+	copy(dw, parts[0])
+	putScratch(parts[0])
+	for _, part := range parts[1:runs] {
+		for i, v := range part {
 			dw[i] += v
 		}
-		putScratch(parts[lo])
+		putScratch(part)
 	}
 }
+
+// maxRuns bounds the per-core partial sums of conv2dBackwardWeight.
+const maxRuns = 256
 
 // channelSum sums a (B, C, ...) tensor over every axis but the channel
 // axis → (C): the gradient of a per-channel bias or shift.
