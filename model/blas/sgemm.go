@@ -40,15 +40,16 @@ type kernelFunc = func(k int, a *float32, rsa, csa int, b *float32, ldb int, c *
 // Blocking. A task computes a (rowBlock, colBlock) block of C: for each
 // K block of kc steps, for each mr-row panel of A (in L1), for each
 // nr-column panel of B in the block (the whole (kc, colBlock) B block
-// stays in L2), one kernel call.
-var (
-	kcMax           = 256 // steps of one K block
-	ncMax           = 384 // columns of one task's B block
+// stays in L2), one kernel call. The sizes were chosen by measurement on
+// Zen 5 (48 KiB L1D, 1 MiB L2 per core).
+const (
+	kcMax = 256 // steps of one K block
+	ncMax = 384 // columns of one task's B block
+	// op(B), when not transposed, is read in place rather than packed for
+	// C of at most directBMaxM rows or B of at most directBMaxElems.
 	directBMaxM     = 48
 	directBMaxElems = 1 << 16
-)
 
-const (
 	// splitWork is the least m·n·k split over the workers (some 40µs of
 	// work on one core), and taskWork the least given to one task.
 	splitWork = 1 << 22
@@ -60,7 +61,7 @@ const (
 
 // gemmCall is one SGEMM: its operands, its plan, and the packed B. The
 // task functions are method values bound once, so that handing them to
-// parallel.For allocates nothing; calls are recycled through callPool.
+// parallel.For allocates nothing; calls are recycled through calls.
 type gemmCall struct {
 	kern          *kernel
 	tA, tB        bool
@@ -72,7 +73,7 @@ type gemmCall struct {
 	kc                 int
 	rowBlock, colBlock int
 	rowTasks, colTasks int
-	directA, directB   bool
+	directB            bool
 	bp                 []float32 // packed op(B), nr-column panels of k rows
 	bpBuf              *[]float32
 
@@ -213,7 +214,6 @@ func (g *gemmCall) plan() bool {
 	mr, nr := g.kern.mr, g.kern.nr
 	m, n, k := g.m, g.n, g.k
 	g.kc = ceilDiv(k, ceilDiv(k, kcMax))
-	g.directA = true
 	// op(B) not transposed is read in place when packing would not pay:
 	// few rows of C to spread its cost over, or a B small enough to stay
 	// in L2 as it is.
@@ -283,9 +283,11 @@ func (g *gemmCall) block(buf []float32, i0, i1, j0, j1 int) {
 			var pa *float32
 			rsa, csa := 1, mr
 			switch {
-			case g.directA && rows == mr && !g.tA:
+			case rows == mr && !g.tA:
+				// Whole panels of op(A) are read in place: measured, that is
+				// at least as fast as packing them, for A and Aᵀ alike.
 				pa, rsa, csa = &a[i*lda+pc], lda, 1
-			case g.directA && rows == mr:
+			case rows == mr:
 				pa, rsa, csa = &a[pc*lda+i], 1, lda
 			default:
 				kern.packA(ap, mr, a, lda, g.tA, i, rows, pc, kc)
