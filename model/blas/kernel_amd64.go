@@ -109,6 +109,8 @@ func packBAVX512(dst []float32, nr int, b []float32, ldb int, tB bool, j0, cols,
 // packCopyRows copies n rows of w ≤ width floats (stride ld) into dst,
 // width floats a row, zero past w.
 func packCopyRows(dst []float32, width int, src []float32, ld, n, w int) {
+	_ = src[(n-1)*ld+w-1] // the assembly reads no further
+	_ = dst[n*width-1]
 	chunks := (width + 15) / 16
 	last := width - 16*(chunks-1)
 	packCopyAVX512(&dst[0], width, &src[0], ld, n, chunks, lowBits(w), uint16(lowBits(last)))
@@ -117,6 +119,8 @@ func packCopyRows(dst []float32, width int, src []float32, ld, n, w int) {
 // packTransRows transposes rows ≤ width rows of k floats (stride ld)
 // into dst: dst[p·width + r] = src[r·ld + p], zero for rows ≤ r < width.
 func packTransRows(dst []float32, width int, src []float32, ld, rows, k int) {
+	_ = src[(rows-1)*ld+k-1] // the assembly reads no further
+	_ = dst[k*width-1]
 	for r0 := 0; r0 < width; r0 += 16 {
 		n := min(max(rows-r0, 0), 16)
 		s := &src[0]
