@@ -1,0 +1,275 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"image/color"
+	"math"
+	"path/filepath"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+)
+
+// The figures' file names in the report folder.
+const (
+	barFigure   = "distillation_top1.png"
+	curveFigure = "distillation_curves.png"
+)
+
+var (
+	headColors = []color.Color{
+		color.RGBA{R: 0x1f, G: 0x77, B: 0xb4, A: 0xff}, // class head
+		color.RGBA{R: 0xff, G: 0x7f, B: 0x0e, A: 0xff}, // distillation head
+		color.RGBA{R: 0x2c, G: 0xa0, B: 0x2c, A: 0xff}, // both heads
+	}
+	armColors = []color.Color{
+		color.RGBA{R: 0x7f, G: 0x7f, B: 0x7f, A: 0xff},
+		color.RGBA{R: 0x8c, G: 0x56, B: 0x4b, A: 0xff},
+		color.RGBA{R: 0x17, G: 0xbe, B: 0xcf, A: 0xff},
+		color.RGBA{R: 0x1f, G: 0x77, B: 0xb4, A: 0xff},
+		color.RGBA{R: 0xd6, G: 0x27, B: 0x28, A: 0xff},
+		color.RGBA{R: 0x94, G: 0x67, B: 0xbd, A: 0xff},
+		color.RGBA{R: 0xff, G: 0x7f, B: 0x0e, A: 0xff},
+		color.RGBA{R: 0x2c, G: 0xa0, B: 0x2c, A: 0xff},
+	}
+)
+
+// writeFigures draws the top-1 bar chart and the validation curves into dir.
+func writeFigures(dir string, r *report) error {
+	bars, err := barChart(r)
+	if err != nil {
+		return err
+	}
+	if err := savePlot(filepath.Join(dir, barFigure), bars, 10*vg.Inch, 5.5*vg.Inch); err != nil {
+		return err
+	}
+	curves, err := curveChart(r)
+	if err != nil {
+		return err
+	}
+	return savePlot(filepath.Join(dir, curveFigure), curves, 9*vg.Inch, 5.5*vg.Inch)
+}
+
+// barChart plots each arm's mean test top-1 per head, with the standard
+// deviation over seeds as error bars and the teachers as dashed lines.
+func barChart(r *report) (*plot.Plot, error) {
+	p := plot.New()
+	p.Title.Text = fmt.Sprintf("Fashion-MNIST test top-1 by arm (mean ± std over %s; %s at 28 px)", plural(r.Opts.seeds, "seed"), plural(r.Opts.epochs, "epoch"))
+	p.Y.Label.Text = "top-1 (%)"
+	p.Legend.Top = true
+	p.Legend.Left = true
+	p.Add(plotter.NewGrid())
+	var names []string
+	lo, hi := math.Inf(1), math.Inf(-1)
+	offsets := []float64{-0.27, 0, 0.27}
+	heads := []string{"class head", "distillation head", "both heads (inference)"}
+	legend := make([]plot.Thumbnailer, 3)
+	group := 0
+	for _, a := range r.Arms {
+		if len(a.Seeds) == 0 {
+			continue
+		}
+		names = append(names, a.Arm.Short)
+		for h, xs := range [][]float64{a.Cls, a.Dist, a.Avg} {
+			if !a.Arm.Distilled() && h != 0 {
+				continue
+			}
+			s := summarize(xs)
+			if s.N == 0 {
+				continue
+			}
+			x := float64(group) + offsets[h]
+			if !a.Arm.Distilled() {
+				x = float64(group)
+			}
+			b, err := plotter.NewBarChart(plotter.Values{s.Mean}, vg.Points(17))
+			if err != nil {
+				return nil, err
+			}
+			b.XMin = x
+			b.Color = headColors[h]
+			b.LineStyle.Width = 0
+			p.Add(b)
+			legend[h] = b
+			std := s.Std
+			if math.IsNaN(std) {
+				std = 0
+			}
+			if std > 0 {
+				eb, err := plotter.NewYErrorBars(errPoints{{x, s.Mean, std}})
+				if err != nil {
+					return nil, err
+				}
+				eb.LineStyle.Width = vg.Points(1.2)
+				p.Add(eb)
+			}
+			lo, hi = math.Min(lo, s.Mean-std), math.Max(hi, s.Mean+std)
+		}
+		group++
+	}
+	if group == 0 {
+		p.Title.Text += ": no finished arm"
+		return p, nil
+	}
+	for h, t := range legend {
+		if t != nil {
+			p.Legend.Add(heads[h], t)
+		}
+	}
+	for i, t := range r.Teachers {
+		if !t.Done {
+			continue
+		}
+		x0 := -0.5
+		if t.ID == teacherCNN56 && r.arm(finetuneArm.Key) != nil && len(r.arm(finetuneArm.Key).Seeds) > 0 {
+			x0 = float64(group) - 1.5 // only over the 56 px arm, the last group
+		}
+		l, err := plotter.NewLine(plotter.XYs{{X: x0, Y: t.Top1}, {X: float64(group) - 0.5, Y: t.Top1}})
+		if err != nil {
+			return nil, err
+		}
+		l.Dashes = []vg.Length{vg.Points(6), vg.Points(3 + 2*float64(i))}
+		l.Width = vg.Points(1.2)
+		l.Color = []color.Color{color.RGBA{R: 0xd6, G: 0x27, B: 0x28, A: 0xff}, color.RGBA{R: 0x94, G: 0x67, B: 0xbd, A: 0xff}, color.Black}[i%3]
+		p.Add(l)
+		p.Legend.Add(fmt.Sprintf("%s teacher %.2f%%", t.Name, t.Top1), l)
+		lo, hi = math.Min(lo, t.Top1), math.Max(hi, t.Top1)
+	}
+	p.NominalX(names...)
+	p.X.Min, p.X.Max = -0.6, float64(group)-0.4
+	// Zoom on the measured range (the bars start at the axis's bottom),
+	// with room above the bars for the legend.
+	p.Y.Min = math.Floor(lo - 1)
+	p.Y.Max = math.Ceil(hi + 0.35*(hi-p.Y.Min) + 0.5)
+	return p, nil
+}
+
+// errPoints are points with a symmetric y error.
+type errPoints [][3]float64
+
+func (e errPoints) Len() int                        { return len(e) }
+func (e errPoints) XY(i int) (float64, float64)     { return e[i][0], e[i][1] }
+func (e errPoints) YError(i int) (float64, float64) { return e[i][2], e[i][2] }
+
+// curveChart plots each 28 px arm's validation top-1 per epoch, the mean
+// over its seeds.
+func curveChart(r *report) (*plot.Plot, error) {
+	p := plot.New()
+	p.Title.Text = "Validation top-1 per epoch (students: mean over seeds, both heads for distilled models; teachers dashed)"
+	p.X.Label.Text = "epoch"
+	p.Y.Label.Text = "top-1 (%)"
+	p.Legend.Top = false
+	p.Legend.Left = false
+	p.Add(plotter.NewGrid())
+	for i, a := range r.Arms {
+		if len(a.Curves) == 0 || a.Arm.ImageSize != 0 {
+			continue
+		}
+		n := len(a.Curves[0])
+		for _, c := range a.Curves {
+			n = min(n, len(c))
+		}
+		xy := make(plotter.XYs, 0, n)
+		for e := 0; e < n; e++ {
+			col := make([]float64, len(a.Curves))
+			for s, c := range a.Curves {
+				col[s] = c[e]
+			}
+			if m := summarize(col).Mean; !math.IsNaN(m) {
+				xy = append(xy, plotter.XY{X: float64(e + 1), Y: m})
+			}
+		}
+		if len(xy) == 0 {
+			continue
+		}
+		col := armColors[i%len(armColors)]
+		line, err := plotter.NewLine(xy)
+		if err != nil {
+			return nil, err
+		}
+		line.Color, line.Width = col, vg.Points(1.5)
+		sc, err := plotter.NewScatter(xy)
+		if err != nil {
+			return nil, err
+		}
+		sc.Color, sc.Shape, sc.Radius = col, draw.CircleGlyph{}, vg.Points(2.5)
+		p.Add(line, sc)
+		p.Legend.Add(fmt.Sprintf("%s (%s)", a.Arm.Label, plural(len(a.Seeds), "seed")), line, sc)
+		p.X.Max = math.Max(p.X.Max, float64(len(xy))+0.5)
+	}
+	for i, t := range r.Teachers {
+		if !t.Done || t.ID == teacherCNN56 {
+			continue
+		}
+		xy := make(plotter.XYs, 0, len(t.Curve))
+		for e, v := range t.Curve {
+			if !math.IsNaN(v) {
+				xy = append(xy, plotter.XY{X: float64(e + 1), Y: v})
+			}
+		}
+		if len(xy) == 0 {
+			continue
+		}
+		line, err := plotter.NewLine(xy)
+		if err != nil {
+			return nil, err
+		}
+		line.Color, line.Width = color.Black, vg.Points(1)
+		line.Dashes = []vg.Length{vg.Points(6), vg.Points(3 + 2*float64(i))}
+		sc, err := plotter.NewScatter(xy)
+		if err != nil {
+			return nil, err
+		}
+		sc.Color, sc.Shape, sc.Radius = color.Black, draw.CrossGlyph{}, vg.Points(2.5)
+		p.Add(line, sc)
+		p.Legend.Add(fmt.Sprintf("%s teacher (%s)", t.Name, plural(len(xy), "epoch")), line, sc)
+		p.X.Max = math.Max(p.X.Max, float64(len(xy))+0.5)
+	}
+	p.X.Min = 0.5
+	p.X.Tick.Marker = epochTicks{}
+	return p, nil
+}
+
+// epochTicks labels whole epochs: every one up to 12, then about 10 labels.
+type epochTicks struct{}
+
+func (epochTicks) Ticks(lo, hi float64) []plot.Tick {
+	step := max(1, int(math.Ceil((hi-lo)/10)))
+	if hi-lo <= 12 {
+		step = 1
+	}
+	var ticks []plot.Tick
+	for e := int(math.Ceil(lo)); float64(e) <= hi; e++ {
+		t := plot.Tick{Value: float64(e)}
+		if e%step == 0 || step == 1 {
+			t.Label = fmt.Sprint(e)
+		}
+		ticks = append(ticks, t)
+	}
+	return ticks
+}
+
+// savePlot draws p on a w × h white canvas and writes it as a PNG.
+func savePlot(path string, p *plot.Plot, w, h vg.Length) (err error) {
+	c := vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(96), vgimg.UseBackgroundColor(color.White))
+	func() {
+		defer func() {
+			if r := recover(); r != nil {
+				err = fmt.Errorf("drawing %s: %v", path, r)
+			}
+		}()
+		p.Draw(draw.Crop(draw.New(c), 0.1*vg.Inch, -0.1*vg.Inch, 0.1*vg.Inch, -0.1*vg.Inch))
+	}()
+	if err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	if _, err := (vgimg.PngCanvas{Canvas: c}).WriteTo(&buf); err != nil {
+		return fmt.Errorf("encoding %s: %w", path, err)
+	}
+	return writeFileAtomic(path, buf.Bytes())
+}
