@@ -129,6 +129,8 @@ def main():
                     help="OPENBLAS_CORETYPE for both sides (default: the environment's)")
     ap.add_argument("--allow-other-blas", action="store_true",
                     help="compare even if torch did not load the OpenMP OpenBLAS")
+    ap.add_argument("--python", default="/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable,
+                    help="the Python with Debian's python3-torch (default: /usr/bin/python3)")
     ap.add_argument("--json", action="store_true", help="print the summary as JSON")
     ap.add_argument("--torch-worker", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--model", help=argparse.SUPPRESS)
@@ -154,7 +156,7 @@ def main():
             steps = args.steps or (3 if name == "vit_base_patch16_224" else 10)
             go = run_json([args.vit_train, "bench", "--json", "--model", name, "--batch", str(batch),
                            "--steps", str(steps)], side_env(args.threads, args.coretype, False))
-            pt = run_json([sys.executable, os.path.abspath(__file__), "--torch-worker", "--model", name,
+            pt = run_json([args.python, os.path.abspath(__file__), "--torch-worker", "--model", name,
                            "--batch", str(batch), "--steps", str(steps), "--threads", str(args.threads)],
                           side_env(args.threads, args.coretype, True))
             if not any("openblas-openmp" in lib for lib in pt["blas"]) and not args.allow_other_blas:
