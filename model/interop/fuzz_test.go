@@ -39,9 +39,10 @@ import (
 //	rank      one byte, taken modulo 5
 //	dims      rank uvarints
 //
-// Element i of every tensor is a small deterministic value. An input whose
-// tensors would hold more than maxFuzzElems elements in all is skipped, as
-// is one that ends inside a record.
+// Element i of every tensor is a small deterministic value. An input longer
+// than maxFuzzInput bytes, or whose tensors would hold more than
+// maxFuzzElems elements in all, is skipped, as is one that ends inside a
+// record.
 type stateDictCodec struct {
 	prefix     string
 	top        []string
@@ -52,6 +53,11 @@ type stateDictCodec struct {
 
 // maxFuzzElems bounds the elements of one fuzz input's tensors.
 const maxFuzzElems = 1 << 16
+
+// maxFuzzInput bounds the encoded input, as libFuzzer's -max_len does: a
+// two-block ViT takes about 200 bytes, and mutated inputs of 1 to 4 kB took
+// 30 to 60 seconds each to minimise.
+const maxFuzzInput = 512
 
 var timmCodec = stateDictCodec{
 	prefix: "module.",
@@ -86,6 +92,9 @@ type record struct {
 
 // decode reads the records of in; ok is false for an input to skip.
 func (c stateDictCodec) decode(in []byte) (recs []record, ok bool) {
+	if len(in) > maxFuzzInput {
+		return nil, false
+	}
 	total := 0
 	for len(in) > 0 {
 		sel := in[0]
