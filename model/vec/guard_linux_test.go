@@ -4,6 +4,7 @@ package vec
 
 import (
 	"math/rand/v2"
+	"slices"
 	"syscall"
 	"testing"
 	"unsafe"
@@ -54,7 +55,15 @@ func TestNoAccessPastEnd(t *testing.T) {
 
 			Exp(d, x)
 			ExpSubMaxSum(d, x, 1)
-			Max(x)
+			// A kernel that read past the end faults above; one that
+			// stopped short of it leaves the last element wrong.
+			if m := Max(x); m != slices.Max(x) {
+				t.Fatalf("n=%d: Max = %v, want %v", n, m, slices.Max(x))
+			}
+			Scale(d, x, 2)
+			if d[n-1] != 2*x[n-1] {
+				t.Fatalf("n=%d: Scale's last element %v, want %v", n, d[n-1], 2*x[n-1])
+			}
 			Sum(x)
 			Dot(x, y)
 			SumSqDev(x, 0.5)
