@@ -4,7 +4,7 @@
 package distill
 
 import (
-	"github.com/vit-train/vit-train/model/interop/npy"
+	"github.com/vit-train/vit-train/formats/npy"
 )
 
 // ReadNPY reads a little-endian floating-point .npy array (format 1.0, 2.0

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/vit-train/vit-train/model/interop/npy"
+	"github.com/vit-train/vit-train/formats/npy"
 )
 
 // golden2x3 is np.save of np.arange(1, 7, dtype='<f4').reshape(2, 3), laid

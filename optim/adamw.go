@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/vit-train/vit-train/model/vec"
+	"github.com/vit-train/vit-train/nn/vec"
 )
 
 // AdamWConfig holds AdamW's hyperparameters. WeightDecay applies when the

@@ -1,6 +1,6 @@
 package optim
 
-import "github.com/vit-train/vit-train/model/parallel"
+import "github.com/vit-train/vit-train/nn/parallel"
 
 // grain is the number of elements in one work unit.
 const grain = 1 << 15

@@ -1,8 +1,8 @@
 #!/usr/bin/python3
-"""Golden data for model/interop: PyTorch references for vit-train's import,
+"""Golden data for interop: PyTorch references for vit-train's import,
 export and position-embedding resampling.
 
-    /usr/bin/python3 scripts/make_golden.py [--out model/interop/testdata/golden]
+    /usr/bin/python3 scripts/make_golden.py [--out interop/testdata/golden]
     /usr/bin/python3 scripts/make_golden.py check-export FILE --config plain|dist
 
 The first form writes, for two tiny models in timm's VisionTransformer layout

@@ -9,9 +9,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/vit-train/vit-train/model"
-	"github.com/vit-train/vit-train/model/resnet"
-	"github.com/vit-train/vit-train/model/safetensors"
+	"github.com/vit-train/vit-train/formats/safetensors"
+	"github.com/vit-train/vit-train/models/resnet"
+	"github.com/vit-train/vit-train/models/vit"
 	"github.com/vit-train/vit-train/optim"
 )
 
@@ -40,7 +40,7 @@ type State struct {
 type Checkpoint struct {
 	Arch    string      // ArchViT (also for files without "vit_train.arch") or ArchResNet
 	ResNet  *ResNetSpec // the ResNet's configuration when Arch is ArchResNet
-	Model   model.Config
+	Model   vit.Config
 	Config  *Config // nil for checkpoints made outside a training run
 	State   State
 	Mean    []float32
@@ -64,7 +64,7 @@ const (
 )
 
 // ModelTensors returns m's parameters as safetensors tensors sharing m's data.
-func ModelTensors(m *model.ViT) []safetensors.Tensor {
+func ModelTensors(m *vit.ViT) []safetensors.Tensor {
 	out := make([]safetensors.Tensor, len(m.Params))
 	for i, p := range m.Params {
 		out[i] = safetensors.Tensor{Name: p.Name, Shape: p.Value.Shape().Clone(), Data: p.Float32s()}
@@ -239,7 +239,7 @@ type namedShape struct {
 
 // checkViT checks a ViT configuration from the metadata against the
 // parameter tensors.
-func checkViT(cfg model.Config, params []safetensors.Tensor) error {
+func checkViT(cfg vit.Config, params []safetensors.Tensor) error {
 	if err := cfg.Validate(); err != nil {
 		return fmt.Errorf("metadata %q: %w", metaModel, err)
 	}
@@ -357,11 +357,11 @@ func checkNormalisation(mean, std []float32, channels int) error {
 // pos_embed is resampled when only the patch grid differs (the returned note
 // says so) and, when skipHead is set, head and head_dist are left as they are
 // (for a new class count).
-func (c *Checkpoint) LoadWeights(m *model.ViT, skipHead bool) (note string, err error) {
+func (c *Checkpoint) LoadWeights(m *vit.ViT, skipHead bool) (note string, err error) {
 	return loadWeights(c.Params, c.Model, m, skipHead)
 }
 
-func loadWeights(tensors []safetensors.Tensor, from model.Config, m *model.ViT, skipHead bool) (string, error) {
+func loadWeights(tensors []safetensors.Tensor, from vit.Config, m *vit.ViT, skipHead bool) (string, error) {
 	byName := make(map[string]safetensors.Tensor, len(tensors))
 	for _, t := range tensors {
 		byName[t.Name] = t
@@ -406,7 +406,7 @@ func loadWeights(tensors []safetensors.Tensor, from model.Config, m *model.ViT, 
 
 // setParam copies data into p, a float32 or float64 parameter of the same
 // size.
-func setParam(p *model.Param, data []float32) error {
+func setParam(p *vit.Param, data []float32) error {
 	switch dst := p.Value.Data().(type) {
 	case []float32:
 		if len(dst) == len(data) {
@@ -426,7 +426,7 @@ func setParam(p *model.Param, data []float32) error {
 	return fmt.Errorf("checkpoint tensor %q has %d values, the model's parameter %d", p.Name, len(data), p.Value.Shape().TotalSize())
 }
 
-func resamplePosEmbed(t safetensors.Tensor, from, to model.Config) ([]float32, string, error) {
+func resamplePosEmbed(t safetensors.Tensor, from, to vit.Config) ([]float32, string, error) {
 	if len(t.Shape) != 3 || t.Shape[0] != 1 || t.Shape[2] != to.EmbedDim {
 		return nil, "", fmt.Errorf("checkpoint tensor \"pos_embed\" has shape %v, want (1, T, %d)", t.Shape, to.EmbedDim)
 	}
@@ -437,7 +437,7 @@ func resamplePosEmbed(t safetensors.Tensor, from, to model.Config) ([]float32, s
 	if from.NumTokens() != t.Shape[1] {
 		return nil, "", fmt.Errorf("checkpoint pos_embed has %d tokens but its config says %d", t.Shape[1], from.NumTokens())
 	}
-	data, err := model.ResamplePosEmbed(t.Data, to.EmbedDim, to.NumPrefixTokens(), oldG, oldG, newG, newG, model.Bicubic)
+	data, err := vit.ResamplePosEmbed(t.Data, to.EmbedDim, to.NumPrefixTokens(), oldG, oldG, newG, newG, vit.Bicubic)
 	if err != nil {
 		return nil, "", err
 	}
@@ -447,7 +447,7 @@ func resamplePosEmbed(t safetensors.Tensor, from, to model.Config) ([]float32, s
 // OpenModel loads the checkpoint at path into a new model of its
 // configuration; with ema, the EMA weights are loaded instead of the
 // trained ones.
-func OpenModel(path string, ema bool) (*Checkpoint, *model.ViT, error) {
+func OpenModel(path string, ema bool) (*Checkpoint, *vit.ViT, error) {
 	ck, err := LoadCheckpoint(path)
 	if err != nil {
 		return nil, nil, err
@@ -455,7 +455,7 @@ func OpenModel(path string, ema bool) (*Checkpoint, *model.ViT, error) {
 	if ck.Arch == ArchResNet {
 		return nil, nil, fmt.Errorf("checkpoint %s holds a %s (a CNN), not a ViT", path, ck.ResNet.Arch)
 	}
-	m, err := model.New(ck.Model, 0)
+	m, err := vit.New(ck.Model, 0)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -497,7 +497,7 @@ func openNetwork(path string) (*Checkpoint, network, error) {
 			return nil, nil, err
 		}
 	} else {
-		m, err := model.New(ck.Model, 0)
+		m, err := vit.New(ck.Model, 0)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -10,7 +10,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/vit-train/vit-train/model"
+	"github.com/vit-train/vit-train/models/vit"
 )
 
 // mountTmpfs mounts a tmpfs of the given size on a new folder for the
@@ -64,7 +64,7 @@ func TestCheckpointFullDisk(t *testing.T) {
 	big := tinyCheckpoint(t)
 	wide := tinyViT
 	wide.EmbedDim, wide.MLPDim = 64, 128
-	m, err := model.New(wide, 0)
+	m, err := vit.New(wide, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,14 +6,14 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/vit-train/vit-train/model"
-	"github.com/vit-train/vit-train/model/safetensors"
+	"github.com/vit-train/vit-train/formats/safetensors"
+	"github.com/vit-train/vit-train/models/vit"
 )
 
 // fuzzTensorSets are the parameter sets the checkpoint fuzzer starts from:
 // tinyViT's and a one-channel, three-class resnet20's.
 var fuzzTensorSets = sync.OnceValues(func() ([][]safetensors.Tensor, error) {
-	m, err := model.New(tinyViT, 0)
+	m, err := vit.New(tinyViT, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -33,11 +33,11 @@ var fuzzTensorSets = sync.OnceValues(func() ([][]safetensors.Tensor, error) {
 // the weights without error. The arguments stay short (the whole seed is a
 // few hundred bytes) so that minimising new inputs stays fast.
 func FuzzCheckpointMetadata(f *testing.F) {
-	const vit = `{"img_size":8,"patch_size":4,"in_chans":1,"num_classes":3,"embed_dim":8,"depth":2,"num_heads":2,"mlp_dim":16,"norm_eps":1e-6,"qkv_bias":true}`
+	const vitJSON = `{"img_size":8,"patch_size":4,"in_chans":1,"num_classes":3,"embed_dim":8,"depth":2,"num_heads":2,"mlp_dim":16,"norm_eps":1e-6,"qkv_bias":true}`
 	const state = `{"epoch":2,"batch":5,"step":40,"best_top1":61.5,"best_epoch":1}`
 	const resnet = `{"arch":"resnet20","in_chans":1,"img_size":8,"num_classes":3}`
-	f.Add("", vit, "", state, "[0.5]", "[0.25]", `["a","b","c"]`, "", uint8(0), uint16(0))
-	f.Add("vit", vit, "", "", "", "", "", "epochs: 3\nmodel:\n  name: vit_tiny\n", uint8(0), uint16(0x0203))
+	f.Add("", vitJSON, "", state, "[0.5]", "[0.25]", `["a","b","c"]`, "", uint8(0), uint16(0))
+	f.Add("vit", vitJSON, "", "", "", "", "", "epochs: 3\nmodel:\n  name: vit_tiny\n", uint8(0), uint16(0x0203))
 	f.Add("resnet", "", resnet, state, "[0.5]", "[0.25]", "", "", uint8(1), uint16(0))
 	f.Add("resnet", "", resnet, "", "", "", "", "", uint8(1), uint16(0x0105))
 	f.Fuzz(func(t *testing.T, arch, modelJSON, resnetJSON, state, mean, std, classes, config string, set uint8, edit uint16) {
@@ -73,7 +73,7 @@ func FuzzCheckpointMetadata(f *testing.F) {
 		}
 		switch ck.Arch {
 		case ArchViT:
-			m, err := model.New(ck.Model, 0)
+			m, err := vit.New(ck.Model, 0)
 			if err != nil {
 				t.Fatalf("accepted model %+v does not build: %v", ck.Model, err)
 			}

@@ -14,21 +14,21 @@ import (
 
 	"gorgonia.org/tensor"
 
-	"github.com/vit-train/vit-train/model"
-	"github.com/vit-train/vit-train/model/safetensors"
+	"github.com/vit-train/vit-train/formats/safetensors"
+	"github.com/vit-train/vit-train/models/vit"
 	"github.com/vit-train/vit-train/optim"
 )
 
 // tinyViT is a two-block ViT small enough to save and load in
 // milliseconds.
-var tinyViT = model.Config{Name: "tiny", ImageSize: 8, PatchSize: 4, Channels: 1, NumClasses: 3, EmbedDim: 8,
+var tinyViT = vit.Config{Name: "tiny", ImageSize: 8, PatchSize: 4, Channels: 1, NumClasses: 3, EmbedDim: 8,
 	Depth: 2, Heads: 2, MLPDim: 16, LayerNormEps: 1e-6, QKVBias: true}
 
 // tinyCheckpoint returns a checkpoint of tinyViT with random weights, an
 // EMA copy, run state, normalisation and class names.
 func tinyCheckpoint(t testing.TB) *Checkpoint {
 	t.Helper()
-	m, err := model.New(tinyViT, 3)
+	m, err := vit.New(tinyViT, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,7 +206,7 @@ func TestCheckpointOtherDtypes(t *testing.T) {
 // panicking on a float32 type assertion.
 func TestLoadWeightsFloat64Model(t *testing.T) {
 	ck := tinyCheckpoint(t)
-	m, err := model.NewWithDtype(tinyViT, 0, tensor.Float64)
+	m, err := vit.NewWithDtype(tinyViT, 0, tensor.Float64)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -220,7 +220,7 @@ func TestLoadWeightsFloat64Model(t *testing.T) {
 	// Resampling pos_embed into a float64 model of another size too.
 	big := tinyViT
 	big.ImageSize = 12
-	m, err = model.NewWithDtype(big, 0, tensor.Float64)
+	m, err = vit.NewWithDtype(big, 0, tensor.Float64)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -240,7 +240,7 @@ func TestCheckpointCorruptMetadata(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	modelJSON := func(edit func(c *model.Config)) string {
+	modelJSON := func(edit func(c *vit.Config)) string {
 		c := tinyViT
 		edit(&c)
 		b, _ := json.Marshal(c)
@@ -258,12 +258,12 @@ func TestCheckpointCorruptMetadata(t *testing.T) {
 		{"not a checkpoint", map[string]string{metaModel: ""}, "", []string{`metadata has no "vit_train.model"`}},
 		{"model not JSON", map[string]string{metaModel: "{embed"}, "", []string{`metadata "vit_train.model" is "{embed"`}},
 		{"model field type", map[string]string{metaModel: `{"embed_dim":"8"}`}, "", []string{`metadata "vit_train.model"`, "embed_dim"}},
-		{"huge depth", map[string]string{metaModel: modelJSON(func(c *model.Config) { c.Depth = 1 << 40 })}, "", []string{"depth 1099511627776", "only 32 parameter tensors"}},
-		{"wide embedding", map[string]string{metaModel: modelJSON(func(c *model.Config) { c.EmbedDim, c.Heads = 1<<30, 1 })}, "", []string{`tensor "cls_token" has shape [1 1 8]`, "[1 1 1073741824]"}},
-		{"huge image", map[string]string{metaModel: modelJSON(func(c *model.Config) { c.ImageSize = 1 << 40 })}, "", []string{`tensor "pos_embed" has shape [1 5 8]`}},
-		{"negative dim", map[string]string{metaModel: modelJSON(func(c *model.Config) { c.MLPDim = -1 })}, "", []string{"mlp_dim must be positive, got -1"}},
+		{"huge depth", map[string]string{metaModel: modelJSON(func(c *vit.Config) { c.Depth = 1 << 40 })}, "", []string{"depth 1099511627776", "only 32 parameter tensors"}},
+		{"wide embedding", map[string]string{metaModel: modelJSON(func(c *vit.Config) { c.EmbedDim, c.Heads = 1<<30, 1 })}, "", []string{`tensor "cls_token" has shape [1 1 8]`, "[1 1 1073741824]"}},
+		{"huge image", map[string]string{metaModel: modelJSON(func(c *vit.Config) { c.ImageSize = 1 << 40 })}, "", []string{`tensor "pos_embed" has shape [1 5 8]`}},
+		{"negative dim", map[string]string{metaModel: modelJSON(func(c *vit.Config) { c.MLPDim = -1 })}, "", []string{"mlp_dim must be positive, got -1"}},
 		{"missing tensor", nil, "blocks.1.mlp.fc2.bias", []string{`tensor "blocks.1.mlp.fc2.bias" is missing`, "[8]"}},
-		{"extra block", map[string]string{metaModel: modelJSON(func(c *model.Config) { c.Depth = 1 })}, "", []string{`tensor "blocks.1.attn.proj.bias" is not a parameter`}},
+		{"extra block", map[string]string{metaModel: modelJSON(func(c *vit.Config) { c.Depth = 1 })}, "", []string{`tensor "blocks.1.attn.proj.bias" is not a parameter`}},
 		{"unknown arch", map[string]string{metaArch: "cnn"}, "", []string{`metadata "vit_train.arch" is "cnn"`}},
 		{"resnet not JSON", resnet("[]"), "", []string{`metadata "vit_train.resnet" is "[]"`}},
 		{"resnet classes", resnet(`{"arch":"resnet18","in_chans":3,"img_size":32,"num_classes":1000000000}`), "", []string{"num_classes 1000000000: want 1 to"}},
@@ -319,7 +319,7 @@ func TestCheckpointCorruptMetadata(t *testing.T) {
 	for k, v := range base.Metadata {
 		meta[k] = v
 	}
-	meta[metaModel] = modelJSON(func(c *model.Config) { c.Depth = 1 << 40 })
+	meta[metaModel] = modelJSON(func(c *vit.Config) { c.Depth = 1 << 40 })
 	if err := safetensors.WriteFileAtomic(bad, base.Tensors, meta); err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/vit-train/vit-train/model"
+	"github.com/vit-train/vit-train/models/vit"
 )
 
 // Config is a training run's configuration. Its YAML keys are the names
@@ -359,8 +359,8 @@ func convertLike(old, v any) (any, error) {
 }
 
 // ModelConfig resolves the model configuration from the preset and overrides.
-func (c Config) ModelConfig() (model.Config, error) {
-	mc, err := model.Preset(c.Model.Name, model.Overrides{ImageSize: c.Model.ImageSize, NumClasses: c.Model.NumClasses, Channels: c.Model.Channels})
+func (c Config) ModelConfig() (vit.Config, error) {
+	mc, err := vit.Preset(c.Model.Name, vit.Overrides{ImageSize: c.Model.ImageSize, NumClasses: c.Model.NumClasses, Channels: c.Model.Channels})
 	if err != nil {
 		return mc, err
 	}

@@ -5,7 +5,7 @@ import (
 
 	"github.com/vit-train/vit-train/augment"
 	"github.com/vit-train/vit-train/data"
-	"github.com/vit-train/vit-train/model"
+	"github.com/vit-train/vit-train/models/vit"
 )
 
 // Datasets are a run's training and evaluation data with their normalisation.
@@ -73,7 +73,7 @@ type subset struct {
 func (s subset) Len() int { return s.n }
 
 // CheckModel reports a model that cannot take the data.
-func (d *Datasets) CheckModel(mc model.Config) error {
+func (d *Datasets) CheckModel(mc vit.Config) error {
 	return d.checkInput(mc.Name, mc.Channels, mc.NumClasses)
 }
 

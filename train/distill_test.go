@@ -11,8 +11,8 @@ import (
 
 	"github.com/vit-train/vit-train/data"
 	"github.com/vit-train/vit-train/distill"
-	"github.com/vit-train/vit-train/model"
-	"github.com/vit-train/vit-train/model/safetensors"
+	"github.com/vit-train/vit-train/formats/safetensors"
+	"github.com/vit-train/vit-train/models/vit"
 )
 
 // logSoftmax returns log_softmax(z/tau) of one row, in float64.
@@ -73,12 +73,12 @@ func wantDistillLoss(cls, dist, teacher, targets []float32, b, c int, d DistillC
 // with each distillation setting and checks the loss and its logged terms
 // against DeiT's formula evaluated on the step's own logits.
 func TestDistillObjectiveMatchesDeiT(t *testing.T) {
-	mc, err := model.Preset("deit_fmnist_distilled_patch4_28", model.Overrides{})
+	mc, err := vit.Preset("deit_fmnist_distilled_patch4_28", vit.Overrides{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	mc.Depth = 1
-	m, err := model.New(mc, 3)
+	m, err := vit.New(mc, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,8 +132,8 @@ func TestDistillObjectiveMatchesDeiT(t *testing.T) {
 }
 
 func TestDistillNeedsADistilledModel(t *testing.T) {
-	mc, _ := model.Preset("vit_fmnist_patch4_28", model.Overrides{})
-	m, _ := model.New(mc, 0)
+	mc, _ := vit.Preset("vit_fmnist_patch4_28", vit.Overrides{})
+	m, _ := vit.New(mc, 0)
 	g, err := m.BuildGraph(2, true, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -7,7 +7,7 @@ import (
 
 	"github.com/vit-train/vit-train/comm"
 	"github.com/vit-train/vit-train/data"
-	"github.com/vit-train/vit-train/model"
+	"github.com/vit-train/vit-train/nn"
 )
 
 // Evaluation is the score of a model on a dataset.
@@ -27,7 +27,7 @@ type Evaluation struct {
 // labels below classes; anything else is an error, as is a cancelled ctx,
 // which stops the evaluation before its next batch (the error wraps
 // ctx.Err(); a cancel after the last batch is not an error).
-func Evaluate(ctx context.Context, g *model.Graph, l *data.Loader) (Evaluation, error) {
+func Evaluate(ctx context.Context, g *nn.Graph, l *data.Loader) (Evaluation, error) {
 	return evaluateAcross(ctx, nil, g, l)
 }
 
@@ -35,7 +35,7 @@ func Evaluate(ctx context.Context, g *model.Graph, l *data.Loader) (Evaluation, 
 // loader sharded with UnevenShards), its counts summed across the ranks so
 // that every rank returns the score of the whole data. A nil c, or one of
 // one rank, is Evaluate.
-func evaluateAcross(ctx context.Context, c comm.Communicator, g *model.Graph, l *data.Loader) (Evaluation, error) {
+func evaluateAcross(ctx context.Context, c comm.Communicator, g *nn.Graph, l *data.Loader) (Evaluation, error) {
 	images, err := g.Float32Images()
 	if err != nil {
 		return Evaluation{}, fmt.Errorf("evaluate: %w", err)
@@ -136,7 +136,7 @@ func allreduceScorers(c comm.Communicator, scorers ...*Scorer) error {
 }
 
 // checkFits reports a loader whose batches do not fit an evaluation graph.
-func checkFits(g *model.Graph, l *data.Loader) error {
+func checkFits(g *nn.Graph, l *data.Loader) error {
 	shape := g.Images.Shape()
 	c, h, w := l.BatchShape()
 	if len(shape) != 4 || !slices.Equal([]int(shape[1:]), []int{c, h, w}) {

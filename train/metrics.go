@@ -11,7 +11,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/vit-train/vit-train/model/atomicfile"
+	"github.com/vit-train/vit-train/formats/atomicfile"
 )
 
 // Field is one named value of a metrics record.

@@ -8,10 +8,11 @@ import (
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
-	"github.com/vit-train/vit-train/model"
-	"github.com/vit-train/vit-train/model/ops"
-	"github.com/vit-train/vit-train/model/resnet"
-	"github.com/vit-train/vit-train/model/safetensors"
+	"github.com/vit-train/vit-train/formats/safetensors"
+	"github.com/vit-train/vit-train/models/resnet"
+	"github.com/vit-train/vit-train/models/vit"
+	"github.com/vit-train/vit-train/nn"
+	"github.com/vit-train/vit-train/nn/ops"
 	"github.com/vit-train/vit-train/optim"
 )
 
@@ -37,13 +38,13 @@ type network interface {
 	// (batch-norm running statistics), sharing the model's memory.
 	Tensors() []safetensors.Tensor
 	// Graph builds a forward graph for batch images.
-	Graph(batch int, training bool, rng *ops.Randomness) (*model.Graph, error)
+	Graph(batch int, training bool, rng *ops.Randomness) (*nn.Graph, error)
 	// Load copies a checkpoint's tensors into the model.
 	Load(ck *Checkpoint) error
 }
 
 // vitNet is a ViT as a network.
-type vitNet struct{ m *model.ViT }
+type vitNet struct{ m *vit.ViT }
 
 func (n vitNet) Name() string { return n.m.Config.Name }
 
@@ -66,7 +67,7 @@ func (n vitNet) Params() []optim.Param {
 
 func (n vitNet) Tensors() []safetensors.Tensor { return ModelTensors(n.m) }
 
-func (n vitNet) Graph(batch int, training bool, rng *ops.Randomness) (*model.Graph, error) {
+func (n vitNet) Graph(batch int, training bool, rng *ops.Randomness) (*nn.Graph, error) {
 	return n.m.BuildGraph(batch, training, rng)
 }
 
@@ -154,7 +155,7 @@ func (n *resnetNet) Tensors() []safetensors.Tensor {
 // Graph builds the ResNet's forward pass. A training graph normalises with
 // batch statistics and updates the running statistics on every run; an
 // evaluation graph uses the running statistics and changes nothing.
-func (n *resnetNet) Graph(batch int, training bool, _ *ops.Randomness) (*model.Graph, error) {
+func (n *resnetNet) Graph(batch int, training bool, _ *ops.Randomness) (*nn.Graph, error) {
 	if batch < 1 {
 		return nil, fmt.Errorf("model %s: batch size must be positive, got %d", n.spec.Arch, batch)
 	}
@@ -170,7 +171,7 @@ func (n *resnetNet) Graph(batch int, training bool, _ *ops.Randomness) (*model.G
 	if err != nil {
 		return nil, err
 	}
-	return &model.Graph{Training: training, Batch: batch, G: g, Images: x, ImageData: img.Data(), Logits: logits, ParamNodes: nodes}, nil
+	return &nn.Graph{Training: training, Batch: batch, G: g, Images: x, ImageData: img.Data(), Logits: logits, ParamNodes: nodes}, nil
 }
 
 // Load copies the checkpoint's parameters and running statistics; every

@@ -6,13 +6,13 @@ import (
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
-	"github.com/vit-train/vit-train/model"
-	"github.com/vit-train/vit-train/model/ops"
+	"github.com/vit-train/vit-train/nn"
+	"github.com/vit-train/vit-train/nn/ops"
 )
 
 // objective is a training graph's loss with its inputs and logged terms.
 type objective struct {
-	step    *model.Step
+	step    *nn.Step
 	targets []float32 // (B, classes) soft targets, written before each run
 	teacher []float32 // (B, classes) teacher logits when distilling, written before each run
 	names   []string  // names of step.Extra, logged per step
@@ -26,7 +26,7 @@ type objective struct {
 //	(1−α)·CE(class head, targets) + α·D(distillation head, teacher logits)
 //
 // with D = DistillKL at temperature τ (soft) or HardDistillCE (hard).
-func newObjective(g *model.Graph, d DistillConfig) (*objective, error) {
+func newObjective(g *nn.Graph, d DistillConfig) (*objective, error) {
 	if dt := g.Images.Dtype(); dt != tensor.Float32 {
 		return nil, fmt.Errorf("training graph: its images are %v, the training step needs a float32 model", dt)
 	}
@@ -82,7 +82,7 @@ func floatData(t *tensor.Dense) []float32 { return t.Data().([]float32) }
 // newObjective and its gradients. It returns
 // the step and the inputs to fill before each run: soft targets
 // (B, classes) and, when distilling, teacher logits (B, classes).
-func NewStep(g *model.Graph, d DistillConfig) (step *model.Step, targets, teacher []float32, err error) {
+func NewStep(g *nn.Graph, d DistillConfig) (step *nn.Step, targets, teacher []float32, err error) {
 	obj, err := newObjective(g, d)
 	if err != nil {
 		return nil, nil, nil, err

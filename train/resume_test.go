@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/vit-train/vit-train/data"
-	"github.com/vit-train/vit-train/model"
+	"github.com/vit-train/vit-train/models/vit"
 )
 
 // tinyConfig is a run of 2 epochs of 6 batches of 16 embedded images,
@@ -164,11 +164,11 @@ func testResume(t *testing.T, c resumeCase) {
 // distillation teacher for the embedded Fashion-MNIST.
 func teacherCheckpoint(t *testing.T) string {
 	t.Helper()
-	mc, err := model.Preset("vit_fmnist_patch4_28", model.Overrides{})
+	mc, err := vit.Preset("vit_fmnist_patch4_28", vit.Overrides{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := model.New(mc, 7)
+	m, err := vit.New(mc, 7)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 
-	"github.com/vit-train/vit-train/model/atomicfile"
+	"github.com/vit-train/vit-train/formats/atomicfile"
 )
 
 // Scorer accumulates classification metrics over batches of logits.

@@ -10,7 +10,7 @@ import (
 	"github.com/vit-train/vit-train/comm"
 	"github.com/vit-train/vit-train/data"
 	"github.com/vit-train/vit-train/distill"
-	"github.com/vit-train/vit-train/model"
+	"github.com/vit-train/vit-train/nn"
 )
 
 // teacher supplies the teacher logits of each training batch for distillation.
@@ -76,7 +76,7 @@ func newTeacher(cfg Config, student network, ds *Datasets) (teacher, error) {
 type netTeacher struct {
 	path        string
 	net         network
-	train, eval *model.Graph
+	train, eval *nn.Graph
 	images      []float32 // train's input (B, C, H, W)
 	logits      []float32
 	comm        comm.Communicator // sums the evaluation across the ranks; nil: one process

@@ -13,11 +13,12 @@ import (
 	"github.com/vit-train/vit-train/augment"
 	"github.com/vit-train/vit-train/comm"
 	"github.com/vit-train/vit-train/data"
-	"github.com/vit-train/vit-train/model"
-	"github.com/vit-train/vit-train/model/atomicfile"
-	"github.com/vit-train/vit-train/model/ops"
-	"github.com/vit-train/vit-train/model/viz"
+	"github.com/vit-train/vit-train/formats/atomicfile"
+	"github.com/vit-train/vit-train/models/vit"
+	"github.com/vit-train/vit-train/nn"
+	"github.com/vit-train/vit-train/nn/ops"
 	"github.com/vit-train/vit-train/optim"
+	"github.com/vit-train/vit-train/viz"
 )
 
 // ErrInterrupted is returned by Run when its context is cancelled (Ctrl-C,
@@ -63,16 +64,16 @@ const (
 type trainer struct {
 	cfg      Config
 	opts     Options
-	mc       model.Config // the ViT's configuration; zero for a ResNet
+	mc       vit.Config // the ViT's configuration; zero for a ResNet
 	ds       *Datasets
 	net      network
-	vit      *model.ViT // net's model when it is a ViT
-	teacher  teacher    // nil unless distilling
-	teacherR *Result    // the teacher's evaluation, when it has one
+	vit      *vit.ViT // net's model when it is a ViT
+	teacher  teacher  // nil unless distilling
+	teacherR *Result  // the teacher's evaluation, when it has one
 	obj      *objective
-	eval     *model.Graph
-	emaModel *model.ViT
-	emaEval  *model.Graph
+	eval     *nn.Graph
+	emaModel *vit.ViT
+	emaEval  *nn.Graph
 	trainL   *data.Loader
 	evalL    *data.Loader
 	mix      *augment.Mixup
@@ -96,7 +97,7 @@ type trainer struct {
 	stepBuf  []float64     // reduceStep's buffer
 
 	// evaluate scores a graph on a loader (Evaluate; tests substitute it).
-	evaluate func(context.Context, *model.Graph, *data.Loader) (Evaluation, error)
+	evaluate func(context.Context, *nn.Graph, *data.Loader) (Evaluation, error)
 	// hook, when set (by tests), is called at each point of the loop.
 	hook func(hookPoint)
 }
@@ -132,7 +133,7 @@ func newTrainer(cfg Config, opts Options) (*trainer, error) {
 		opts.Out = io.Discard
 	}
 	t := &trainer{cfg: cfg, opts: opts, comm: opts.Comm}
-	t.evaluate = func(ctx context.Context, g *model.Graph, l *data.Loader) (Evaluation, error) {
+	t.evaluate = func(ctx context.Context, g *nn.Graph, l *data.Loader) (Evaluation, error) {
 		return evaluateAcross(ctx, t.comm, g, l)
 	}
 	var err error
@@ -295,7 +296,7 @@ func (t *trainer) newNetwork() error {
 		return err
 	}
 	t.mc = mc
-	if t.vit, err = model.New(mc, t.cfg.Seed); err != nil {
+	if t.vit, err = vit.New(mc, t.cfg.Seed); err != nil {
 		return err
 	}
 	t.net = vitNet{t.vit}

@@ -16,7 +16,8 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/vit-train/vit-train/data"
-	"github.com/vit-train/vit-train/model"
+	"github.com/vit-train/vit-train/models/vit"
+	"github.com/vit-train/vit-train/nn"
 )
 
 // oneStep trains cfg for one optimiser step and returns the trainer and
@@ -138,7 +139,7 @@ func TestBestAndPeriodicCheckpoints(t *testing.T) {
 	defer tr.close()
 	top1 := []float64{50, 70, 60, 70}
 	calls := 0
-	tr.evaluate = func(context.Context, *model.Graph, *data.Loader) (Evaluation, error) {
+	tr.evaluate = func(context.Context, *nn.Graph, *data.Loader) (Evaluation, error) {
 		calls++
 		return Evaluation{Result: Result{N: 48, Top1: top1[calls-1], Top5: 90, Loss: 1}}, nil
 	}
@@ -377,13 +378,13 @@ func evalLoader(t *testing.T, n, batch int) *data.Loader {
 	return l
 }
 
-func fmnistModel(t *testing.T, dt tensor.Dtype) *model.ViT {
+func fmnistModel(t *testing.T, dt tensor.Dtype) *vit.ViT {
 	t.Helper()
-	mc, err := model.Preset("vit_fmnist_patch4_28", model.Overrides{})
+	mc, err := vit.Preset("vit_fmnist_patch4_28", vit.Overrides{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := model.NewWithDtype(mc, 0, dt)
+	m, err := vit.NewWithDtype(mc, 0, dt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -424,11 +425,11 @@ func TestEvaluateAndStepRefuseMismatchedInputs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m56, err := model.Preset("vit_fmnist_patch4_28", model.Overrides{ImageSize: 56})
+	m56, err := vit.Preset("vit_fmnist_patch4_28", vit.Overrides{ImageSize: 56})
 	if err != nil {
 		t.Fatal(err)
 	}
-	vit56, err := model.New(m56, 0)
+	vit56, err := vit.New(m56, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -438,7 +439,7 @@ func TestEvaluateAndStepRefuseMismatchedInputs(t *testing.T) {
 	}
 	for _, c := range []struct {
 		name string
-		g    *model.Graph
+		g    *nn.Graph
 		l    *data.Loader
 		want string
 	}{

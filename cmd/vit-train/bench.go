@@ -13,9 +13,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/vit-train/vit-train/model"
-	"github.com/vit-train/vit-train/model/blas"
-	"github.com/vit-train/vit-train/model/ops"
+	"github.com/vit-train/vit-train/models/vit"
+	"github.com/vit-train/vit-train/nn"
+	"github.com/vit-train/vit-train/nn/blas"
+	"github.com/vit-train/vit-train/nn/ops"
 	"github.com/vit-train/vit-train/optim"
 	"github.com/vit-train/vit-train/train"
 )
@@ -103,11 +104,11 @@ func newBenchCommand() *cobra.Command {
 	return cmd
 }
 
-func runBench(c model.Config, batch, steps int, gradCheckpointing bool) (benchResult, error) {
+func runBench(c vit.Config, batch, steps int, gradCheckpointing bool) (benchResult, error) {
 	if batch < 1 || steps < 1 {
 		return benchResult{}, fmt.Errorf("bench: --batch and --steps must be positive, got %d and %d", batch, steps)
 	}
-	m, err := model.New(c, 1)
+	m, err := vit.New(c, 1)
 	if err != nil {
 		return benchResult{}, err
 	}
@@ -195,7 +196,7 @@ func runBench(c model.Config, batch, steps int, gradCheckpointing bool) (benchRe
 // benchStep builds the training step a run would use, on random images and
 // labels: soft-target cross-entropy on the class head, plus hard
 // distillation against random teacher logits for a distilled model.
-func benchStep(m *model.ViT, batch int, gradCheckpointing bool, rng *rand.Rand) (*model.Step, func(), error) {
+func benchStep(m *vit.ViT, batch int, gradCheckpointing bool, rng *rand.Rand) (*nn.Step, func(), error) {
 	c := m.Config
 	g, err := m.BuildGraph(batch, true, ops.NewRandomness(1))
 	if err != nil {
@@ -228,7 +229,7 @@ func benchStep(m *model.ViT, batch int, gradCheckpointing bool, rng *rand.Rand) 
 // msSince returns the milliseconds elapsed since t.
 func msSince(t time.Time) float64 { return float64(time.Since(t).Nanoseconds()) / 1e6 }
 
-func copyImages(dst, src *model.Graph) {
+func copyImages(dst, src *nn.Graph) {
 	copy(dst.ImageData.([]float32), src.ImageData.([]float32))
 }
 

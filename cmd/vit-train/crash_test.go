@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vit-train/vit-train/model/atomicfile"
+	"github.com/vit-train/vit-train/formats/atomicfile"
 	"github.com/vit-train/vit-train/train"
 )
 

@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/vit-train/vit-train/model"
+	"github.com/vit-train/vit-train/models/vit"
 )
 
 func newModelsCommand() *cobra.Command {
@@ -18,8 +18,8 @@ func newModelsCommand() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			w := cmd.OutOrStdout()
 			fmt.Fprintf(w, "%-36s %6s %5s %5s %5s %5s %12s\n", "name", "img", "patch", "dim", "depth", "heads", "params")
-			for _, name := range model.Presets() {
-				c, err := model.Preset(name, model.Overrides{})
+			for _, name := range vit.Presets() {
+				c, err := vit.Preset(name, vit.Overrides{})
 				if err != nil {
 					return err
 				}
@@ -33,7 +33,7 @@ func newModelsCommand() *cobra.Command {
 // modelFlags are the flags that pick a preset and override its input and classes.
 type modelFlags struct {
 	name string
-	o    model.Overrides
+	o    vit.Overrides
 }
 
 func (f *modelFlags) register(cmd *cobra.Command, def string) {
@@ -43,19 +43,19 @@ func (f *modelFlags) register(cmd *cobra.Command, def string) {
 	cmd.Flags().IntVar(&f.o.Channels, "in-chans", 0, "input channels (default: the preset's)")
 }
 
-func (f *modelFlags) config() (model.Config, error) { return model.Preset(f.name, f.o) }
+func (f *modelFlags) config() (vit.Config, error) { return vit.Preset(f.name, f.o) }
 
 // modelInfo is what `vit-train info` reports.
 type modelInfo struct {
-	Model          model.Config `json:"config"`
-	Params         int          `json:"params"`
-	Tokens         int          `json:"tokens"`
-	ForwardGMACs   float64      `json:"forward_gmacs_per_image"`
-	ForwardGFLOPs  float64      `json:"forward_gflops_per_image"`
-	ParamBytes     int64        `json:"param_bytes"`
-	GradBytes      int64        `json:"grad_bytes"`
-	AdamStateBytes int64        `json:"adam_state_bytes"`
-	TrainingBytes  int64        `json:"params_grads_adam_bytes"`
+	Model          vit.Config `json:"config"`
+	Params         int        `json:"params"`
+	Tokens         int        `json:"tokens"`
+	ForwardGMACs   float64    `json:"forward_gmacs_per_image"`
+	ForwardGFLOPs  float64    `json:"forward_gflops_per_image"`
+	ParamBytes     int64      `json:"param_bytes"`
+	GradBytes      int64      `json:"grad_bytes"`
+	AdamStateBytes int64      `json:"adam_state_bytes"`
+	TrainingBytes  int64      `json:"params_grads_adam_bytes"`
 }
 
 func newInfoCommand() *cobra.Command {

@@ -11,9 +11,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/vit-train/vit-train/data"
-	"github.com/vit-train/vit-train/model"
-	"github.com/vit-train/vit-train/model/interop"
-	"github.com/vit-train/vit-train/model/safetensors"
+	"github.com/vit-train/vit-train/formats/safetensors"
+	"github.com/vit-train/vit-train/interop"
+	"github.com/vit-train/vit-train/models/vit"
 	"github.com/vit-train/vit-train/train"
 )
 
@@ -48,7 +48,7 @@ configurations have them; --mean/--std override it.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if preset != "" {
-				c, err := model.Preset(preset, model.Overrides{})
+				c, err := vit.Preset(preset, vit.Overrides{})
 				if err != nil {
 					return err
 				}
@@ -187,7 +187,7 @@ and layouts, F32, metadata {"format": "pt"}, no optimiser state.`,
 	return cmd
 }
 
-func printExport(w io.Writer, out string, c model.Config) {
+func printExport(w io.Writer, out string, c vit.Config) {
 	fmt.Fprintf(w, "wrote %s: %d tensors, %d parameters\n", out, len(c.ParamSpecs()), c.ParamCount())
 	kind := "VisionTransformer"
 	if c.Distilled {

@@ -8,12 +8,12 @@ import (
 	"testing"
 
 	"github.com/vit-train/vit-train/data"
-	"github.com/vit-train/vit-train/model/safetensors"
+	"github.com/vit-train/vit-train/formats/safetensors"
 	"github.com/vit-train/vit-train/optim"
 	"github.com/vit-train/vit-train/train"
 )
 
-const interopGolden = "../../model/interop/testdata/golden/"
+const interopGolden = "../../interop/testdata/golden/"
 
 // TestImportExport converts PyTorch's golden ViT to a checkpoint and back:
 // the exported file holds the state dict PyTorch wrote, tensor for tensor.

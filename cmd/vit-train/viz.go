@@ -10,8 +10,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/vit-train/vit-train/model/viz"
 	"github.com/vit-train/vit-train/train"
+	"github.com/vit-train/vit-train/viz"
 )
 
 func newPlotCommand() *cobra.Command {

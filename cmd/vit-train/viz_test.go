@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/vit-train/vit-train/model"
+	"github.com/vit-train/vit-train/models/vit"
 	"github.com/vit-train/vit-train/train"
 )
 
@@ -17,9 +17,9 @@ import (
 // with random weights and returns its path.
 func tinyVizCheckpoint(t *testing.T) string {
 	t.Helper()
-	cfg := model.Config{Name: "tiny", ImageSize: 8, PatchSize: 4, Channels: 1, NumClasses: 3,
+	cfg := vit.Config{Name: "tiny", ImageSize: 8, PatchSize: 4, Channels: 1, NumClasses: 3,
 		EmbedDim: 8, Depth: 2, Heads: 2, MLPDim: 16, LayerNormEps: 1e-6, QKVBias: true, Distilled: true}
-	m, err := model.New(cfg, 1)
+	m, err := vit.New(cfg, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

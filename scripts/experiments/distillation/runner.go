@@ -18,7 +18,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/vit-train/vit-train/model/atomicfile"
+	"github.com/vit-train/vit-train/formats/atomicfile"
 )
 
 // errInterrupted is returned when a signal stopped the study.

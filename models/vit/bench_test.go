@@ -1,0 +1,53 @@
+package vit
+
+import (
+	"testing"
+)
+
+// BenchmarkTrainStep times forward + backward of the CIFAR benchmark
+// configuration (vit_cifar_patch4_32, batch 64); images/s is reported.
+func BenchmarkTrainStep(b *testing.B) {
+	cfg, _ := Preset("vit_cifar_patch4_32", Overrides{})
+	m, err := New(cfg, 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	t := &testing.T{}
+	s := lossStep(t, m, 64, true, 1)
+	if err := s.Run(); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := s.Run(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(64*b.N)/b.Elapsed().Seconds(), "images/s")
+	b.ReportMetric(float64(cfg.TrainFLOPs())*64*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+}
+
+// BenchmarkForward times the evaluation graph of the same configuration.
+func BenchmarkForward(b *testing.B) {
+	cfg, _ := Preset("vit_cifar_patch4_32", Overrides{})
+	m, err := New(cfg, 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	g, err := m.BuildGraph(64, false, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := g.Run(); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := g.Run(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(64*b.N)/b.Elapsed().Seconds(), "images/s")
+}

@@ -1,0 +1,41 @@
+package vit
+
+// MACs is the number of multiply-accumulates of one image's forward pass
+// through the model's matrix products (patch projection, qkv, q·kᵀ, P·v,
+// attention projection, MLP, heads), the count fvcore and timm report as
+// "FLOPs". Normalisation, softmax, GELU and additions are not counted.
+func (c Config) MACs() int64 {
+	t, d, m := int64(c.NumTokens()), int64(c.EmbedDim), int64(c.MLPDim)
+	cpp := int64(c.Channels * c.PatchSize * c.PatchSize)
+	total := int64(c.NumPatches()) * cpp * d
+	block := t*d*3*d + 2*t*t*d + t*d*d + 2*t*d*m
+	total += int64(c.Depth) * block
+	heads := int64(1)
+	if c.Distilled {
+		heads = 2
+	}
+	total += heads * d * int64(c.NumClasses)
+	return total
+}
+
+// ForwardFLOPs is 2·MACs: floating-point operations of one image's forward pass.
+func (c Config) ForwardFLOPs() int64 { return 2 * c.MACs() }
+
+// TrainFLOPs is the usual 3× forward estimate for forward plus backward
+// (the backward's two products per forward product).
+func (c Config) TrainFLOPs() int64 { return 3 * c.ForwardFLOPs() }
+
+// MemoryEstimate gives the bytes of float32 parameters, their gradients and
+// AdamW's two moment buffers.
+type MemoryEstimate struct {
+	Params, Grads, AdamState int64
+}
+
+// Total is the sum of all parts.
+func (m MemoryEstimate) Total() int64 { return m.Params + m.Grads + m.AdamState }
+
+// Memory estimates training memory for the parameters (activations excluded).
+func (c Config) Memory() MemoryEstimate {
+	p := int64(c.ParamCount()) * 4
+	return MemoryEstimate{Params: p, Grads: p, AdamState: 2 * p}
+}

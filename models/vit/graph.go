@@ -1,0 +1,181 @@
+package vit
+
+import (
+	"fmt"
+
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+
+	"github.com/vit-train/vit-train/nn"
+	"github.com/vit-train/vit-train/nn/ops"
+	"github.com/vit-train/vit-train/nn/runner"
+)
+
+// BuildGraph builds the forward graph for batch images. rng supplies the
+// dropout and drop-path masks of a training graph; it may be nil for an
+// evaluation graph or when every rate is zero.
+func (m *ViT) BuildGraph(batch int, training bool, rng *ops.Randomness) (*nn.Graph, error) {
+	c := m.Config
+	if batch < 1 {
+		return nil, fmt.Errorf("model: batch size must be positive, got %d", batch)
+	}
+	stochastic := training && (c.DropRate > 0 || c.AttnDropRate > 0 || c.DropPathRate > 0)
+	if stochastic && rng == nil {
+		return nil, fmt.Errorf("model: a training graph with dropout or drop-path needs an ops.Randomness")
+	}
+	g := gorgonia.NewGraph()
+	gr := &nn.Graph{Training: training, Batch: batch, G: g}
+	p := map[string]*gorgonia.Node{}
+	for _, prm := range m.Params {
+		n := gorgonia.NewTensor(g, m.Dtype, prm.Value.Dims(), gorgonia.WithShape(prm.Value.Shape()...),
+			gorgonia.WithName(prm.Name), gorgonia.WithValue(prm.Value))
+		gr.ParamNodes = append(gr.ParamNodes, n)
+		p[prm.Name] = n
+	}
+	imgShape := tensor.Shape{batch, c.Channels, c.ImageSize, c.ImageSize}
+	img := tensor.New(tensor.Of(m.Dtype), tensor.WithShape(imgShape...))
+	gr.ImageData = img.Data()
+	gr.Images = gorgonia.NewTensor(g, m.Dtype, 4, gorgonia.WithShape(imgShape...), gorgonia.WithName("images"), gorgonia.WithValue(img))
+
+	b := builder{g: gr, cfg: c, p: p, training: training, rng: rng}
+	x := b.do(ops.Patchify(gr.Images, c.PatchSize))
+	x = b.do(ops.Linear(x, p["patch_embed.proj.weight"], p["patch_embed.proj.bias"]))
+	prefix := []*gorgonia.Node{p["cls_token"]}
+	if c.Distilled {
+		prefix = append(prefix, p["dist_token"])
+	}
+	x = b.do(ops.EmbedTokens(x, p["pos_embed"], prefix...))
+	x = b.dropout(x, c.DropRate) // timm's pos_drop
+	for i := 0; i < c.Depth; i++ {
+		// Stochastic depth grows linearly over the blocks, timm's
+		// [x.item() for x in torch.linspace(0, drop_path_rate, depth)].
+		dpr := 0.0
+		if c.Depth > 1 {
+			dpr = c.DropPathRate * float64(i) / float64(c.Depth-1)
+		}
+		first := nextNodeID(g)
+		x = b.block(x, fmt.Sprintf("blocks.%d.", i), dpr)
+		gr.Blocks = append(gr.Blocks, runner.Segment{Nodes: nodesFrom(g, first, x), Output: x})
+	}
+	x = b.layerNorm(x, "norm")
+	cls := b.do(ops.SelectToken(x, 0))
+	cls = b.dropout(cls, c.DropRate) // timm's head_drop
+	gr.Logits = b.do(ops.Linear(cls, p["head.weight"], p["head.bias"]))
+	if c.Distilled {
+		dist := b.do(ops.SelectToken(x, 1))
+		dist = b.dropout(dist, c.DropRate)
+		gr.DistLogits = b.do(ops.Linear(dist, p["head_dist.weight"], p["head_dist.bias"]))
+	}
+	if b.err != nil {
+		return nil, fmt.Errorf("model %s: building graph: %w", c.Name, b.err)
+	}
+	return gr, nil
+}
+
+// nextNodeID is the ID the next node added to g will get.
+func nextNodeID(g *gorgonia.ExprGraph) int64 {
+	var next int64
+	for _, n := range g.AllNodes() {
+		next = max(next, n.ID()+1)
+	}
+	return next
+}
+
+// nodesFrom returns g's op nodes with IDs from first on, except skip.
+func nodesFrom(g *gorgonia.ExprGraph, first int64, skip *gorgonia.Node) []*gorgonia.Node {
+	var ns []*gorgonia.Node
+	for _, n := range g.AllNodes() {
+		if n.ID() >= first && n != skip && n.Op() != nil {
+			ns = append(ns, n)
+		}
+	}
+	return ns
+}
+
+// builder wires one graph, keeping the first error.
+type builder struct {
+	g        *nn.Graph
+	cfg      Config
+	p        map[string]*gorgonia.Node
+	training bool
+	rng      *ops.Randomness
+	err      error
+}
+
+func (b *builder) do(n *gorgonia.Node, err error) *gorgonia.Node {
+	if b.err == nil && err != nil {
+		b.err = err
+	}
+	return n
+}
+
+func (b *builder) ok() bool { return b.err == nil }
+
+func (b *builder) dropout(x *gorgonia.Node, rate float64) *gorgonia.Node {
+	if !b.ok() || !b.training || rate == 0 {
+		return x
+	}
+	return b.do(ops.Dropout(x, rate, b.rng))
+}
+
+func (b *builder) dropPath(x *gorgonia.Node, rate float64) *gorgonia.Node {
+	if !b.ok() || !b.training || rate == 0 {
+		return x
+	}
+	return b.do(ops.DropPath(x, rate, b.rng))
+}
+
+func (b *builder) layerNorm(x *gorgonia.Node, name string) *gorgonia.Node {
+	if !b.ok() {
+		return nil
+	}
+	return b.do(ops.LayerNorm(x, b.p[name+".weight"], b.p[name+".bias"], b.cfg.LayerNormEps))
+}
+
+func (b *builder) linear(x *gorgonia.Node, name string) *gorgonia.Node {
+	if !b.ok() {
+		return nil
+	}
+	return b.do(ops.Linear(x, b.p[name+".weight"], b.p[name+".bias"]))
+}
+
+// block is a pre-LN encoder block:
+//
+//	x = x + drop_path(proj_drop(proj(attn(qkv(norm1(x))))))
+//	x = x + drop_path(drop(fc2(drop(gelu(fc1(norm2(x)))))))
+func (b *builder) block(x *gorgonia.Node, prefix string, dpr float64) *gorgonia.Node {
+	c := b.cfg
+	h := b.layerNorm(x, prefix+"norm1")
+	h = b.linear(h, prefix+"attn.qkv")
+	if b.ok() {
+		var att *ops.Attention
+		h, att, b.err = ops.NewAttention(h, c.Heads, b.attnDrop(), b.rng)
+		b.g.Attention = append(b.g.Attention, att)
+	}
+	h = b.linear(h, prefix+"attn.proj")
+	h = b.dropout(h, c.DropRate)
+	h = b.dropPath(h, dpr)
+	if b.ok() {
+		x = b.do(ops.Add(x, h))
+	}
+	h = b.layerNorm(x, prefix+"norm2")
+	h = b.linear(h, prefix+"mlp.fc1")
+	if b.ok() {
+		h = b.do(ops.GELU(h))
+	}
+	h = b.dropout(h, c.DropRate)
+	h = b.linear(h, prefix+"mlp.fc2")
+	h = b.dropout(h, c.DropRate)
+	h = b.dropPath(h, dpr)
+	if b.ok() {
+		x = b.do(ops.Add(x, h))
+	}
+	return x
+}
+
+func (b *builder) attnDrop() float64 {
+	if !b.training {
+		return 0
+	}
+	return b.cfg.AttnDropRate
+}

@@ -1,0 +1,289 @@
+package vit
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"gorgonia.org/tensor"
+
+	"github.com/vit-train/vit-train/nn"
+	"github.com/vit-train/vit-train/nn/ops"
+	"github.com/vit-train/vit-train/nn/runner"
+)
+
+// tiny is a small configuration exercising every part of the graph.
+func tiny(distilled bool) Config {
+	return Config{Name: "tiny", ImageSize: 8, PatchSize: 4, Channels: 2, NumClasses: 3, EmbedDim: 8, Depth: 2,
+		Heads: 2, MLPDim: 12, LayerNormEps: 1e-6, QKVBias: true, Distilled: distilled}
+}
+
+// lossStep builds a training step with soft-target cross-entropy on random
+// images and labels (plus soft distillation against random teacher logits
+// for a distilled model).
+func lossStep(t *testing.T, m *ViT, batch int, training bool, seed uint64) *nn.Step {
+	return lossStepCheckpointed(t, m, batch, training, seed, false)
+}
+
+// lossStepCheckpointed is lossStep with gradient checkpointing on or off.
+func lossStepCheckpointed(t *testing.T, m *ViT, batch int, training bool, seed uint64, checkpointing bool) *nn.Step {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(seed, 1))
+	g, err := m.BuildGraph(batch, training, ops.NewRandomness(seed))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.GradCheckpointing = checkpointing
+	targets, td := g.Input("targets", batch, m.Config.NumClasses)
+	fill := func(v any) {
+		switch d := v.(type) {
+		case []float32:
+			for i := range d {
+				d[i] = float32(rng.NormFloat64())
+			}
+		case []float64:
+			for i := range d {
+				d[i] = rng.NormFloat64()
+			}
+		}
+	}
+	fill(g.ImageData)
+	oneHot(td, rng)
+	loss, err := ops.SoftTargetCrossEntropy(g.Logits, targets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Config.Distilled {
+		teacher, tl := g.Input("teacher", batch, m.Config.NumClasses)
+		fill(tl.Data())
+		kd, err := ops.DistillKL(g.DistLogits, teacher, 2, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if loss, err = ops.Combine([]float64{0.5, 0.5}, loss, kd); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s, err := g.Differentiate(loss)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func oneHot(t *tensor.Dense, rng *rand.Rand) {
+	s := t.Shape()
+	for b := 0; b < s[0]; b++ {
+		y := rng.IntN(s[1])
+		for c := 0; c < s[1]; c++ {
+			v := 0.0
+			if c == y {
+				v = 1
+			}
+			switch d := t.Data().(type) {
+			case []float32:
+				d[b*s[1]+c] = float32(v)
+			case []float64:
+				d[b*s[1]+c] = v
+			}
+		}
+	}
+}
+
+// TestWholeModelGradient checks d(loss)/d(param) of a whole tiny ViT and
+// DeiT against central differences in float64, with dropout, attention
+// dropout and drop-path active (their masks are fixed for a given step).
+func TestWholeModelGradient(t *testing.T) {
+	for _, distilled := range []bool{false, true} {
+		cfg := tiny(distilled)
+		cfg.DropRate, cfg.AttnDropRate, cfg.DropPathRate = 0.1, 0.1, 0.2
+		m, err := NewWithDtype(cfg, 3, tensor.Float64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Larger than timm's init so every path carries signal.
+		rng := rand.New(rand.NewPCG(4, 4))
+		for _, p := range m.Params {
+			for i, d := 0, p.Value.Data().([]float64); i < len(d); i++ {
+				d[i] += 0.3 * rng.NormFloat64()
+			}
+		}
+		s := lossStep(t, m, 3, true, 7)
+		if err := s.Run(); err != nil {
+			t.Fatal(err)
+		}
+		fwd, err := runner.Compile(s.G, s.Loss)
+		if err != nil {
+			t.Fatal(err)
+		}
+		loss := func() float64 {
+			if err := fwd.Run(); err != nil {
+				t.Fatal(err)
+			}
+			return fwd.Value(s.Loss).Data().(float64)
+		}
+		const eps = 1e-6
+		checked := 0
+		for i, p := range m.Params {
+			grad := append([]float64(nil), s.GradValue(i).Data().([]float64)...)
+			x := p.Value.Data().([]float64)
+			for _, e := range []int{0, len(x) / 2, len(x) - 1} {
+				orig := x[e]
+				x[e] = orig + eps
+				fp := loss()
+				x[e] = orig - eps
+				fm := loss()
+				x[e] = orig
+				num := (fp - fm) / (2 * eps)
+				if d := math.Abs(num-grad[e]) / math.Max(1, math.Abs(num)); d > 1e-6 {
+					t.Errorf("distilled=%v %s[%d]: analytic %.9g numeric %.9g", distilled, p.Name, e, grad[e], num)
+				}
+				checked++
+			}
+		}
+		t.Logf("distilled=%v: %d gradient entries over %d parameters agree", distilled, checked, len(m.Params))
+	}
+}
+
+// TestEveryPresetTrains builds every preset at a small input size, runs a
+// training step and checks that every parameter receives a finite, non-zero
+// gradient.
+func TestEveryPresetTrains(t *testing.T) {
+	for _, name := range Presets() {
+		cfg, err := Preset(name, Overrides{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Shrink depth and width, keeping the preset's structure (patch,
+		// prefix tokens, head layout), so that every preset fits a test.
+		cfg.ImageSize = 2 * cfg.PatchSize
+		cfg.Depth = min(cfg.Depth, 2)
+		cfg.EmbedDim = 4 * cfg.Heads / gcd(cfg.Heads, 4) * 2
+		cfg.MLPDim = 2 * cfg.EmbedDim
+		cfg.NumClasses = 5
+		cfg.DropPathRate = 0.1
+		m, err := New(cfg, 1)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		s := lossStep(t, m, 2, true, 2)
+		if err := s.Run(); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if l := s.LossValue(); math.IsNaN(l) || math.IsInf(l, 0) {
+			t.Fatalf("%s: loss %v", name, l)
+		}
+		for i, p := range m.Params {
+			nonzero := false
+			for _, v := range s.Grad(i) {
+				if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+					t.Fatalf("%s: %s has a non-finite gradient", name, p.Name)
+				}
+				nonzero = nonzero || v != 0
+			}
+			if !nonzero {
+				t.Errorf("%s: %s receives no gradient", name, p.Name)
+			}
+		}
+	}
+}
+
+func gcd(a, b int) int {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
+}
+
+// TestEvalGraphSharesParameters checks that evaluation graphs of another
+// batch size see parameter updates and agree with the training graph's
+// deterministic forward pass.
+func TestEvalGraphSharesParameters(t *testing.T) {
+	m, err := New(tiny(true), 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	train, err := m.BuildGraph(4, true, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eval, err := m.BuildGraph(2, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(1, 1))
+	for i, img := 0, train.ImageData.([]float32); i < len(img); i++ {
+		img[i] = float32(rng.NormFloat64())
+	}
+	copy(eval.ImageData.([]float32), train.ImageData.([]float32)) // the first two images
+	run := func() ([]float32, []float32) {
+		if err := train.Run(); err != nil {
+			t.Fatal(err)
+		}
+		if err := eval.Run(); err != nil {
+			t.Fatal(err)
+		}
+		return train.Predictions(nil), eval.Predictions(nil)
+	}
+	a, b := run()
+	for i := range b {
+		if math.Abs(float64(a[i]-b[i])) > 1e-5 {
+			t.Fatalf("logit %d: train graph %v, eval graph %v", i, a[i], b[i])
+		}
+	}
+	// Change the head bias: both graphs move by the same amount (half of it,
+	// since a distilled model averages its two heads).
+	for i := range m.Param("head.bias").Float32s() {
+		m.Param("head.bias").Float32s()[i] += 1
+	}
+	a2, b2 := run()
+	for i := range b2 {
+		if math.Abs(float64(b2[i]-b[i])-0.5) > 1e-5 || math.Abs(float64(a2[i]-a[i])-0.5) > 1e-5 {
+			t.Fatalf("logit %d did not follow the parameter update: %v→%v, %v→%v", i, a[i], a2[i], b[i], b2[i])
+		}
+	}
+}
+
+// TestInitialisation checks timm's initialisation statistics on ViT-S/16's shapes.
+func TestInitialisation(t *testing.T) {
+	cfg, _ := Preset("vit_fmnist_patch4_28", Overrides{})
+	m, err := New(cfg, 42)
+	if err != nil {
+		t.Fatal(err)
+	}
+	std := func(x []float32) float64 {
+		s, s2 := 0.0, 0.0
+		for _, v := range x {
+			s += float64(v)
+			s2 += float64(v) * float64(v)
+		}
+		n := float64(len(x))
+		return math.Sqrt(s2/n - (s/n)*(s/n))
+	}
+	if s := std(m.Param("blocks.0.mlp.fc1.weight").Float32s()); math.Abs(s-0.02) > 0.002 {
+		t.Errorf("fc1 weight std %v, want 0.02", s)
+	}
+	for _, v := range m.Param("blocks.0.attn.qkv.bias").Float32s() {
+		if v != 0 {
+			t.Fatal("qkv bias must start at 0")
+		}
+	}
+	for _, v := range m.Param("norm.weight").Float32s() {
+		if v != 1 {
+			t.Fatal("LayerNorm weight must start at 1")
+		}
+	}
+	bound := 1 / math.Sqrt(16)
+	for _, v := range m.Param("patch_embed.proj.weight").Float32s() {
+		if math.Abs(float64(v)) > bound {
+			t.Fatalf("patch_embed weight %v outside ±1/√fan_in", v)
+		}
+	}
+	m2, _ := New(cfg, 42)
+	a, b := m.Param("pos_embed").Float32s(), m2.Param("pos_embed").Float32s()
+	for i := range a {
+		if a[i] != b[i] {
+			t.Fatal("initialisation is not reproducible from the seed")
+		}
+	}
+}

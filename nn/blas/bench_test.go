@@ -1,0 +1,105 @@
+package blas
+
+import (
+	"fmt"
+	"testing"
+)
+
+// gemmShape is a product from the models: op(A) (m, k), op(B) (k, n),
+// C (m, n), with row strides lda, ldb, ldc (0: minimal).
+type gemmShape struct {
+	name          string
+	tA, tB        bool
+	m, n, k       int
+	lda, ldb, ldc int
+}
+
+// benchShapes are the products of ViT-B/16 at batch 4 (788 tokens, width
+// 768, MLP 3072) and of vit_cifar at batch 64 (4160 tokens, width 192, MLP
+// 768, 3 heads of 64), and attention's per-head products (65 tokens for
+// vit_cifar, 197 for ViT-B/16), read in place from the (tokens, 3·width)
+// qkv rows as nn/ops/attention.go does.
+var benchShapes = []gemmShape{
+	// Linear layers: y = x·Wᵀ (NT), dX = dY·W (NN), dW = dYᵀ·x (TN).
+	{name: "vitb_qkv_fwd", tB: true, m: 788, n: 2304, k: 768},
+	{name: "vitb_proj_fwd", tB: true, m: 788, n: 768, k: 768},
+	{name: "vitb_fc1_fwd", tB: true, m: 788, n: 3072, k: 768},
+	{name: "vitb_fc2_fwd", tB: true, m: 788, n: 768, k: 3072},
+	{name: "vitb_qkv_dX", m: 788, n: 768, k: 2304},
+	{name: "vitb_fc2_dX", m: 788, n: 3072, k: 768},
+	{name: "vitb_qkv_dW", tA: true, m: 2304, n: 768, k: 788},
+	{name: "vitb_qkv_dWt", tA: true, m: 768, n: 2304, k: 788},
+	{name: "vitb_qkv_dXt", tB: true, m: 788, n: 768, k: 2304},
+	{name: "cifar_qkv_fwd", tB: true, m: 4160, n: 576, k: 192},
+	{name: "cifar_proj_fwd", tB: true, m: 4160, n: 192, k: 192},
+	{name: "cifar_fc1_fwd", tB: true, m: 4160, n: 768, k: 192},
+	{name: "cifar_fc2_fwd", tB: true, m: 4160, n: 192, k: 768},
+	{name: "cifar_qkv_dX", m: 4160, n: 192, k: 576},
+	{name: "cifar_qkv_dW", tA: true, m: 576, n: 192, k: 4160},
+	// Attention, per head: S = Q·Kᵀ (NT), O = P·V (NN), dP = dO·Vᵀ (NT),
+	// dV = Pᵀ·dO (TN).
+	{name: "attn65_qk", tB: true, m: 65, n: 65, k: 64, lda: 576, ldb: 576},
+	{name: "attn65_pv", m: 65, n: 64, k: 65, ldb: 576, ldc: 192},
+	{name: "attn65_dv", tA: true, m: 65, n: 64, k: 65, ldb: 192, ldc: 576},
+	{name: "attn197_qk", tB: true, m: 197, n: 197, k: 64, lda: 2304, ldb: 2304},
+	{name: "attn197_pv", m: 197, n: 64, k: 197, ldb: 2304, ldc: 768},
+	{name: "attn197_dv", tA: true, m: 197, n: 64, k: 197, ldb: 768, ldc: 2304},
+}
+
+func (s gemmShape) strides() (lda, ldb, ldc int) {
+	lda, ldb, ldc = s.lda, s.ldb, s.ldc
+	if lda == 0 {
+		lda = s.k
+		if s.tA {
+			lda = s.m
+		}
+	}
+	if ldb == 0 {
+		ldb = s.n
+		if s.tB {
+			ldb = s.k
+		}
+	}
+	if ldc == 0 {
+		ldc = s.n
+	}
+	return
+}
+
+// BenchmarkSgemmShapes reports GFLOP/s of each model product on every
+// float32 kernel of this build (see benchKernels).
+func BenchmarkSgemmShapes(b *testing.B) {
+	for _, kern := range benchKernels() {
+		for _, s := range benchShapes {
+			b.Run(fmt.Sprintf("%s/%s", kern.name, s.name), func(b *testing.B) {
+				kern.use(b)
+				lda, ldb, ldc := s.strides()
+				ra, rb := s.m, s.k
+				if s.tA {
+					ra = s.k
+				}
+				if s.tB {
+					rb = s.n
+				}
+				a, w, c := make([]float32, ra*lda), make([]float32, rb*ldb), make([]float32, s.m*ldc)
+				for i := range a {
+					a[i] = float32(i%7) * 0.1
+				}
+				for i := range w {
+					w[i] = float32(i%5) * 0.1
+				}
+				Gemm(s.tA, s.tB, s.m, s.n, s.k, 1, a, lda, w, ldb, 0, c, ldc)
+				b.ResetTimer()
+				cpu0 := cpuTime()
+				for i := 0; i < b.N; i++ {
+					Gemm(s.tA, s.tB, s.m, s.n, s.k, 1, a, lda, w, ldb, 0, c, ldc)
+				}
+				flop := 2 * float64(s.m) * float64(s.n) * float64(s.k) * float64(b.N)
+				b.ReportMetric(flop/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+				if cpu := (cpuTime() - cpu0).Seconds(); cpu > 0 {
+					b.ReportMetric(flop/cpu/1e9, "GFLOP/cpu-s")
+				}
+			})
+		}
+	}
+}

@@ -1,0 +1,77 @@
+// Package blas is the single entry point for the dense matrix products used by
+// vit-train's fused ops.
+//
+// The default build runs float32 products on the package's own SGEMM: op(A)
+// and op(B) are cut into K blocks and packed (or, where that pays, read in
+// place) into panels that an assembly micro-kernel multiplies in registers,
+// 12×32 tiles with AVX-512 or 6×16 with AVX2+FMA, chosen at run time from the
+// CPU's features; large products are spread over the workers of
+// nn/parallel. Other CPUs and architectures, and float64 products, use
+// gonum's pure-Go kernels. Gorgonia's and tensor's float32 GEMM is routed
+// through the same kernel. The build tag `openblas` routes all of it through
+// OpenBLAS (Debian's libopenblas-dev) via cgo instead.
+//
+// In the default build the environment variable VIT_TRAIN_GEMM, read once at
+// start-up, forces the float32 kernel: "avx512", "avx2" or "gonum". Any other
+// value, or a kernel the CPU cannot run, makes the program panic during
+// initialisation. Backend reports the kernel in use.
+//
+// All matrices are row-major. A transposed operand is read as its transpose
+// without being copied, exactly as in CBLAS.
+package blas
+
+import (
+	"runtime"
+	"sync"
+)
+
+// Backend names the float32 matrix product in use: "go-avx512" or
+// "go-avx2" for this package's own kernels (the default build on CPUs
+// with AVX-512 or AVX2+FMA), "gonum" for gonum's pure-Go kernels, or
+// "openblas" in a build with the tag openblas.
+func Backend() string { return backend() }
+
+// Gemm computes C = alpha·op(A)·op(B) + beta·C for row-major float32 or
+// float64 matrices, where op(X) is X or Xᵀ according to transA/transB,
+// op(A) is (m, k), op(B) is (k, n) and C is (m, n). lda, ldb and ldc are the
+// row strides of the stored matrices.
+func Gemm[T float32 | float64](transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
+	if m == 0 || n == 0 {
+		return
+	}
+	workers := runtime.GOMAXPROCS(0)
+	if splitRows && workers > 1 && m >= 2*workers && m*n*k >= parallelWork {
+		// Split the rows of C (and of op(A)) over the cores; each part is a
+		// single-threaded product in its own goroutine.
+		var wg sync.WaitGroup
+		chunk := (m + workers - 1) / workers
+		for r0 := 0; r0 < m; r0 += chunk {
+			r1 := min(r0+chunk, m)
+			aOff := r0 * lda
+			if transA {
+				aOff = r0
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				gemm(transA, transB, r1-r0, n, k, alpha, a[aOff:], lda, b, ldb, beta, c[r0*ldc:], ldc)
+			}()
+		}
+		wg.Wait()
+		return
+	}
+	gemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+}
+
+// parallelWork is the product size m·n·k from which Gemm splits its rows
+// over the cores, for backends that are single-threaded.
+const parallelWork = 1 << 20
+
+func gemm[T float32 | float64](transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
+	switch av := any(a).(type) {
+	case []float32:
+		sgemm(transA, transB, m, n, k, float32(alpha), av, lda, any(b).([]float32), ldb, float32(beta), any(c).([]float32), ldc)
+	case []float64:
+		dgemm(transA, transB, m, n, k, float64(alpha), av, lda, any(b).([]float64), ldb, float64(beta), any(c).([]float64), ldc)
+	}
+}

@@ -1,0 +1,443 @@
+//go:build !openblas
+
+package blas
+
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/vit-train/vit-train/nn/parallel"
+)
+
+// kernel is an assembly micro-kernel computing (mr, nr) tiles of C:
+//
+//	C[0:rows, cols] = alpha·Ã·B̃ + beta·C[0:rows, cols]
+//
+// where Ã is (mr, k) with element (i, p) at a[i·rsa + p·csa] and B̃ is
+// (k, nr) with row p the nr floats at b[p·ldb]. beta = 0 writes C without
+// reading it. A masked kernel stores, and reads from B and C, only the
+// columns whose bit is set in mask (bit j for column j); an unmasked one
+// ignores mask and always reads and writes all nr columns.
+type kernel struct {
+	name   string
+	mr, nr int
+	masked bool
+	fn     kernelFunc
+	// edge, if set, holds kernels for tiles of at most mr/2 rows (first
+	// index 1) or nr/2 columns (second index 1), which read the same
+	// operands as fn but compute only that part: edge[0][0] is fn.
+	edge [2][2]kernelFunc
+	// packA and packB pack panels of op(A) and op(B) as packAGo and
+	// packBGo do.
+	packA func(dst []float32, mr int, a []float32, lda int, tA bool, i0, rows, p0, kc int)
+	packB func(dst []float32, nr int, b []float32, ldb int, tB bool, j0, cols, p0, kc int)
+}
+
+type kernelFunc = func(k int, a *float32, rsa, csa int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, rows int, mask uint64)
+
+// Blocking. A task computes a (rowBlock, colBlock) block of C: for each
+// K block of kc steps, for each mr-row panel of A (in L1), for each
+// nr-column panel of B in the block (the whole (kc, colBlock) B block
+// stays in L2), one kernel call. The sizes were chosen by measurement on
+// Zen 5 (48 KiB L1D, 1 MiB L2 per core).
+const (
+	kcMax = 256 // steps of one K block
+	ncMax = 384 // columns of one task's B block
+	// op(B), when not transposed, is read in place rather than packed for
+	// C of at most directBMaxM rows or B of at most directBMaxElems.
+	directBMaxM     = 48
+	directBMaxElems = 1 << 16
+
+	// splitWork is the least m·n·k split over the workers (some 40µs of
+	// work on one core), and taskWork the least given to one task.
+	splitWork = 1 << 22
+	taskWork  = 1 << 20
+	// tasksPerProc is how many tasks a product is cut into per worker, so
+	// that a core slowed by other work holds up only its last task.
+	tasksPerProc = 3
+)
+
+// gemmCall is one SGEMM: its operands, its plan, and the packed B. The
+// task functions are method values bound once, so that handing them to
+// parallel.For allocates nothing; calls are recycled through calls.
+type gemmCall struct {
+	kern          *kernel
+	tA, tB        bool
+	m, n, k       int
+	alpha, beta   float32
+	a, b, c       []float32
+	lda, ldb, ldc int
+
+	kc                 int
+	rowBlock, colBlock int
+	rowTasks, colTasks int
+	directB            bool
+	bp                 []float32 // packed op(B), nr-column panels of k rows
+	bpBuf              *[]float32
+
+	packFn, taskFn func(lo, hi int)
+}
+
+// freeList recycles items: a few slots taken and refilled with one atomic
+// operation each, which single-threaded sequences of calls always find,
+// then a list under a mutex for the rest.
+type freeList[T any] struct {
+	slots [4]atomic.Pointer[T]
+	mu    sync.Mutex
+	more  []*T
+}
+
+// take returns a free item, or nil.
+func (f *freeList[T]) take() *T {
+	for i := range f.slots {
+		if f.slots[i].Load() != nil {
+			if p := f.slots[i].Swap(nil); p != nil {
+				return p
+			}
+		}
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if n := len(f.more); n > 0 {
+		p := f.more[n-1]
+		f.more[n-1] = nil
+		f.more = f.more[:n-1]
+		return p
+	}
+	return nil
+}
+
+func (f *freeList[T]) put(p *T) {
+	for i := range f.slots {
+		if f.slots[i].Load() == nil && f.slots[i].CompareAndSwap(nil, p) {
+			return
+		}
+	}
+	f.mu.Lock()
+	f.more = append(f.more, p)
+	f.mu.Unlock()
+}
+
+var calls freeList[gemmCall]
+
+func getCall() *gemmCall {
+	g := calls.take()
+	if g == nil {
+		g = new(gemmCall)
+		g.packFn = g.packPanels
+		g.taskFn = g.tasks
+	}
+	return g
+}
+
+func putCall(g *gemmCall) {
+	g.a, g.b, g.c, g.bp, g.bpBuf = nil, nil, nil, nil, nil
+	calls.put(g)
+}
+
+// bufPool recycles float32 buffers. A buffer too small for a request is
+// put back and another tried once; failing that one is grown, so after the
+// first calls of each size nothing is allocated.
+type bufPool struct{ freeList[[]float32] }
+
+var (
+	packPool bufPool // packed B
+	tilePool bufPool // per-task A panels and edge tiles, all of one size
+)
+
+// get returns a buffer of at least n floats, 64-byte aligned.
+func (p *bufPool) get(n int) *[]float32 {
+	s := p.take()
+	if s != nil && len(*s) < n {
+		if t := p.take(); t != nil && len(*t) >= n {
+			p.put(s)
+			s = t
+		} else if t != nil {
+			p.put(t)
+		}
+	}
+	if s == nil {
+		s = new([]float32)
+	}
+	if len(*s) < n {
+		raw := make([]float32, n+16)
+		off := int(uintptr(unsafe.Pointer(&raw[0]))&63) / 4
+		if off != 0 {
+			off = 16 - off
+		}
+		*s = raw[off : off+n : off+n]
+	}
+	return s
+}
+
+func ceilDiv(a, b int) int { return (a + b - 1) / b }
+
+// sgemmKernel computes C = alpha·op(A)·op(B) + beta·C with kern; m, n > 0.
+func sgemmKernel(kern *kernel, tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	checkGemm(tA, tB, m, n, k, len(a), lda, len(b), ldb, len(c), ldc)
+	if k == 0 || alpha == 0 {
+		scaleC(m, n, beta, c, ldc)
+		return
+	}
+	g := getCall()
+	g.kern = kern
+	g.tA, g.tB, g.m, g.n, g.k = tA, tB, m, n, k
+	g.alpha, g.beta = alpha, beta
+	g.a, g.b, g.c, g.lda, g.ldb, g.ldc = a, b, c, lda, ldb, ldc
+	parallelOK := g.plan()
+	if !g.directB {
+		panels := ceilDiv(n, kern.nr)
+		g.bpBuf = packPool.get(panels * k * kern.nr)
+		g.bp = *g.bpBuf
+		if parallelOK {
+			parallel.For(panels, max(1, 4096/k), g.packFn)
+		} else {
+			g.packPanels(0, panels)
+		}
+	}
+	if tasks := g.rowTasks * g.colTasks; tasks > 1 && parallelOK {
+		parallel.For(tasks, 1, g.taskFn)
+	} else {
+		g.tasks(0, tasks)
+	}
+	if g.bpBuf != nil {
+		packPool.put(g.bpBuf)
+	}
+	putCall(g)
+}
+
+// plan sets the K block, the task grid and which operands are packed, and
+// reports whether the product is large enough to split over the workers.
+func (g *gemmCall) plan() bool {
+	mr, nr := g.kern.mr, g.kern.nr
+	m, n, k := g.m, g.n, g.k
+	g.kc = ceilDiv(k, ceilDiv(k, kcMax))
+	// op(B) not transposed is read in place when packing would not pay:
+	// few rows of C to spread its cost over, or a B small enough to stay
+	// in L2 as it is.
+	g.directB = !g.tB && (m <= directBMaxM || k*n <= directBMaxElems) && (g.kern.masked || n%nr == 0)
+
+	rowPanels, colPanels := ceilDiv(m, mr), ceilDiv(n, nr)
+	g.rowTasks, g.colTasks = 1, ceilDiv(n, ncMax)
+	procs := 1
+	if m*n*k >= splitWork {
+		procs = runtime.GOMAXPROCS(0)
+	}
+	target := min(tasksPerProc*procs, m*n*k/taskWork)
+	parallelOK := procs > 1 && target > 1
+	if parallelOK {
+		g.rowTasks = min(rowPanels, ceilDiv(target, g.colTasks))
+		if g.rowTasks*g.colTasks < target {
+			g.colTasks = min(colPanels, ceilDiv(target, g.rowTasks))
+		}
+	}
+	g.rowBlock = ceilDiv(rowPanels, g.rowTasks) * mr
+	g.rowTasks = ceilDiv(m, g.rowBlock)
+	g.colBlock = ceilDiv(colPanels, g.colTasks) * nr
+	g.colTasks = ceilDiv(n, g.colBlock)
+	return parallelOK
+}
+
+// packPanels packs the nr-column panels [lo, hi) of op(B) into bp: panel
+// q holds rows 0..k-1 of columns q·nr.., nr floats a row, zero past n.
+func (g *gemmCall) packPanels(lo, hi int) {
+	nr, k := g.kern.nr, g.k
+	for q := lo; q < hi; q++ {
+		j := q * nr
+		g.kern.packB(g.bp[q*k*nr:(q+1)*k*nr], nr, g.b, g.ldb, g.tB, j, min(nr, g.n-j), 0, k)
+	}
+}
+
+// tasks computes tasks [lo, hi) of the grid: task t is row block
+// t % rowTasks of column block t / rowTasks.
+func (g *gemmCall) tasks(lo, hi int) {
+	kern := g.kern
+	// Every tile buffer has the largest size, so buffers never need growing.
+	buf := tilePool.get(kern.mr*kcMax + kern.mr*kern.nr)
+	for t := lo; t < hi; t++ {
+		i0 := (t % g.rowTasks) * g.rowBlock
+		j0 := (t / g.rowTasks) * g.colBlock
+		g.block(*buf, i0, min(i0+g.rowBlock, g.m), j0, min(j0+g.colBlock, g.n))
+	}
+	tilePool.put(buf)
+}
+
+// block computes C[i0:i1, j0:j1]; buf holds an A panel and an edge tile.
+func (g *gemmCall) block(buf []float32, i0, i1, j0, j1 int) {
+	kern := g.kern
+	mr, nr := kern.mr, kern.nr
+	a, b, c := g.a, g.b, g.c
+	lda, ldb, ldc := g.lda, g.ldb, g.ldc
+	ap := buf[:mr*g.kc]
+	tile := buf[len(buf)-mr*nr:]
+	for pc := 0; pc < g.k; pc += g.kc {
+		kc := min(g.kc, g.k-pc)
+		beta := g.beta
+		if pc > 0 {
+			beta = 1
+		}
+		for i := i0; i < i1; i += mr {
+			rows := min(mr, i1-i)
+			var pa *float32
+			rsa, csa := 1, mr
+			switch {
+			case rows == mr && !g.tA:
+				// Whole panels of op(A) are read in place: measured, that is
+				// at least as fast as packing them, for A and Aᵀ alike.
+				pa, rsa, csa = &a[i*lda+pc], lda, 1
+			case rows == mr:
+				pa, rsa, csa = &a[pc*lda+i], 1, lda
+			default:
+				kern.packA(ap, mr, a, lda, g.tA, i, rows, pc, kc)
+				pa = &ap[0]
+			}
+			for j := j0; j < j1; j += nr {
+				cols := min(nr, j1-j)
+				var pb *float32
+				ldbk := nr
+				if g.directB {
+					pb, ldbk = &b[pc*ldb+j], ldb
+				} else {
+					pb = &g.bp[(j/nr)*g.k*nr+pc*nr]
+				}
+				if cols == nr || kern.masked {
+					fn := kern.fn
+					if kern.edge[1][1] != nil && (2*rows <= mr || 2*cols <= nr) {
+						fn = kern.edge[b2i(2*rows <= mr)][b2i(2*cols <= nr)]
+					}
+					fn(kc, pa, rsa, csa, pb, ldbk, &c[i*ldc+j], ldc, g.alpha, beta, rows, colMask(cols))
+					continue
+				}
+				// An unmasked kernel writes whole tiles: compute this one
+				// aside and merge its valid part.
+				kern.fn(kc, pa, rsa, csa, pb, ldbk, &tile[0], nr, 1, 0, rows, colMask(nr))
+				for r := range rows {
+					t := tile[r*nr : r*nr+cols]
+					cr := c[(i+r)*ldc+j : (i+r)*ldc+j+cols]
+					if beta == 0 {
+						for x, v := range t {
+							cr[x] = g.alpha * v
+						}
+					} else {
+						for x, v := range t {
+							cr[x] = g.alpha*v + beta*cr[x]
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func colMask(cols int) uint64 {
+	if cols >= 64 {
+		return ^uint64(0)
+	}
+	return 1<<cols - 1
+}
+
+// packAGo packs rows i0..i0+rows-1, columns p0..p0+kc-1 of op(A) into dst
+// as a (mr, kc) panel stored column by column (element (i, p) at
+// dst[p·mr+i]), zero in rows rows..mr-1.
+func packAGo(dst []float32, mr int, a []float32, lda int, tA bool, i0, rows, p0, kc int) {
+	dst = dst[:mr*kc]
+	if tA {
+		for p := range kc {
+			d := dst[p*mr : p*mr+mr]
+			copy(d, a[(p0+p)*lda+i0:(p0+p)*lda+i0+rows])
+			clear(d[rows:])
+		}
+		return
+	}
+	for r := range rows {
+		src := a[(i0+r)*lda+p0 : (i0+r)*lda+p0+kc]
+		for p, v := range src {
+			dst[p*mr+r] = v
+		}
+	}
+	for r := rows; r < mr; r++ {
+		for p := range kc {
+			dst[p*mr+r] = 0
+		}
+	}
+}
+
+// packBGo packs rows p0..p0+kc-1, columns j0..j0+cols-1 of op(B) into dst
+// as a (kc, nr) panel stored row by row, zero in columns cols..nr-1.
+func packBGo(dst []float32, nr int, b []float32, ldb int, tB bool, j0, cols, p0, kc int) {
+	dst = dst[:nr*kc]
+	if !tB {
+		for p := range kc {
+			d := dst[p*nr : p*nr+nr]
+			copy(d, b[(p0+p)*ldb+j0:(p0+p)*ldb+j0+cols])
+			clear(d[cols:])
+		}
+		return
+	}
+	for x := range cols {
+		src := b[(j0+x)*ldb+p0 : (j0+x)*ldb+p0+kc]
+		for p, v := range src {
+			dst[p*nr+x] = v
+		}
+	}
+	for x := cols; x < nr; x++ {
+		for p := range kc {
+			dst[p*nr+x] = 0
+		}
+	}
+}
+
+// scaleC sets C = beta·C; beta = 0 clears C, NaNs included.
+func scaleC(m, n int, beta float32, c []float32, ldc int) {
+	for i := range m {
+		row := c[i*ldc : i*ldc+n]
+		switch beta {
+		case 0:
+			clear(row)
+		case 1:
+		default:
+			for j := range row {
+				row[j] *= beta
+			}
+		}
+	}
+}
+
+// checkGemm panics, as gonum does, on strides or slices too short for
+// the matrices they hold: the kernels read and write memory directly.
+func checkGemm(tA, tB bool, m, n, k, la, lda, lb, ldb, lc, ldc int) {
+	if m < 0 || n < 0 || k < 0 {
+		panic("blas: negative matrix dimension")
+	}
+	ra, ca := m, k
+	if tA {
+		ra, ca = k, m
+	}
+	rb, cb := k, n
+	if tB {
+		rb, cb = n, k
+	}
+	switch {
+	case lda < max(1, ca):
+		panic("blas: bad lda")
+	case ldb < max(1, cb):
+		panic("blas: bad ldb")
+	case ldc < max(1, n):
+		panic("blas: bad ldc")
+	case ra > 0 && ca > 0 && la < (ra-1)*lda+ca:
+		panic("blas: insufficient length of a")
+	case rb > 0 && cb > 0 && lb < (rb-1)*ldb+cb:
+		panic("blas: insufficient length of b")
+	case m > 0 && n > 0 && lc < (m-1)*ldc+n:
+		panic("blas: insufficient length of c")
+	}
+}

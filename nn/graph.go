@@ -1,0 +1,134 @@
+// Package nn holds what every network shares: the forward Graph and the
+// compiled training Step, and beneath them the ops (nn/ops), the
+// memory-planned executor (nn/runner), the matrix products (nn/blas), the
+// SIMD kernels (nn/vec) and one worker pool (nn/parallel).
+package nn
+
+import (
+	"fmt"
+
+	"gorgonia.org/gorgonia"
+
+	"github.com/vit-train/vit-train/nn/ops"
+	"github.com/vit-train/vit-train/nn/runner"
+)
+
+// Graph is a network's forward pass for a fixed batch size, built on a
+// Gorgonia expression graph whose parameter nodes share the network's
+// tensors. A training graph (Training true) applies dropout, drop-path and
+// batch statistics; an evaluation graph does not, and may have another batch
+// size. models/vit and models/resnet build them; Run, Predictions, Input and
+// Differentiate work the same for every network.
+type Graph struct {
+	Training bool
+	Batch    int
+	G        *gorgonia.ExprGraph
+
+	// Images is the input (B, C, H, W); write pixels into ImageData.
+	Images    *gorgonia.Node
+	ImageData any // []float32 or []float64 backing Images
+	// Logits is the class head on [CLS], (B, classes).
+	Logits *gorgonia.Node
+	// DistLogits is the distillation head on the dist token, (B, classes); nil unless distilled.
+	DistLogits *gorgonia.Node
+	// ParamNodes are the parameter nodes, aligned with the network's parameters.
+	ParamNodes []*gorgonia.Node
+	// Attention holds each block's attention op; their Probs are the
+	// attention maps of the last run.
+	Attention []*ops.Attention
+	// Blocks holds, for each encoder block, the op nodes it adds to the
+	// graph and its output: what gradient checkpointing recomputes.
+	Blocks []runner.Segment
+	// GradCheckpointing makes Differentiate keep only each block's input
+	// between the forward and the backward pass and recompute the block's
+	// activations in the backward pass (timm's set_grad_checkpointing):
+	// less memory for about one more forward pass of compute.
+	GradCheckpointing bool
+
+	forward *runner.Program
+}
+
+// Float32Images returns ImageData, the (B, C, H, W) input, as float32
+// values, or an error for a graph of another dtype (a float64 model) or
+// without images.
+func (gr *Graph) Float32Images() ([]float32, error) {
+	switch d := gr.ImageData.(type) {
+	case []float32:
+		return d, nil
+	case nil:
+		return nil, fmt.Errorf("nn: the graph has no image data")
+	default:
+		return nil, fmt.Errorf("nn: the graph's images are %T, want []float32 (a float32 model)", d)
+	}
+}
+
+// Run computes the forward pass (Logits and DistLogits) for the images in ImageData.
+func (gr *Graph) Run() error {
+	if gr.forward == nil {
+		outs := []*gorgonia.Node{gr.Logits}
+		if gr.DistLogits != nil {
+			outs = append(outs, gr.DistLogits)
+		}
+		p, err := runner.Compile(gr.G, outs...)
+		if err != nil {
+			return err
+		}
+		gr.forward = p
+	}
+	return gr.forward.Run()
+}
+
+// Value returns a node's value after Run; for nodes other than the outputs
+// it may already have been overwritten.
+func (gr *Graph) Value(n *gorgonia.Node) gorgonia.Value {
+	if gr.forward == nil {
+		return nil
+	}
+	return gr.forward.Value(n)
+}
+
+// HeadLogits copies one head's logits (Logits or DistLogits) of the last
+// Run into dst as float32, (B, classes).
+func (gr *Graph) HeadLogits(head *gorgonia.Node, dst []float32) []float32 {
+	dst = dst[:0]
+	switch d := gr.Value(head).Data().(type) {
+	case []float32:
+		dst = append(dst, d...)
+	case []float64:
+		for _, v := range d {
+			dst = append(dst, float32(v))
+		}
+	}
+	return dst
+}
+
+// Predictions returns the model's inference logits (B, classes) after Run:
+// the class head, or for a distilled model the mean of the two heads, as
+// DeiT does at inference.
+func (gr *Graph) Predictions(dst []float32) []float32 {
+	n := gr.Batch * gr.Logits.Shape()[1]
+	if cap(dst) < n {
+		dst = make([]float32, n)
+	}
+	dst = dst[:n]
+	clear(dst)
+	add := func(v gorgonia.Value, w float32) {
+		switch d := v.Data().(type) {
+		case []float32:
+			for i := range dst {
+				dst[i] += w * d[i]
+			}
+		case []float64:
+			for i := range dst {
+				dst[i] += w * float32(d[i])
+			}
+		}
+	}
+	if gr.DistLogits == nil {
+		add(gr.Value(gr.Logits), 1)
+		return dst
+	}
+	add(gr.Value(gr.Logits), 0.5)
+	add(gr.Value(gr.DistLogits), 0.5)
+	return dst
+}

@@ -1,0 +1,260 @@
+package ops
+
+import (
+	"fmt"
+	"hash"
+	"math"
+
+	"github.com/chewxy/hm"
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+
+	"github.com/vit-train/vit-train/nn/blas"
+	"github.com/vit-train/vit-train/nn/parallel"
+	"github.com/vit-train/vit-train/nn/vec"
+)
+
+// Attention is multi-head scaled dot-product self-attention on a fused qkv
+// projection, as timm's Attention after its qkv Linear:
+//
+//	qkv (B, N, 3D) read as (B, N, 3, H, D/H): q = qkv[:, :, 0], k = [:, :, 1], v = [:, :, 2]
+//	P = softmax(q·kᵀ / √(D/H)) per head, (B, H, N, N)
+//	out = P·v with heads merged back, (B, N, D)
+//
+// The op keeps P for its backward (and for attention maps, see Probs).
+type Attention struct {
+	base
+	heads  int
+	dropP  float64
+	rng    *Randomness
+	stream uint64
+	// Saved by the forward for the backward, (B, H, N, N): the softmax
+	// probabilities, and with attention dropout the keep mask and the
+	// dropped, rescaled probabilities that multiply v.
+	probs, dropped     []float64
+	probs32, dropped32 []float32
+	keep               []uint8
+	shape              [3]int // B, N, D of the last forward
+}
+
+// NewAttention applies multi-head self-attention to qkv (B, N, 3D), returning
+// (B, N, D) and the op, whose Probs give the attention weights of the last run.
+// dropP is the attention dropout rate (timm's attn_drop) applied to the
+// probabilities, with masks from r; 0 disables it and r may then be nil.
+func NewAttention(qkv *gorgonia.Node, heads int, dropP float64, r *Randomness) (*gorgonia.Node, *Attention, error) {
+	s := qkv.Shape()
+	if len(s) != 3 || s[2]%3 != 0 {
+		return nil, nil, fmt.Errorf("Attention: qkv must be (B, N, 3D), got %v", s)
+	}
+	if heads < 1 || (s[2]/3)%heads != 0 {
+		return nil, nil, fmt.Errorf("Attention: %d heads do not divide dim %d", heads, s[2]/3)
+	}
+	if dropP < 0 || dropP >= 1 || (dropP > 0 && r == nil) {
+		return nil, nil, fmt.Errorf("Attention: dropout %g needs a rate in [0, 1) and a Randomness", dropP)
+	}
+	op := &Attention{heads: heads, dropP: dropP, rng: r}
+	if dropP > 0 {
+		op.stream = r.newStream()
+	}
+	id := uniqueID() // each attention owns its saved probabilities: never merge two
+	op.base = base{name: "Attention", arity: 1, params: func(h hash.Hash) { fmt.Fprint(h, heads, id) }}
+	out, err := gorgonia.ApplyOp(op, qkv)
+	return out, op, err
+}
+
+func (op *Attention) Type() hm.Type { return fnType(3, 3) }
+
+func (op *Attention) InferShape(in ...gorgonia.DimSizer) (tensor.Shape, error) {
+	s, err := shapeOf(in, 0)
+	if err != nil {
+		return nil, err
+	}
+	return tensor.Shape{s[0], s[1], s[2] / 3}, nil
+}
+
+// Probs returns the attention probabilities of the last forward run as a
+// float64 slice of shape (B, H, N, N), with B, H and N.
+func (op *Attention) Probs() (p []float64, b, h, n int) {
+	b, n = op.shape[0], op.shape[1]
+	if op.probs32 != nil {
+		p = make([]float64, len(op.probs32))
+		for i, v := range op.probs32 {
+			p[i] = float64(v)
+		}
+	} else {
+		p = append([]float64(nil), op.probs...)
+	}
+	return p, b, op.heads, n
+}
+
+func (op *Attention) Do(in ...gorgonia.Value) (gorgonia.Value, error) {
+	return op.UsePreallocDo(nil, in...)
+}
+
+func (op *Attention) UsePreallocDo(prealloc gorgonia.Value, in ...gorgonia.Value) (gorgonia.Value, error) {
+	dt, err := checkDtypes("Attention", in...)
+	if err != nil {
+		return nil, err
+	}
+	s := in[0].Shape()
+	b, n, d := s[0], s[1], s[2]/3
+	op.shape = [3]int{b, n, d}
+	out := reuse(prealloc, dt, b*n*d)
+	if out == nil {
+		out = output(nil, dt, tensor.Shape{b, n, d})
+	}
+	size := b * op.heads * n * n
+	if op.dropP > 0 {
+		op.keep = grow(op.keep, size)
+		fillKeep(op.keep, op.rng.streamKey(op.stream, op.rng.Step()), op.dropP)
+	}
+	if dt == tensor.Float32 {
+		op.probs32 = grow(op.probs32, size)
+		if op.dropP > 0 {
+			op.dropped32 = grow(op.dropped32, size)
+		}
+		attentionForward(floats[float32](in[0]), floats[float32](out), op.probs32, op.dropped32, op.keep, op.dropP, b, n, d, op.heads)
+	} else {
+		op.probs = grow(op.probs, size)
+		if op.dropP > 0 {
+			op.dropped = grow(op.dropped, size)
+		}
+		attentionForward(floats[float64](in[0]), floats[float64](out), op.probs, op.dropped, op.keep, op.dropP, b, n, d, op.heads)
+	}
+	return out, nil
+}
+
+// grow returns s resized to n elements, reusing its storage when it can.
+func grow[T any](s []T, n int) []T {
+	if cap(s) >= n {
+		return s[:n]
+	}
+	return make([]T, n)
+}
+
+// headViews returns head h of sample bi in a (B, N, 3D) qkv layout: the
+// q, k and v columns of that head, each read with row stride 3D.
+func headViews[T Float](qkv []T, bi, h, n, d, dh int) (q, k, v []T) {
+	base := qkv[bi*n*3*d:]
+	return base[h*dh:], base[d+h*dh:], base[2*d+h*dh:]
+}
+
+func attentionForward[T Float](qkv, out, probs, dropped []T, keep []uint8, dropP float64, b, n, d, heads int) {
+	dh := d / heads
+	scale := T(1 / math.Sqrt(float64(dh)))
+	inv := T(1 / (1 - dropP))
+	parallel.For(b*heads, 1, func(lo, hi int) {
+		for bh := lo; bh < hi; bh++ {
+			bi, h := bh/heads, bh%heads
+			q, k, v := headViews(qkv, bi, h, n, d, dh)
+			p := probs[bh*n*n : (bh+1)*n*n]
+			blas.Gemm(false, true, n, n, dh, scale, q, 3*d, k, 3*d, 0, p, n)
+			for r := 0; r < n; r++ { // serial: this loop is already spread over the cores
+				SoftmaxRow(p[r*n:(r+1)*n], p[r*n:(r+1)*n])
+			}
+			if dropP > 0 {
+				pd, mask := dropped[bh*n*n:(bh+1)*n*n], keep[bh*n*n:(bh+1)*n*n]
+				for i, pv := range p {
+					pd[i] = pv * T(mask[i]) * inv
+				}
+				p = pd
+			}
+			blas.Gemm(false, false, n, dh, n, 1, p, n, v, 3*d, 0, out[bi*n*d+h*dh:], d)
+		}
+	})
+}
+
+func (op *Attention) DiffWRT(int) []bool { return []bool{true} }
+
+func (op *Attention) SymDiff(inputs gorgonia.Nodes, output, grad *gorgonia.Node) (gorgonia.Nodes, error) {
+	g := &attentionGrad{fwd: op}
+	g.base = base{name: "AttentionGrad", arity: 2, params: func(h hash.Hash) { fmt.Fprintf(h, "%p", op) }}
+	dqkv, err := gorgonia.ApplyOp(g, inputs[0], grad)
+	return gorgonia.Nodes{dqkv}, err
+}
+
+// attentionGrad maps (qkv (B, N, 3D), dout (B, N, D)) to dqkv (B, N, 3D)
+// using the probabilities saved by its forward op.
+type attentionGrad struct {
+	base
+	fwd       *Attention
+	scratch   []float64
+	scratch32 []float32
+}
+
+func (op *attentionGrad) Type() hm.Type { return fnType(3, 3, 3) }
+
+func (op *attentionGrad) InferShape(in ...gorgonia.DimSizer) (tensor.Shape, error) {
+	return shapeOf(in, 0)
+}
+
+func (op *attentionGrad) Do(in ...gorgonia.Value) (gorgonia.Value, error) {
+	return op.UsePreallocDo(nil, in...)
+}
+
+func (op *attentionGrad) UsePreallocDo(prealloc gorgonia.Value, in ...gorgonia.Value) (gorgonia.Value, error) {
+	dt, err := checkDtypes("AttentionGrad", in...)
+	if err != nil {
+		return nil, err
+	}
+	s := in[0].Shape()
+	b, n, d := s[0], s[1], s[2]/3
+	heads := op.fwd.heads
+	out := output(prealloc, dt, s)
+	f := op.fwd
+	if dt == tensor.Float32 {
+		op.scratch32 = grow(op.scratch32, b*heads*n*n)
+		attentionBackward(floats[float32](in[0]), floats[float32](in[1]), floats[float32](out), f.probs32, f.dropped32, op.scratch32, f.keep, f.dropP, b, n, d, heads)
+	} else {
+		op.scratch = grow(op.scratch, b*heads*n*n)
+		attentionBackward(floats[float64](in[0]), floats[float64](in[1]), floats[float64](out), f.probs, f.dropped, op.scratch, f.keep, f.dropP, b, n, d, heads)
+	}
+	return out, nil
+}
+
+func attentionBackward[T Float](qkv, dout, dqkv, probs, dropped, scratch []T, keep []uint8, dropP float64, b, n, d, heads int) {
+	dh := d / heads
+	scale := T(1 / math.Sqrt(float64(dh)))
+	inv := T(1 / (1 - dropP))
+	parallel.For(b*heads, 1, func(lo, hi int) {
+		for bh := lo; bh < hi; bh++ {
+			bi, h := bh/heads, bh%heads
+			q, k, v := headViews(qkv, bi, h, n, d, dh)
+			dq, dk, dv := headViews(dqkv, bi, h, n, d, dh)
+			do := dout[bi*n*d+h*dh:]
+			p := probs[bh*n*n : (bh+1)*n*n]
+			dp := scratch[bh*n*n : (bh+1)*n*n]
+			// dV = P̃ᵀ·dO and dP̃ = dO·Vᵀ, where P̃ is P after dropout.
+			pv := p
+			if dropP > 0 {
+				pv = dropped[bh*n*n : (bh+1)*n*n]
+			}
+			blas.Gemm(true, false, n, dh, n, 1, pv, n, do, d, 0, dv, 3*d)
+			blas.Gemm(false, true, n, n, dh, 1, do, d, v, 3*d, 0, dp, n)
+			if dropP > 0 {
+				for i, m := range keep[bh*n*n : (bh+1)*n*n] {
+					dp[i] *= T(m) * inv
+				}
+			}
+			// dS = P ⊙ (dP − Σ_j dP⊙P), in place in dp.
+			for r := 0; r < n; r++ {
+				pr, dr := p[r*n:(r+1)*n], dp[r*n:(r+1)*n]
+				if p32, ok := any(pr).([]float32); ok {
+					d32 := any(dr).([]float32)
+					vec.MulDiff(d32, p32, d32, vec.Dot(p32, d32))
+					continue
+				}
+				var dot T
+				for j, pv := range pr {
+					dot += pv * dr[j]
+				}
+				for j, pv := range pr {
+					dr[j] = pv * (dr[j] - dot)
+				}
+			}
+			// dQ = scale·dS·K, dK = scale·dSᵀ·Q
+			blas.Gemm(false, false, n, dh, n, scale, dp, n, k, 3*d, 0, dq, 3*d)
+			blas.Gemm(true, false, n, dh, n, scale, dp, n, q, 3*d, 0, dk, 3*d)
+		}
+	})
+}

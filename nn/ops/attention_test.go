@@ -1,0 +1,119 @@
+package ops_test
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+
+	"github.com/vit-train/vit-train/nn/ops"
+	"github.com/vit-train/vit-train/nn/ops/opstest"
+)
+
+// naiveAttention is multi-head attention written out with loops, following
+// timm's reshape(B, N, 3, H, Dh) of the qkv projection.
+func naiveAttention(qkv []float64, b, n, d, heads int) []float64 {
+	dh := d / heads
+	out := make([]float64, b*n*d)
+	at := func(bi, t, which, h, j int) float64 { return qkv[(bi*n+t)*3*d+which*d+h*dh+j] }
+	for bi := 0; bi < b; bi++ {
+		for h := 0; h < heads; h++ {
+			for i := 0; i < n; i++ {
+				s := make([]float64, n)
+				mx := math.Inf(-1)
+				for j := 0; j < n; j++ {
+					for k := 0; k < dh; k++ {
+						s[j] += at(bi, i, 0, h, k) * at(bi, j, 1, h, k)
+					}
+					s[j] /= math.Sqrt(float64(dh))
+					mx = math.Max(mx, s[j])
+				}
+				sum := 0.0
+				for j := range s {
+					s[j] = math.Exp(s[j] - mx)
+					sum += s[j]
+				}
+				for k := 0; k < dh; k++ {
+					acc := 0.0
+					for j := 0; j < n; j++ {
+						acc += s[j] / sum * at(bi, j, 2, h, k)
+					}
+					out[(bi*n+i)*d+h*dh+k] = acc
+				}
+			}
+		}
+	}
+	return out
+}
+
+func TestAttentionMatchesNaive(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	const b, n, d, heads = 2, 5, 12, 3
+	qkv := opstest.Rand(rng, -2, 2, b, n, 3*d)
+	r, err := opstest.Eval(func(g *gorgonia.ExprGraph, in []*gorgonia.Node) (*gorgonia.Node, error) {
+		out, _, err := ops.NewAttention(in[0], heads, 0, nil)
+		return out, err
+	}, []*tensor.Dense{qkv}, nil, tensor.Float64, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := naiveAttention(qkv.Data().([]float64), b, n, d, heads)
+	for i := range want {
+		if math.Abs(r.Out[i]-want[i]) > 1e-12 {
+			t.Fatalf("element %d: got %v, want %v", i, r.Out[i], want[i])
+		}
+	}
+}
+
+func TestAttentionGradient(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	for _, tc := range []struct {
+		name  string
+		heads int
+		drop  float64
+	}{{"one head", 1, 0}, {"three heads", 3, 0}, {"attention dropout", 2, 0.3}} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := func(g *gorgonia.ExprGraph, in []*gorgonia.Node) (*gorgonia.Node, error) {
+				var r *ops.Randomness
+				if tc.drop > 0 {
+					r = ops.NewRandomness(5)
+				}
+				out, _, err := ops.NewAttention(in[0], tc.heads, tc.drop, r)
+				return out, err
+			}
+			in := []*tensor.Dense{opstest.Rand(rng, -1.5, 1.5, 2, 7, 3*6)}
+			opstest.GradCheck(t, f, in, []int{0}, opstest.Options{MaxSamples: 96})
+			opstest.AgreeF32(t, f, in, []int{0}, 2e-5)
+		})
+	}
+}
+
+func TestAttentionProbsRowsSumToOne(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	var op *ops.Attention
+	if _, err := opstest.Eval(func(g *gorgonia.ExprGraph, in []*gorgonia.Node) (*gorgonia.Node, error) {
+		o, a, err := ops.NewAttention(in[0], 2, 0, nil)
+		op = a
+		return o, err
+	}, []*tensor.Dense{opstest.Rand(rng, -3, 3, 2, 4, 3*8)}, nil, tensor.Float64, 1); err != nil {
+		t.Fatal(err)
+	}
+	p, b, h, n := op.Probs()
+	if b != 2 || h != 2 || n != 4 || len(p) != b*h*n*n {
+		t.Fatalf("probs shape (%d, %d, %d, %d) with %d values", b, h, n, n, len(p))
+	}
+	for r := 0; r < b*h*n; r++ {
+		sum := 0.0
+		for _, v := range p[r*n : (r+1)*n] {
+			if v < 0 {
+				t.Fatalf("negative probability %v", v)
+			}
+			sum += v
+		}
+		if math.Abs(sum-1) > 1e-12 {
+			t.Fatalf("row %d sums to %v", r, sum)
+		}
+	}
+}

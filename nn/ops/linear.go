@@ -1,0 +1,282 @@
+package ops
+
+import (
+	"fmt"
+	"hash"
+
+	"github.com/chewxy/hm"
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+
+	"github.com/vit-train/vit-train/nn/blas"
+	"github.com/vit-train/vit-train/nn/parallel"
+)
+
+// Linear returns x·Wᵀ + b, PyTorch's nn.Linear.
+//
+// x is (..., K); w is (N, K), or any (N, k1, k2, …) with k1·k2·… = K, such as
+// a conv weight (D, C, P, P) applied to flattened patches; b is (N) or nil.
+// The result is (..., N).
+func Linear(x, w, b *gorgonia.Node) (*gorgonia.Node, error) {
+	xs, ws := x.Shape(), w.Shape()
+	if len(xs) < 1 || len(ws) < 2 {
+		return nil, fmt.Errorf("Linear: x %v and w %v need at least 1 and 2 dims", xs, ws)
+	}
+	k := xs[len(xs)-1]
+	if wk := ws.TotalSize() / ws[0]; wk != k {
+		return nil, fmt.Errorf("Linear: x %v has %d features but w %v takes %d", xs, k, ws, wk)
+	}
+	op := &linearOp{xDims: len(xs), wDims: len(ws), bias: b != nil}
+	op.base = base{name: "Linear", arity: 2, params: func(h hash.Hash) { fmt.Fprint(h, op.xDims, op.wDims, op.bias) }}
+	if b == nil {
+		return gorgonia.ApplyOp(op, x, w)
+	}
+	if bs := b.Shape(); len(bs) != 1 || bs[0] != ws[0] {
+		return nil, fmt.Errorf("Linear: bias %v does not match w %v", bs, ws)
+	}
+	op.arity = 3
+	return gorgonia.ApplyOp(op, x, w, b)
+}
+
+type linearOp struct {
+	base
+	xDims, wDims int
+	bias         bool
+}
+
+func (op *linearOp) Type() hm.Type {
+	if op.bias {
+		return fnType(op.xDims, op.xDims, op.wDims, 1)
+	}
+	return fnType(op.xDims, op.xDims, op.wDims)
+}
+
+func (op *linearOp) InferShape(in ...gorgonia.DimSizer) (tensor.Shape, error) {
+	xs, err := shapeOf(in, 0)
+	if err != nil {
+		return nil, err
+	}
+	ws, err := shapeOf(in, 1)
+	if err != nil {
+		return nil, err
+	}
+	out := xs.Clone()
+	out[len(out)-1] = ws[0]
+	return out, nil
+}
+
+func (op *linearOp) Do(in ...gorgonia.Value) (gorgonia.Value, error) {
+	return op.UsePreallocDo(nil, in...)
+}
+
+func (op *linearOp) UsePreallocDo(prealloc gorgonia.Value, in ...gorgonia.Value) (gorgonia.Value, error) {
+	dt, err := checkDtypes("Linear", in...)
+	if err != nil {
+		return nil, err
+	}
+	xs, ws := in[0].Shape(), in[1].Shape()
+	n := ws[0]
+	k := ws.TotalSize() / n
+	m := xs.TotalSize() / k
+	out := reuse(prealloc, dt, m*n)
+	if out == nil {
+		outShape := xs.Clone()
+		outShape[len(outShape)-1] = n
+		out = output(nil, dt, outShape)
+	}
+	var b gorgonia.Value
+	if op.bias {
+		b = in[2]
+	}
+	if dt == tensor.Float32 {
+		linearForward[float32](in[0], in[1], b, out, m, n, k)
+	} else {
+		linearForward[float64](in[0], in[1], b, out, m, n, k)
+	}
+	return out, nil
+}
+
+func linearForward[T Float](x, w, b gorgonia.Value, out *tensor.Dense, m, n, k int) {
+	y := floats[T](out)
+	beta := T(0)
+	if b != nil {
+		bias := floats[T](b)
+		parallel.For(m, 256, func(lo, hi int) {
+			for r := lo; r < hi; r++ {
+				copy(y[r*n:(r+1)*n], bias)
+			}
+		})
+		beta = 1
+	}
+	blas.Gemm(false, true, m, n, k, 1, floats[T](x), k, floats[T](w), k, beta, y, n)
+}
+
+func (op *linearOp) DiffWRT(inputs int) []bool {
+	d := make([]bool, inputs)
+	for i := range d {
+		d[i] = true
+	}
+	return d
+}
+
+func (op *linearOp) SymDiff(inputs gorgonia.Nodes, output, grad *gorgonia.Node) (gorgonia.Nodes, error) {
+	x, w := inputs[0], inputs[1]
+	dx, err := gorgonia.ApplyOp(newLinearGradInput(x.Shape(), w.Dims()), grad, w)
+	if err != nil {
+		return nil, err
+	}
+	dw, err := gorgonia.ApplyOp(newLinearGradWeight(w.Shape(), x.Dims()), grad, x)
+	if err != nil {
+		return nil, err
+	}
+	if !op.bias {
+		return gorgonia.Nodes{dx, dw}, nil
+	}
+	db, err := gorgonia.ApplyOp(newSumRows(grad.Dims()), grad)
+	if err != nil {
+		return nil, err
+	}
+	return gorgonia.Nodes{dx, dw, db}, nil
+}
+
+// linearGradInput computes dx = dy·W: dy (..., N), W (N, K) → (..., K).
+type linearGradInput struct {
+	base
+	xShape tensor.Shape
+	wDims  int
+}
+
+func newLinearGradInput(xShape tensor.Shape, wDims int) *linearGradInput {
+	op := &linearGradInput{xShape: xShape.Clone(), wDims: wDims}
+	op.base = base{name: "LinearGradInput", arity: 2, params: func(h hash.Hash) { fmt.Fprint(h, op.xShape, op.wDims) }}
+	return op
+}
+
+func (op *linearGradInput) Type() hm.Type {
+	return fnType(len(op.xShape), len(op.xShape), op.wDims)
+}
+
+func (op *linearGradInput) InferShape(...gorgonia.DimSizer) (tensor.Shape, error) {
+	return op.xShape.Clone(), nil
+}
+
+func (op *linearGradInput) Do(in ...gorgonia.Value) (gorgonia.Value, error) {
+	return op.UsePreallocDo(nil, in...)
+}
+
+func (op *linearGradInput) UsePreallocDo(prealloc gorgonia.Value, in ...gorgonia.Value) (gorgonia.Value, error) {
+	dt, err := checkDtypes("LinearGradInput", in...)
+	if err != nil {
+		return nil, err
+	}
+	ws := in[1].Shape()
+	n := ws[0]
+	k := ws.TotalSize() / n
+	m := op.xShape.TotalSize() / k
+	out := output(prealloc, dt, op.xShape)
+	if dt == tensor.Float32 {
+		blas.Gemm(false, false, m, k, n, 1, floats[float32](in[0]), n, floats[float32](in[1]), k, 0, floats[float32](out), k)
+	} else {
+		blas.Gemm(false, false, m, k, n, 1, floats[float64](in[0]), n, floats[float64](in[1]), k, 0, floats[float64](out), k)
+	}
+	return out, nil
+}
+
+// linearGradWeight computes dW = dyᵀ·x: dy (..., N), x (..., K) → W's shape.
+type linearGradWeight struct {
+	base
+	wShape tensor.Shape
+	xDims  int
+}
+
+func newLinearGradWeight(wShape tensor.Shape, xDims int) *linearGradWeight {
+	op := &linearGradWeight{wShape: wShape.Clone(), xDims: xDims}
+	op.base = base{name: "LinearGradWeight", arity: 2, params: func(h hash.Hash) { fmt.Fprint(h, op.wShape, op.xDims) }}
+	return op
+}
+
+func (op *linearGradWeight) Type() hm.Type {
+	return fnType(len(op.wShape), op.xDims, op.xDims)
+}
+
+func (op *linearGradWeight) InferShape(...gorgonia.DimSizer) (tensor.Shape, error) {
+	return op.wShape.Clone(), nil
+}
+
+func (op *linearGradWeight) Do(in ...gorgonia.Value) (gorgonia.Value, error) {
+	return op.UsePreallocDo(nil, in...)
+}
+
+func (op *linearGradWeight) UsePreallocDo(prealloc gorgonia.Value, in ...gorgonia.Value) (gorgonia.Value, error) {
+	dt, err := checkDtypes("LinearGradWeight", in...)
+	if err != nil {
+		return nil, err
+	}
+	n := op.wShape[0]
+	k := op.wShape.TotalSize() / n
+	m := in[1].Shape().TotalSize() / k
+	out := output(prealloc, dt, op.wShape)
+	if dt == tensor.Float32 {
+		blas.Gemm(true, false, n, k, m, 1, floats[float32](in[0]), n, floats[float32](in[1]), k, 0, floats[float32](out), k)
+	} else {
+		blas.Gemm(true, false, n, k, m, 1, floats[float64](in[0]), n, floats[float64](in[1]), k, 0, floats[float64](out), k)
+	}
+	return out, nil
+}
+
+// sumRows sums a (..., N) tensor over every axis but the last → (N): the
+// gradient of a broadcast bias.
+type sumRows struct {
+	base
+	inDims int
+}
+
+func newSumRows(inDims int) *sumRows {
+	op := &sumRows{inDims: inDims}
+	op.base = base{name: "SumRows", arity: 1, params: func(h hash.Hash) { fmt.Fprint(h, op.inDims) }}
+	return op
+}
+
+func (op *sumRows) Type() hm.Type { return fnType(1, op.inDims) }
+
+func (op *sumRows) InferShape(in ...gorgonia.DimSizer) (tensor.Shape, error) {
+	s, err := shapeOf(in, 0)
+	if err != nil {
+		return nil, err
+	}
+	return tensor.Shape{s[len(s)-1]}, nil
+}
+
+func (op *sumRows) Do(in ...gorgonia.Value) (gorgonia.Value, error) {
+	return op.UsePreallocDo(nil, in...)
+}
+
+func (op *sumRows) UsePreallocDo(prealloc gorgonia.Value, in ...gorgonia.Value) (gorgonia.Value, error) {
+	dt, err := checkDtypes("SumRows", in...)
+	if err != nil {
+		return nil, err
+	}
+	s := in[0].Shape()
+	n := s[len(s)-1]
+	out := output(prealloc, dt, tensor.Shape{n})
+	if dt == tensor.Float32 {
+		sumRowsKernel(floats[float32](in[0]), floats[float32](out), n)
+	} else {
+		sumRowsKernel(floats[float64](in[0]), floats[float64](out), n)
+	}
+	return out, nil
+}
+
+func sumRowsKernel[T Float](x, out []T, n int) {
+	rows := len(x) / n
+	parallel.For(n, 64, func(lo, hi int) {
+		acc := out[lo:hi]
+		clear(acc)
+		for r := 0; r < rows; r++ {
+			row := x[r*n+lo : r*n+hi]
+			for j, v := range row {
+				acc[j] += v
+			}
+		}
+	})
+}

@@ -1,0 +1,122 @@
+package ops
+
+import (
+	"fmt"
+	"hash"
+
+	"github.com/chewxy/hm"
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+
+	"github.com/vit-train/vit-train/nn/parallel"
+)
+
+// ReLU returns max(x, 0) element-wise (NaN stays NaN), for x of any shape.
+// Its gradient passes dy where the output is positive.
+func ReLU(x *gorgonia.Node) (*gorgonia.Node, error) {
+	op := &reluOp{dims: x.Dims()}
+	op.base = base{name: "ReLU", arity: 1, params: func(h hash.Hash) { fmt.Fprint(h, op.dims) }}
+	return gorgonia.ApplyOp(op, x)
+}
+
+type reluOp struct {
+	base
+	dims int
+}
+
+func (op *reluOp) Type() hm.Type { return fnType(op.dims, op.dims) }
+
+func (op *reluOp) InferShape(in ...gorgonia.DimSizer) (tensor.Shape, error) {
+	s, err := shapeOf(in, 0)
+	if err != nil {
+		return nil, err
+	}
+	return s.Clone(), nil
+}
+
+func (op *reluOp) Do(in ...gorgonia.Value) (gorgonia.Value, error) {
+	return op.UsePreallocDo(nil, in...)
+}
+
+func (op *reluOp) UsePreallocDo(prealloc gorgonia.Value, in ...gorgonia.Value) (gorgonia.Value, error) {
+	dt, err := checkDtypes("ReLU", in...)
+	if err != nil {
+		return nil, err
+	}
+	out := output(prealloc, dt, in[0].Shape())
+	if dt == tensor.Float32 {
+		reluForward(floats[float32](in[0]), floats[float32](out))
+	} else {
+		reluForward(floats[float64](in[0]), floats[float64](out))
+	}
+	return out, nil
+}
+
+func reluForward[T Float](x, y []T) {
+	parallel.For(len(x), 32768, func(lo, hi int) {
+		for i, v := range x[lo:hi] {
+			if v < 0 {
+				v = 0
+			}
+			y[lo+i] = v
+		}
+	})
+}
+
+func (op *reluOp) DiffWRT(int) []bool { return []bool{true} }
+
+func (op *reluOp) SymDiff(inputs gorgonia.Nodes, output, grad *gorgonia.Node) (gorgonia.Nodes, error) {
+	gop := &reluGrad{dims: op.dims}
+	gop.base = base{name: "ReLUGrad", arity: 2, params: func(h hash.Hash) { fmt.Fprint(h, gop.dims) }}
+	dx, err := gorgonia.ApplyOp(gop, output, grad)
+	if err != nil {
+		return nil, err
+	}
+	return gorgonia.Nodes{dx}, nil
+}
+
+// reluGrad computes dx = dy where y > 0, else 0: y, dy → dx, all one shape.
+type reluGrad struct {
+	base
+	dims int
+}
+
+func (op *reluGrad) Type() hm.Type { return fnType(op.dims, op.dims, op.dims) }
+
+func (op *reluGrad) InferShape(in ...gorgonia.DimSizer) (tensor.Shape, error) {
+	s, err := shapeOf(in, 0)
+	if err != nil {
+		return nil, err
+	}
+	return s.Clone(), nil
+}
+
+func (op *reluGrad) Do(in ...gorgonia.Value) (gorgonia.Value, error) {
+	return op.UsePreallocDo(nil, in...)
+}
+
+func (op *reluGrad) UsePreallocDo(prealloc gorgonia.Value, in ...gorgonia.Value) (gorgonia.Value, error) {
+	dt, err := checkDtypes("ReLUGrad", in...)
+	if err != nil {
+		return nil, err
+	}
+	out := output(prealloc, dt, in[0].Shape())
+	if dt == tensor.Float32 {
+		reluBackward(floats[float32](in[0]), floats[float32](in[1]), floats[float32](out))
+	} else {
+		reluBackward(floats[float64](in[0]), floats[float64](in[1]), floats[float64](out))
+	}
+	return out, nil
+}
+
+func reluBackward[T Float](y, dy, dx []T) {
+	parallel.For(len(y), 32768, func(lo, hi int) {
+		for i, v := range y[lo:hi] {
+			g := dy[lo+i]
+			if !(v > 0) {
+				g = 0
+			}
+			dx[lo+i] = g
+		}
+	})
+}

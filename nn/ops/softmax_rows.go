@@ -1,0 +1,209 @@
+package ops
+
+import (
+	"math"
+
+	"github.com/vit-train/vit-train/nn/parallel"
+	"github.com/vit-train/vit-train/nn/vec"
+)
+
+// Row kernels of the softmax family, for the Softmax and LogSoftmax ops, the
+// losses and any op that normalizes rows of its own buffers (attention
+// scores). Each works on a tensor of R rows of n contiguous elements, R·n =
+// len(x), spreads the rows over all cores with parallel.For, subtracts each
+// row's maximum before exponentiating (finite for any finite logits), and
+// uses the SIMD kernels of package vec in float32 (FastExp32's accuracy,
+// sums in float32) and math.Exp with float64 sums in float64. The
+// single-row forms run on the calling goroutine, for callers that are
+// already parallel.
+
+// rowsWorkGrain is the number of elements below which a worker is not worth starting.
+const rowsWorkGrain = 1 << 14
+
+// parallelRows runs fn over [0, rows) like parallel.For, with enough rows per
+// worker that each gets at least rowsWorkGrain elements of n-element rows.
+func parallelRows(rows, n int, fn func(lo, hi int)) {
+	parallel.For(rows, max(1, rowsWorkGrain/max(n, 1)), fn)
+}
+
+// SoftmaxRow sets out[:len(x)] to softmax(x). out may be x itself.
+func SoftmaxRow[T Float](x, out []T) {
+	if len(x) == 0 {
+		return
+	}
+	if x32, ok := any(x).([]float32); ok {
+		o32 := any(out).([]float32)
+		s := vec.ExpSubMaxSum(o32, x32, vec.Max(x32))
+		vec.Scale(o32, o32, 1/s)
+		return
+	}
+	out = out[:len(x)]
+	inv := T(1 / expShift(x, out, maxOf(x)))
+	for i := range out {
+		out[i] *= inv
+	}
+}
+
+// LogSoftmaxRow sets out[:len(x)] to log(softmax(x)) = x − max − log Σ e^(x−max).
+// out may be x itself.
+func LogSoftmaxRow[T Float](x, out []T) {
+	if len(x) == 0 {
+		return
+	}
+	if x32, ok := any(x).([]float32); ok {
+		o32 := any(out).([]float32)
+		m := vec.Max(x32)
+		lse := float32(math.Log(sumExpShift(x32, m)))
+		vec.AddConst(o32, x32, -m)
+		vec.AddConst(o32, o32, -lse)
+		return
+	}
+	m := maxOf(x)
+	lse := T(math.Log(sumExpShift(x, m)))
+	out = out[:len(x)]
+	for i, v := range x {
+		out[i] = v - m - lse
+	}
+}
+
+// SoftmaxRows applies SoftmaxRow to each n-element row of x (R, n), writing
+// out (R, n); out may be x itself.
+func SoftmaxRows[T Float](x, out []T, n int) {
+	if n <= 0 {
+		return
+	}
+	parallelRows(len(x)/n, n, func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			SoftmaxRow(x[r*n:(r+1)*n], out[r*n:(r+1)*n])
+		}
+	})
+}
+
+// LogSoftmaxRows applies LogSoftmaxRow to each n-element row of x (R, n),
+// writing out (R, n); out may be x itself.
+func LogSoftmaxRows[T Float](x, out []T, n int) {
+	if n <= 0 {
+		return
+	}
+	parallelRows(len(x)/n, n, func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			LogSoftmaxRow(x[r*n:(r+1)*n], out[r*n:(r+1)*n])
+		}
+	})
+}
+
+// SoftmaxRowGrad is the backward of SoftmaxRow: given y = softmax(x) and
+// dy = ∂L/∂y, it sets dx = y ⊙ (dy − ⟨dy, y⟩). dx may be dy itself.
+func SoftmaxRowGrad[T Float](y, dy, dx []T) {
+	if y32, ok := any(y).([]float32); ok {
+		dy32 := any(dy).([]float32)
+		vec.MulDiff(any(dx).([]float32), y32, dy32, vec.Dot(y32, dy32))
+		return
+	}
+	dot := T(dotF64(y, dy))
+	dx = dx[:len(y)]
+	dy = dy[:len(y)]
+	for i, v := range y {
+		dx[i] = v * (dy[i] - dot)
+	}
+}
+
+// LogSoftmaxRowGrad is the backward of LogSoftmaxRow: given y =
+// log_softmax(x) and dy = ∂L/∂y, it sets dx = dy − e^y·Σdy. dx may be dy itself.
+func LogSoftmaxRowGrad[T Float](y, dy, dx []T) {
+	if y32, ok := any(y).([]float32); ok {
+		logSoftmaxRowGrad32(y32, any(dy).([]float32), any(dx).([]float32))
+		return
+	}
+	s := T(sumF64(dy[:len(y)]))
+	var buf [256]T
+	for lo := 0; lo < len(y); lo += len(buf) {
+		hi := min(lo+len(buf), len(y))
+		e := buf[:hi-lo]
+		expShift(y[lo:hi], e, 0)
+		for i, ei := range e {
+			dx[lo+i] = dy[lo+i] - ei*s
+		}
+	}
+}
+
+// logSoftmaxRowGrad32 is LogSoftmaxRowGrad in float32: dx = dy − e^y·Σdy,
+// with e^y in L1-sized chunks and the update as one fused multiply-add.
+func logSoftmaxRowGrad32(y, dy, dx []float32) {
+	dy, dx = dy[:len(y)], dx[:len(y)]
+	s := vec.Sum(dy)
+	var buf [256]float32
+	for lo := 0; lo < len(y); lo += len(buf) {
+		hi := min(lo+len(buf), len(y))
+		e := buf[:hi-lo]
+		vec.Exp(e, y[lo:hi])
+		copy(dx[lo:hi], dy[lo:hi]) // nothing to do when dx is dy
+		vec.AXPY(dx[lo:hi], e, -s)
+	}
+}
+
+// SoftmaxRowsGrad applies SoftmaxRowGrad to each n-element row of y, dy, dx (R, n).
+func SoftmaxRowsGrad[T Float](y, dy, dx []T, n int) {
+	if n <= 0 {
+		return
+	}
+	parallelRows(len(y)/n, n, func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			SoftmaxRowGrad(y[r*n:(r+1)*n], dy[r*n:(r+1)*n], dx[r*n:(r+1)*n])
+		}
+	})
+}
+
+// LogSoftmaxRowsGrad applies LogSoftmaxRowGrad to each n-element row of y, dy, dx (R, n).
+func LogSoftmaxRowsGrad[T Float](y, dy, dx []T, n int) {
+	if n <= 0 {
+		return
+	}
+	parallelRows(len(y)/n, n, func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			LogSoftmaxRowGrad(y[r*n:(r+1)*n], dy[r*n:(r+1)*n], dx[r*n:(r+1)*n])
+		}
+	})
+}
+
+// maxOf returns the largest element of a non-empty x, or NaN if x holds one.
+func maxOf[T Float](x []T) T {
+	m := x[0]
+	for _, v := range x[1:] {
+		if v > m || v != v {
+			m = v
+		}
+	}
+	return m
+}
+
+// sumF64 returns Σx accumulated in float64.
+func sumF64[T Float](x []T) float64 {
+	var a0, a1, a2, a3 float64
+	for ; len(x) >= 4; x = x[4:] {
+		a0 += float64(x[0])
+		a1 += float64(x[1])
+		a2 += float64(x[2])
+		a3 += float64(x[3])
+	}
+	for _, v := range x {
+		a0 += float64(v)
+	}
+	return (a0 + a1) + (a2 + a3)
+}
+
+// dotF64 returns ⟨x, y⟩ over len(x) elements, accumulated in float64.
+func dotF64[T Float](x, y []T) float64 {
+	var a0, a1, a2, a3 float64
+	for ; len(x) >= 4 && len(y) >= 4; x, y = x[4:], y[4:] {
+		a0 += float64(x[0] * y[0])
+		a1 += float64(x[1] * y[1])
+		a2 += float64(x[2] * y[2])
+		a3 += float64(x[3] * y[3])
+	}
+	y = y[:len(x)]
+	for i, v := range x {
+		a0 += float64(v * y[i])
+	}
+	return (a0 + a1) + (a2 + a3)
+}

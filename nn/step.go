@@ -1,0 +1,94 @@
+package nn
+
+import (
+	"fmt"
+
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+
+	"github.com/vit-train/vit-train/nn/runner"
+)
+
+// Input adds a named input tensor of the model's dtype to the graph, e.g. the
+// soft targets (B, classes) or teacher logits; write values into the
+// returned tensor's Data before each run. Its dtype is the images'.
+func (gr *Graph) Input(name string, shape ...int) (*gorgonia.Node, *tensor.Dense) {
+	dt := gr.Images.Dtype()
+	t := tensor.New(tensor.Of(dt), tensor.WithShape(shape...))
+	n := gorgonia.NewTensor(gr.G, dt, len(shape), gorgonia.WithShape(shape...),
+		gorgonia.WithName(name), gorgonia.WithValue(t))
+	return n, t
+}
+
+// Step is a compiled training step: the forward pass, a scalar loss, any
+// extra outputs (loss terms for logging) and the gradient of the loss with
+// respect to every parameter, computed by one Run with reused buffers.
+type Step struct {
+	*Graph
+	Loss  *gorgonia.Node
+	Extra []*gorgonia.Node
+	Grads []*gorgonia.Node // aligned with Graph.ParamNodes
+	prog  *runner.Program
+}
+
+// Differentiate compiles a training step minimising loss, a scalar node of gr.
+func (gr *Graph) Differentiate(loss *gorgonia.Node, extra ...*gorgonia.Node) (*Step, error) {
+	if loss == nil || !loss.IsScalar() {
+		return nil, fmt.Errorf("nn: the loss must be a scalar node")
+	}
+	grads, err := gorgonia.Grad(loss, gr.ParamNodes...)
+	if err != nil {
+		return nil, fmt.Errorf("nn: differentiating the loss: %w", err)
+	}
+	outs := append(append([]*gorgonia.Node{loss, gr.Logits}, extra...), grads...)
+	if gr.DistLogits != nil {
+		outs = append(outs, gr.DistLogits)
+	}
+	var recompute []runner.Segment
+	if gr.GradCheckpointing {
+		recompute = gr.Blocks
+	}
+	prog, err := runner.CompileRecompute(gr.G, recompute, outs...)
+	if err != nil {
+		return nil, err
+	}
+	gr.forward = prog // Value and Predictions read the step's run
+	return &Step{Graph: gr, Loss: loss, Extra: extra, Grads: grads, prog: prog}, nil
+}
+
+// Run computes the loss and the gradients.
+func (s *Step) Run() error { return s.prog.Run() }
+
+// BufferBytes is the size of the step's planned activation and gradient
+// buffers (see runner.Program.BufferBytes).
+func (s *Step) BufferBytes() int64 { return s.prog.BufferBytes() }
+
+// Steps is the number of op nodes one Run executes.
+func (s *Step) Steps() int { return s.prog.Steps() }
+
+// LossValue is the loss of the last Run.
+func (s *Step) LossValue() float64 { return scalar(s.prog.Value(s.Loss)) }
+
+// ExtraValue is extra output i of the last Run, as a float64 scalar.
+func (s *Step) ExtraValue(i int) float64 { return scalar(s.prog.Value(s.Extra[i])) }
+
+// Grad returns parameter i's gradient of the last Run as float32 (a float32
+// model only). The slice is the step's buffer: read it before the next Run.
+func (s *Step) Grad(i int) []float32 { return s.prog.Value(s.Grads[i]).Data().([]float32) }
+
+// GradValue returns parameter i's gradient of the last Run.
+func (s *Step) GradValue(i int) gorgonia.Value { return s.prog.Value(s.Grads[i]) }
+
+func scalar(v gorgonia.Value) float64 {
+	switch d := v.Data().(type) {
+	case float32:
+		return float64(d)
+	case float64:
+		return d
+	case []float32:
+		return float64(d[0])
+	case []float64:
+		return d[0]
+	}
+	return 0
+}

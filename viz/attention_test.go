@@ -1,0 +1,222 @@
+package viz_test
+
+import (
+	"fmt"
+	"path/filepath"
+	"testing"
+
+	"github.com/vit-train/vit-train/augment"
+	"github.com/vit-train/vit-train/train"
+	"github.com/vit-train/vit-train/viz"
+)
+
+// attendTiny loads a tiny checkpoint and runs it on an 8×8 grey image,
+// returning the attention, the image as loaded and the checkpoint.
+func attendTiny(t *testing.T, distilled bool) (*viz.Attention, augment.Image, *train.Checkpoint) {
+	t.Helper()
+	ck, m, err := train.OpenModel(tinyCheckpoint(t, distilled), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "img.png")
+	writeGreyPNG(t, path, 8, 8, func(x, y int) uint8 { return uint8(30*x + 3*y) })
+	img, err := viz.LoadImage(path, 8, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	input, err := viz.Normalize(img, ck.Mean, ck.Std)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := viz.NewAttender(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	att, err := a.Attend(input)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return att, img, ck
+}
+
+func TestLoadImageAndNormalize(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "img.png")
+	pix := func(x, y int) uint8 { return uint8(30*x + 3*y) }
+	writeGreyPNG(t, path, 8, 8, pix)
+	img, err := viz.LoadImage(path, 8, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if img.C != 1 || img.H != 8 || img.W != 8 {
+		t.Fatalf("loaded (%d, %d, %d), want (1, 8, 8)", img.C, img.H, img.W)
+	}
+	input, err := viz.Normalize(img, []float32{0.5}, []float32{0.25})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for y := 0; y < 8; y++ {
+		for x := 0; x < 8; x++ {
+			v := float64(pix(x, y)) / 255 // an 8×8 image passes unchanged
+			if got := float64(img.Pix[y*8+x]); !near(got, v, 1e-6) {
+				t.Fatalf("pixel (%d, %d) = %g, want %g", x, y, got, v)
+			}
+			if got, want := float64(input[y*8+x]), (v-0.5)/0.25; !near(got, want, 1e-5) {
+				t.Fatalf("input (%d, %d) = %g, want %g", x, y, got, want)
+			}
+		}
+	}
+	// A larger, non-square image is resized and cropped to the model's size.
+	big := filepath.Join(t.TempDir(), "big.png")
+	writeGreyPNG(t, big, 24, 16, pix)
+	rgb, err := viz.LoadImage(big, 8, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rgb.C != 3 || rgb.H != 8 || rgb.W != 8 {
+		t.Fatalf("loaded (%d, %d, %d), want (3, 8, 8)", rgb.C, rgb.H, rgb.W)
+	}
+	if _, err := viz.LoadImage(filepath.Join(t.TempDir(), "missing.png"), 8, 1); err == nil {
+		t.Error("LoadImage read a missing file")
+	}
+}
+
+func TestAttendTinyModel(t *testing.T) {
+	for _, distilled := range []bool{false, true} {
+		t.Run(fmt.Sprintf("distilled=%v", distilled), func(t *testing.T) {
+			att, _, _ := attendTiny(t, distilled)
+			prefix := 1
+			if distilled {
+				prefix = 2
+			}
+			n := prefix + 4
+			if att.Heads != 2 || att.Tokens != n || att.Prefix != prefix || att.Grid != 2 || len(att.Layers) != 2 || len(att.Logits) != 3 {
+				t.Fatalf("attention: heads %d, tokens %d, prefix %d, grid %d, %d layers, %d logits",
+					att.Heads, att.Tokens, att.Prefix, att.Grid, len(att.Layers), len(att.Logits))
+			}
+			for l, p := range att.Layers {
+				if len(p) != 2*n*n {
+					t.Fatalf("layer %d has %d values", l, len(p))
+				}
+				for r := 0; r < 2*n; r++ {
+					var sum float64
+					for _, v := range p[r*n : (r+1)*n] {
+						sum += v
+					}
+					if !near(sum, 1, 1e-5) {
+						t.Fatalf("layer %d row %d sums to %g", l, r, sum)
+					}
+				}
+			}
+			// The maps are the rollout's / last layer's prefix rows over the patches.
+			roll, err := viz.Rollout(att.Layers, att.Heads, n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			last, err := viz.HeadMean(att.Layers[1], att.Heads, n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for tok := 0; tok < prefix; tok++ {
+				for _, c := range []struct {
+					method viz.Method
+					joint  []float64
+				}{{viz.MethodRollout, roll}, {viz.MethodLast, last}} {
+					m, err := att.Map(c.method, tok)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if len(m) != 4 {
+						t.Fatalf("%s map of token %d has %d values", c.method, tok, len(m))
+					}
+					for j, v := range m {
+						if v != c.joint[tok*n+prefix+j] {
+							t.Fatalf("%s map of token %d = %v, want row %d of the joint attention from column %d", c.method, tok, m, tok, prefix)
+						}
+					}
+				}
+			}
+			heads, err := att.HeadMaps(0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for h, m := range heads {
+				for j, v := range m {
+					if want := att.Layers[1][h*n*n+prefix+j]; v != want {
+						t.Fatalf("head %d map[%d] = %g, want %g", h, j, v, want)
+					}
+				}
+			}
+			// The heads disagree: the test model's attention is not uniform.
+			if heads[0][0] == heads[1][0] {
+				t.Error("both heads give the same attention")
+			}
+			if _, err := att.Map(viz.MethodRollout, prefix); err == nil {
+				t.Error("Map accepted a patch token")
+			}
+		})
+	}
+}
+
+func TestAttendRejectsWrongInput(t *testing.T) {
+	_, m, err := train.OpenModel(tinyCheckpoint(t, false), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := viz.NewAttender(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Attend(make([]float32, 63)); err == nil {
+		t.Error("Attend accepted 63 values for a (1, 8, 8) input")
+	}
+}
+
+func TestParseMethod(t *testing.T) {
+	for _, s := range []string{"rollout", "last"} {
+		if m, err := viz.ParseMethod(s); err != nil || string(m) != s {
+			t.Errorf("ParseMethod(%q) = %q, %v", s, m, err)
+		}
+	}
+	if _, err := viz.ParseMethod("grad-cam"); err == nil {
+		t.Error("ParseMethod accepted grad-cam")
+	}
+}
+
+func TestAttentionFigure(t *testing.T) {
+	for _, distilled := range []bool{false, true} {
+		att, img, _ := attendTiny(t, distilled)
+		fig := viz.AttentionFigure{Title: "tiny", Image: img, Att: att, Method: viz.MethodRollout}
+		rows, err := fig.Panels()
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantTop := []string{"input", "[CLS] rollout"}
+		if distilled {
+			wantTop = append(wantTop, "dist rollout")
+		}
+		if len(rows) != 2 || len(rows[0]) != len(wantTop) || len(rows[1]) != 2 {
+			t.Fatalf("panel rows %d, top %d, heads %d", len(rows), len(rows[0]), len(rows[1]))
+		}
+		for i, w := range wantTop {
+			if rows[0][i].Title != w {
+				t.Errorf("top panel %d is %q, want %q", i, rows[0][i].Title, w)
+			}
+		}
+		// Pictures are the 8×8 image enlarged by an integer factor.
+		for _, r := range rows {
+			for _, p := range r {
+				if b := p.Image.Bounds(); b.Dx() != b.Dy() || b.Dx()%8 != 0 || b.Dx() < 8 {
+					t.Errorf("panel %q is %v", p.Title, b)
+				}
+			}
+		}
+		path := filepath.Join(t.TempDir(), "att.png")
+		if err := fig.Save(path); err != nil {
+			t.Fatal(err)
+		}
+		// Each column is cell + 2 margins = 1.72 in wide; the title is 0.35 in
+		// and each row cell + title + 2 margins = 1.97 in high.
+		cols := len(wantTop)
+		decodePNG(t, path, pixels(float64(cols)*1.72), pixels(0.35+2*1.97))
+	}
+}
