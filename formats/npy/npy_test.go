@@ -11,7 +11,7 @@ import (
 	"testing"
 )
 
-const golden = "../testdata/golden/"
+const golden = "../../interop/testdata/golden/" // written by scripts/make_golden.py with NumPy
 
 // values returns i/4 - 1 for i < n, the values make_golden.py writes.
 func values(n int) []float32 {
