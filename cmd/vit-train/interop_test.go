@@ -9,6 +9,7 @@ import (
 
 	"github.com/vit-train/vit-train/data"
 	"github.com/vit-train/vit-train/formats/safetensors"
+	"github.com/vit-train/vit-train/models/vit"
 	"github.com/vit-train/vit-train/optim"
 	"github.com/vit-train/vit-train/train"
 )
@@ -144,4 +145,82 @@ func TestExportEMA(t *testing.T) {
 		t.Fatalf("%v\n%s", err, out)
 	}
 	sameFileTensors(t, exported, interopGolden+"vit_plain.safetensors")
+}
+
+// TestImportedCustomViTWorksWithEveryCommand imports a timm file holding a
+// ViT that is no preset, under a name of its own, then fine-tunes,
+// evaluates, predicts with, writes the logits of and exports it: each
+// command builds the model from the configuration the checkpoint carries.
+func TestImportedCustomViTWorksWithEveryCommand(t *testing.T) {
+	dir := t.TempDir()
+	custom := vit.Config{Name: "timm_file", ImageSize: 28, PatchSize: 7, Channels: 1, NumClasses: 10, EmbedDim: 16,
+		Depth: 1, Heads: 2, MLPDim: 32, LayerNormEps: 1e-6, QKVBias: true}
+	m, err := vit.New(custom, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	timmFile := filepath.Join(dir, "timm.safetensors")
+	if err := safetensors.WriteFileAtomic(timmFile, m.Tensors(), map[string]string{"format": "pt"}); err != nil {
+		t.Fatal(err)
+	}
+	imported := filepath.Join(dir, "imported.safetensors")
+	if out, err := run(t, "import", "--from", timmFile, "--heads", "2", "--img-size", "28", "--name", "my_vit",
+		"--mean", "0.2860", "--std", "0.3530", "--out", imported); err != nil {
+		t.Fatalf("import: %v\n%s", err, out)
+	}
+	runDir := filepath.Join(dir, "run")
+	out, err := run(t, "finetune", "--from", imported, "--out", runDir, "--set", "epochs=1", "--set", "data.train_subset=64",
+		"--set", "data.batch_size=32", "--set", "data.eval_subset=50", "--set", "data.eval_batch_size=25", "--set", "progress=false")
+	if err != nil || !strings.Contains(out, "model my_vit") || !strings.Contains(out, "initialised from "+imported) {
+		t.Fatalf("finetune: %v\n%s", err, out)
+	}
+	ck := filepath.Join(runDir, "last.safetensors")
+	npy := filepath.Join(dir, "test.npy")
+	if out, err := run(t, "logits", "--checkpoint", ck, "--split", "test", "--out", npy); err != nil {
+		t.Fatalf("logits: %v\n%s", err, out)
+	}
+	checkSameDataPath(t, runDir, ck, npy, 50)
+	exported := filepath.Join(dir, "export.safetensors")
+	out, err = run(t, "export", "--checkpoint", ck, "--out", exported)
+	if err != nil || !strings.Contains(out, "VisionTransformer(img_size=28, patch_size=7, in_chans=1, num_classes=10, embed_dim=16, depth=1, num_heads=2, mlp_ratio=2, qkv_bias=True)") {
+		t.Fatalf("export: %v\n%s", err, out)
+	}
+	f, err := safetensors.ReadFile(exported)
+	if err != nil || len(f.Tensors) != len(m.Params) {
+		t.Fatalf("exported %d tensors, the model has %d: %v", len(f.Tensors), len(m.Params), err)
+	}
+}
+
+// TestExportResNet exports a ResNet checkpoint as torchvision's state
+// dict: every parameter and running statistic, under its name, with the
+// checkpoint's values.
+func TestExportResNet(t *testing.T) {
+	dir := t.TempDir()
+	if out, err := run(t, "train", "--model", "resnet20", "--out", dir, "--set", "epochs=1", "--set", "data.train_subset=32",
+		"--set", "data.batch_size=32", "--set", "data.eval_subset=25", "--set", "data.eval_batch_size=25", "--set", "progress=false"); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	ck := filepath.Join(dir, "last.safetensors")
+	exported := filepath.Join(dir, "resnet.safetensors")
+	out, err := run(t, "export", "--checkpoint", ck, "--out", exported)
+	if err != nil || !strings.Contains(out, "torchvision") {
+		t.Fatalf("export: %v\n%s", err, out)
+	}
+	c, err := train.LoadCheckpoint(ck)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := safetensors.ReadFile(exported)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Tensors) != len(c.Params) || f.Metadata["format"] != "pt" {
+		t.Fatalf("exported %d tensors (metadata %v), the checkpoint has %d", len(f.Tensors), f.Metadata, len(c.Params))
+	}
+	for i, p := range c.Params {
+		e := f.Tensors[i]
+		if e.Name != p.Name || !slices.Equal(e.Shape, p.Shape) || !slices.Equal(e.Data, p.Data) {
+			t.Fatalf("exported tensor %d is %s %v, the checkpoint's %s %v", i, e.Name, e.Shape, p.Name, p.Shape)
+		}
+	}
 }
