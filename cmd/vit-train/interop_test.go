@@ -148,9 +148,10 @@ func TestExportEMA(t *testing.T) {
 }
 
 // TestImportedCustomViTWorksWithEveryCommand imports a timm file holding a
-// ViT that is no preset, under a name of its own, then fine-tunes,
-// evaluates, predicts with, writes the logits of and exports it: each
-// command builds the model from the configuration the checkpoint carries.
+// ViT that is no preset, under a name of its own, then fine-tunes it,
+// resumes the fine-tuning run, evaluates, predicts with, writes the logits
+// of and exports it: each command builds the model from the configuration
+// the checkpoint (or the run's config.yaml) carries.
 func TestImportedCustomViTWorksWithEveryCommand(t *testing.T) {
 	dir := t.TempDir()
 	custom := vit.Config{Name: "timm_file", ImageSize: 28, PatchSize: 7, Channels: 1, NumClasses: 10, EmbedDim: 16,
@@ -173,6 +174,9 @@ func TestImportedCustomViTWorksWithEveryCommand(t *testing.T) {
 		"--set", "data.batch_size=32", "--set", "data.eval_subset=50", "--set", "data.eval_batch_size=25", "--set", "progress=false")
 	if err != nil || !strings.Contains(out, "model my_vit") || !strings.Contains(out, "initialised from "+imported) {
 		t.Fatalf("finetune: %v\n%s", err, out)
+	}
+	if out, err := run(t, "train", "--out", runDir, "--resume", "--set", "epochs=2"); err != nil || !strings.Contains(out, "model my_vit") {
+		t.Fatalf("resuming the fine-tuning run from its config.yaml: %v\n%s", err, out)
 	}
 	ck := filepath.Join(runDir, "last.safetensors")
 	npy := filepath.Join(dir, "test.npy")
