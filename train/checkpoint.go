@@ -3,15 +3,12 @@ package train
 import (
 	"encoding/json"
 	"fmt"
-	"maps"
 	"math"
-	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/vit-train/vit-train/formats/safetensors"
 	"github.com/vit-train/vit-train/models"
-	"github.com/vit-train/vit-train/models/resnet"
 	"github.com/vit-train/vit-train/models/vit"
 	"github.com/vit-train/vit-train/optim"
 )
@@ -155,10 +152,6 @@ func LoadCheckpoint(path string) (*Checkpoint, error) {
 	return c, nil
 }
 
-// maxImageSize bounds a ResNet checkpoint's input size, which only its
-// metadata records (a ViT's follows from its position embedding).
-const maxImageSize = 1 << 14
-
 // decodeCheckpoint builds a checkpoint from a file's metadata and tensors,
 // checking both as LoadCheckpoint describes; errors do not name the file.
 func decodeCheckpoint(f *safetensors.File) (*Checkpoint, error) {
@@ -193,7 +186,7 @@ func decodeCheckpoint(f *safetensors.File) (*Checkpoint, error) {
 		if err := get(metaModel, &c.Model, true); err != nil {
 			return nil, err
 		}
-		if err := checkViT(c.Model, c.Params); err != nil {
+		if err := models.CheckTensors(c.Spec(), c.Params, fmt.Sprintf("metadata %q", metaModel)); err != nil {
 			return nil, err
 		}
 		channels, classes = c.Model.Channels, c.Model.NumClasses
@@ -202,8 +195,8 @@ func decodeCheckpoint(f *safetensors.File) (*Checkpoint, error) {
 		if err := get(metaResNet, c.ResNet, true); err != nil {
 			return nil, err
 		}
-		if err := checkResNet(*c.ResNet, c.Params); err != nil {
-			return nil, fmt.Errorf("metadata %q: %w", metaResNet, err)
+		if err := models.CheckTensors(c.Spec(), c.Params, fmt.Sprintf("metadata %q", metaResNet)); err != nil {
+			return nil, err
 		}
 		channels, classes = c.ResNet.Channels, c.ResNet.NumClasses
 	default:
@@ -242,89 +235,6 @@ func clip(s string) string {
 		s = s[:120] + "…"
 	}
 	return strconv.Quote(s)
-}
-
-// namedShape is a tensor a model needs.
-type namedShape struct {
-	name  string
-	shape []int
-}
-
-// checkViT checks a ViT configuration from the metadata against the
-// parameter tensors.
-func checkViT(cfg vit.Config, params []safetensors.Tensor) error {
-	if err := cfg.Validate(); err != nil {
-		return fmt.Errorf("metadata %q: %w", metaModel, err)
-	}
-	// Each block has a dozen tensors: bound the depth before laying out
-	// the blocks' specs.
-	if cfg.Depth > len(params) {
-		return fmt.Errorf("metadata %q: depth %d, but the file holds only %d parameter tensors", metaModel, cfg.Depth, len(params))
-	}
-	specs := cfg.ParamSpecs()
-	want := make([]namedShape, len(specs))
-	for i, s := range specs {
-		want[i] = namedShape{s.Name, s.Shape}
-	}
-	return matchTensors(want, params, fmt.Sprintf("the model of metadata %q (%s)", metaModel, cfg.Name))
-}
-
-// checkResNet checks a ResNet configuration from the metadata against the
-// parameter and buffer tensors, without building the model.
-func checkResNet(spec models.ResNetSpec, params []safetensors.Tensor) error {
-	total := 0
-	for _, t := range params {
-		total += len(t.Data)
-	}
-	switch {
-	case spec.Channels < 1 || spec.Channels > total:
-		return fmt.Errorf("in_chans %d: want 1 to %d, the values the file holds", spec.Channels, total)
-	case spec.NumClasses < 1 || spec.NumClasses > total:
-		return fmt.Errorf("num_classes %d: want 1 to %d, the values the file holds", spec.NumClasses, total)
-	case spec.ImageSize < 1 || spec.ImageSize > maxImageSize:
-		return fmt.Errorf("img_size %d: want 1 to %d", spec.ImageSize, maxImageSize)
-	}
-	rc := resnet.Config{Arch: spec.Arch, Channels: spec.Channels, ImageSize: spec.ImageSize, NumClasses: spec.NumClasses}
-	n, err := resnet.NumParams(rc)
-	if err != nil {
-		return err
-	}
-	if n > total {
-		return fmt.Errorf("%s with %d classes has %d parameters, but the file holds %d values", spec.Arch, spec.NumClasses, n, total)
-	}
-	ps, bufs, err := resnet.Shapes(rc)
-	if err != nil {
-		return err
-	}
-	var want []namedShape
-	for _, t := range append(ps, bufs...) {
-		want = append(want, namedShape{t.Name, t.Shape})
-	}
-	return matchTensors(want, params, "model "+spec.Arch)
-}
-
-// matchTensors checks that have holds exactly the tensors of want, by name
-// and shape; model describes them for errors.
-func matchTensors(want []namedShape, have []safetensors.Tensor, model string) error {
-	byName := make(map[string]safetensors.Tensor, len(have))
-	for _, t := range have {
-		byName[t.Name] = t
-	}
-	for _, w := range want {
-		t, ok := byName[w.name]
-		if !ok {
-			return fmt.Errorf("tensor %q is missing; %s needs it with shape %v", w.name, model, w.shape)
-		}
-		if !slices.Equal(t.Shape, w.shape) {
-			return fmt.Errorf("tensor %q has shape %v, but %s needs %v", w.name, t.Shape, model, w.shape)
-		}
-		delete(byName, w.name)
-	}
-	if len(byName) > 0 {
-		extra := slices.Sorted(maps.Keys(byName))
-		return fmt.Errorf("tensor %q is not a parameter of %s (nor optimiser state or EMA weights)", extra[0], model)
-	}
-	return nil
 }
 
 // check rejects run positions a training run cannot reach.
