@@ -41,7 +41,7 @@ func TestInfoJSON(t *testing.T) {
 		t.Fatal("want an error for an image size the patch does not divide")
 	}
 	out, err = run(t, "models")
-	if err != nil || !strings.Contains(out, "deit_base_distilled_patch16_224") || !strings.Contains(out, "87338192") {
+	if err != nil || !strings.Contains(out, "deit_base_distilled_patch16_224") || !strings.Contains(out, "87338192") || !strings.Contains(out, "resnet20") {
 		t.Fatalf("models: %v\n%s", err, out)
 	}
 }
