@@ -1,6 +1,10 @@
 package main
 
 import (
+	"fmt"
+	"image"
+	"image/png"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -226,5 +230,51 @@ func TestExportResNet(t *testing.T) {
 		if e.Name != p.Name || !slices.Equal(e.Shape, p.Shape) || !slices.Equal(e.Data, p.Data) {
 			t.Fatalf("exported tensor %d is %s %v, the checkpoint's %s %v", i, e.Name, e.Shape, p.Name, p.Shape)
 		}
+	}
+}
+
+// TestImportedJAXWithoutPresetFinetunes imports a Google .npz without
+// --model, as the README's example does, and fine-tunes and evaluates it
+// on a small image folder of its five classes.
+func TestImportedJAXWithoutPresetFinetunes(t *testing.T) {
+	dir := t.TempDir()
+	root := filepath.Join(dir, "images")
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, split := range []string{"train", "val"} {
+		for c := range 5 {
+			folder := filepath.Join(root, split, fmt.Sprintf("class%d", c))
+			if err := os.MkdirAll(folder, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			for i := range 2 {
+				img := image.NewRGBA(image.Rect(0, 0, 24, 24))
+				for j := range img.Pix {
+					img.Pix[j] = uint8(rng.IntN(256))
+				}
+				f, err := os.Create(filepath.Join(folder, fmt.Sprintf("%d.png", i)))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := png.Encode(f, img); err != nil {
+					t.Fatal(err)
+				}
+				f.Close()
+			}
+		}
+	}
+	ck := filepath.Join(dir, "ViT-tiny.safetensors")
+	if out, err := run(t, "import", "--from", interopGolden+"vit_plain.npz", "--img-size", "24", "--out", ck); err != nil {
+		t.Fatalf("import: %v\n%s", err, out)
+	}
+	runDir := filepath.Join(dir, "run")
+	out, err := run(t, "finetune", "--from", ck, "--out", runDir, "--set", "epochs=1", "--set", "data.dataset=imagefolder",
+		"--set", "data.root="+root, "--set", "data.batch_size=5", "--set", "data.eval_batch_size=5", "--set", "data.workers=1",
+		"--set", "progress=false")
+	if err != nil || !strings.Contains(out, "model vit_plain") {
+		t.Fatalf("finetune: %v\n%s", err, out)
+	}
+	out, err = run(t, "eval", "--checkpoint", filepath.Join(runDir, "last.safetensors"), "--json")
+	if err != nil || !strings.Contains(out, `"n": 10`) {
+		t.Fatalf("eval: %v\n%s", err, out)
 	}
 }
