@@ -200,8 +200,8 @@ func TestImportedCustomViTWorksWithEveryCommand(t *testing.T) {
 }
 
 // TestExportResNet exports a ResNet checkpoint as torchvision's state
-// dict: every parameter and running statistic, under its name, with the
-// checkpoint's values.
+// dict (every parameter and running statistic, under its name, with the
+// checkpoint's values), then fine-tunes its classifier with EMA.
 func TestExportResNet(t *testing.T) {
 	dir := t.TempDir()
 	if out, err := run(t, "train", "--model", "resnet20", "--out", dir, "--set", "epochs=1", "--set", "data.train_subset=32",
@@ -230,6 +230,19 @@ func TestExportResNet(t *testing.T) {
 		if e.Name != p.Name || !slices.Equal(e.Shape, p.Shape) || !slices.Equal(e.Data, p.Data) {
 			t.Fatalf("exported tensor %d is %s %v, the checkpoint's %s %v", i, e.Name, e.Shape, p.Name, p.Shape)
 		}
+	}
+	out, err = run(t, "finetune", "--from", ck, "--out", filepath.Join(dir, "finetuned"), "--freeze", "--ema",
+		"--set", "epochs=1", "--set", "data.train_subset=32", "--set", "data.batch_size=32", "--set", "data.eval_subset=25",
+		"--set", "data.eval_batch_size=25", "--set", "ema.enabled=true", "--set", "progress=false")
+	if err == nil || !strings.Contains(err.Error(), "no EMA weights") {
+		t.Fatalf("finetune --ema from a checkpoint without EMA weights: %v\n%s", err, out)
+	}
+	out, err = run(t, "finetune", "--from", ck, "--out", filepath.Join(dir, "finetuned"), "--freeze",
+		"--set", "epochs=1", "--set", "data.train_subset=32", "--set", "data.batch_size=32", "--set", "data.eval_subset=25",
+		"--set", "data.eval_batch_size=25", "--set", "ema.enabled=true", "--set", "progress=false")
+	if err != nil || !strings.Contains(out, "model resnet20") || !strings.Contains(out, "initialised from "+ck) ||
+		!strings.Contains(out, "backbone frozen: training 2 of") {
+		t.Fatalf("finetune of a ResNet: %v\n%s", err, out)
 	}
 }
 
