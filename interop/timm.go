@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/vit-train/vit-train/formats/safetensors"
+	"github.com/vit-train/vit-train/models"
 	"github.com/vit-train/vit-train/models/vit"
 )
 
@@ -189,7 +190,7 @@ func (imp *Imported) resize(size int) error {
 		}
 	}
 	g := c.GridSize()
-	data, err := vit.ResamplePosEmbed(pos.Data, c.EmbedDim, c.NumPrefixTokens(), old, old, g, g, vit.Bicubic)
+	data, _, err := models.ResamplePosEmbed(*pos, imp.Config, c)
 	if err != nil {
 		return err
 	}

@@ -12,7 +12,7 @@ func TestHotPathsDoNotAllocate(t *testing.T) {
 	rng := rand.New(rand.NewPCG(15, 16))
 	params := bigParams(rng)
 	grads := randomGrads(rng, params, 1e-3)
-	adamw, err := NewAdamW(params, WeightDecayGroups(params, 0.05, DefaultNoDecayNames), DefaultAdamWConfig())
+	adamw, err := NewAdamW(params, WeightDecayGroups(params, 0.05, vitNoDecayNames), DefaultAdamWConfig())
 	if err != nil {
 		t.Fatal(err)
 	}

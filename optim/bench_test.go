@@ -10,7 +10,7 @@ const bytesPerAdamWValue = 28
 // ViT-B/16 and reports the memory throughput in GB/s.
 func BenchmarkAdamWViTB(b *testing.B) {
 	params := vitBParams()
-	o, err := NewAdamW(params, WeightDecayGroups(params, 0.05, DefaultNoDecayNames), DefaultAdamWConfig())
+	o, err := NewAdamW(params, WeightDecayGroups(params, 0.05, vitNoDecayNames), DefaultAdamWConfig())
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -17,13 +17,10 @@ type Group struct {
 	Params      []int // indices into the optimizer's parameter list
 }
 
-// DefaultNoDecayNames are the parameters timm's VisionTransformer returns
-// from no_weight_decay(): they get no weight decay whatever their rank.
-var DefaultNoDecayNames = []string{"pos_embed", "cls_token", "dist_token"}
-
 // decays reports whether weight decay applies to p: not for tensors of rank
 // ≤ 1 (biases, norm weights), names ending in ".bias", or names in noDecay
-// (timm's param_groups_weight_decay rule).
+// (timm's param_groups_weight_decay rule); the model supplies noDecay
+// (timm's no_weight_decay(); see models.Network.NoWeightDecay).
 func decays(p Param, noDecay []string) bool {
 	return len(p.Shape) > 1 && !strings.HasSuffix(p.Name, ".bias") && !slices.Contains(noDecay, p.Name)
 }

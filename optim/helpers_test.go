@@ -127,3 +127,7 @@ func numValues(params []Param) int {
 	}
 	return n
 }
+
+// vitNoDecayNames is the no-weight-decay set a ViT supplies (timm's
+// VisionTransformer.no_weight_decay(), plus DeiT's dist_token).
+var vitNoDecayNames = []string{"pos_embed", "cls_token", "dist_token"}

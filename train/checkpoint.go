@@ -3,14 +3,12 @@ package train
 import (
 	"encoding/json"
 	"fmt"
-	"maps"
 	"math"
-	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/vit-train/vit-train/formats/safetensors"
-	"github.com/vit-train/vit-train/models/resnet"
+	"github.com/vit-train/vit-train/models"
 	"github.com/vit-train/vit-train/models/vit"
 	"github.com/vit-train/vit-train/optim"
 )
@@ -38,10 +36,10 @@ type State struct {
 // instead of Model and stores the batch norms' running_mean and
 // running_var beside the parameters, under torchvision's names.
 type Checkpoint struct {
-	Arch    string      // ArchViT (also for files without "vit_train.arch") or ArchResNet
-	ResNet  *ResNetSpec // the ResNet's configuration when Arch is ArchResNet
-	Model   vit.Config
-	Config  *Config // nil for checkpoints made outside a training run
+	Arch    string             // models.ArchViT (also for files without "vit_train.arch") or models.ArchResNet
+	ResNet  *models.ResNetSpec // the ResNet's configuration when Arch is models.ArchResNet
+	Model   vit.Config         // the ViT's configuration when Arch is models.ArchViT
+	Config  *Config            // nil for checkpoints made outside a training run
 	State   State
 	Mean    []float32
 	Std     []float32
@@ -63,13 +61,25 @@ const (
 	metaResNet  = "vit_train.resnet"
 )
 
-// ModelTensors returns m's parameters as safetensors tensors sharing m's data.
-func ModelTensors(m *vit.ViT) []safetensors.Tensor {
-	out := make([]safetensors.Tensor, len(m.Params))
-	for i, p := range m.Params {
-		out[i] = safetensors.Tensor{Name: p.Name, Shape: p.Value.Shape().Clone(), Data: p.Float32s()}
+// ModelTensors returns m's parameters as safetensors tensors sharing m's
+// data (vit.ViT.Tensors).
+func ModelTensors(m *vit.ViT) []safetensors.Tensor { return m.Tensors() }
+
+// Spec is the network the checkpoint holds, as models.New rebuilds it.
+func (c *Checkpoint) Spec() models.Spec {
+	if c.Arch == models.ArchResNet && c.ResNet != nil {
+		return models.ResNet(*c.ResNet)
 	}
-	return out
+	return models.ViTSpec(c.Model)
+}
+
+// setSpec records the network spec s in the checkpoint's fields.
+func (c *Checkpoint) setSpec(s models.Spec) {
+	c.Arch, c.Model, c.ResNet = s.Arch, s.ViT, nil
+	if s.Arch == models.ArchResNet {
+		r := s.ResNet
+		c.ResNet, c.Model = &r, vit.Config{}
+	}
 }
 
 // Save writes the checkpoint to path atomically, with CRC-32C checksums of
@@ -92,12 +102,12 @@ func (c *Checkpoint) Save(path string) error {
 		k string
 		v any
 	}{metaModel, c.Model}
-	meta[metaArch] = ArchViT
-	if c.Arch == ArchResNet {
+	meta[metaArch] = models.ArchViT
+	if c.Arch == models.ArchResNet {
 		if c.ResNet == nil {
 			return fmt.Errorf("checkpoint %s: a resnet checkpoint needs its ResNet configuration", path)
 		}
-		meta[metaArch] = ArchResNet
+		meta[metaArch] = models.ArchResNet
 		arch.k, arch.v = metaResNet, c.ResNet
 	}
 	for _, kv := range []struct {
@@ -142,10 +152,6 @@ func LoadCheckpoint(path string) (*Checkpoint, error) {
 	return c, nil
 }
 
-// maxImageSize bounds a ResNet checkpoint's input size, which only its
-// metadata records (a ViT's follows from its position embedding).
-const maxImageSize = 1 << 14
-
 // decodeCheckpoint builds a checkpoint from a file's metadata and tensors,
 // checking both as LoadCheckpoint describes; errors do not name the file.
 func decodeCheckpoint(f *safetensors.File) (*Checkpoint, error) {
@@ -175,26 +181,26 @@ func decodeCheckpoint(f *safetensors.File) (*Checkpoint, error) {
 	}
 	var channels, classes int
 	switch c.Arch = f.Metadata[metaArch]; c.Arch {
-	case "", ArchViT:
-		c.Arch = ArchViT
+	case "", models.ArchViT:
+		c.Arch = models.ArchViT
 		if err := get(metaModel, &c.Model, true); err != nil {
 			return nil, err
 		}
-		if err := checkViT(c.Model, c.Params); err != nil {
+		if err := models.CheckTensors(c.Spec(), c.Params, fmt.Sprintf("metadata %q", metaModel)); err != nil {
 			return nil, err
 		}
 		channels, classes = c.Model.Channels, c.Model.NumClasses
-	case ArchResNet:
-		c.ResNet = &ResNetSpec{}
+	case models.ArchResNet:
+		c.ResNet = &models.ResNetSpec{}
 		if err := get(metaResNet, c.ResNet, true); err != nil {
 			return nil, err
 		}
-		if err := checkResNet(*c.ResNet, c.Params); err != nil {
-			return nil, fmt.Errorf("metadata %q: %w", metaResNet, err)
+		if err := models.CheckTensors(c.Spec(), c.Params, fmt.Sprintf("metadata %q", metaResNet)); err != nil {
+			return nil, err
 		}
 		channels, classes = c.ResNet.Channels, c.ResNet.NumClasses
 	default:
-		return nil, fmt.Errorf("metadata %q is %q, want %q or %q", metaArch, c.Arch, ArchViT, ArchResNet)
+		return nil, fmt.Errorf("metadata %q is %q, want %q or %q", metaArch, c.Arch, models.ArchViT, models.ArchResNet)
 	}
 	for _, kv := range []struct {
 		k string
@@ -229,88 +235,6 @@ func clip(s string) string {
 		s = s[:120] + "…"
 	}
 	return strconv.Quote(s)
-}
-
-// namedShape is a tensor a model needs.
-type namedShape struct {
-	name  string
-	shape []int
-}
-
-// checkViT checks a ViT configuration from the metadata against the
-// parameter tensors.
-func checkViT(cfg vit.Config, params []safetensors.Tensor) error {
-	if err := cfg.Validate(); err != nil {
-		return fmt.Errorf("metadata %q: %w", metaModel, err)
-	}
-	// Each block has a dozen tensors: bound the depth before laying out
-	// the blocks' specs.
-	if cfg.Depth > len(params) {
-		return fmt.Errorf("metadata %q: depth %d, but the file holds only %d parameter tensors", metaModel, cfg.Depth, len(params))
-	}
-	specs := cfg.ParamSpecs()
-	want := make([]namedShape, len(specs))
-	for i, s := range specs {
-		want[i] = namedShape{s.Name, s.Shape}
-	}
-	return matchTensors(want, params, fmt.Sprintf("the model of metadata %q (%s)", metaModel, cfg.Name))
-}
-
-// checkResNet checks a ResNet configuration from the metadata against the
-// parameter and buffer tensors, without building the model.
-func checkResNet(spec ResNetSpec, params []safetensors.Tensor) error {
-	total := 0
-	for _, t := range params {
-		total += len(t.Data)
-	}
-	switch {
-	case spec.Channels < 1 || spec.Channels > total:
-		return fmt.Errorf("in_chans %d: want 1 to %d, the values the file holds", spec.Channels, total)
-	case spec.NumClasses < 1 || spec.NumClasses > total:
-		return fmt.Errorf("num_classes %d: want 1 to %d, the values the file holds", spec.NumClasses, total)
-	case spec.ImageSize < 1 || spec.ImageSize > maxImageSize:
-		return fmt.Errorf("img_size %d: want 1 to %d", spec.ImageSize, maxImageSize)
-	}
-	n, err := resnet.NumParams(spec.config())
-	if err != nil {
-		return err
-	}
-	if n > total {
-		return fmt.Errorf("%s with %d classes has %d parameters, but the file holds %d values", spec.Arch, spec.NumClasses, n, total)
-	}
-	ps, bufs, err := resnet.Shapes(spec.config())
-	if err != nil {
-		return err
-	}
-	var want []namedShape
-	for _, t := range append(ps, bufs...) {
-		want = append(want, namedShape{t.Name, t.Shape})
-	}
-	return matchTensors(want, params, "model "+spec.Arch)
-}
-
-// matchTensors checks that have holds exactly the tensors of want, by name
-// and shape; model describes them for errors.
-func matchTensors(want []namedShape, have []safetensors.Tensor, model string) error {
-	byName := make(map[string]safetensors.Tensor, len(have))
-	for _, t := range have {
-		byName[t.Name] = t
-	}
-	for _, w := range want {
-		t, ok := byName[w.name]
-		if !ok {
-			return fmt.Errorf("tensor %q is missing; %s needs it with shape %v", w.name, model, w.shape)
-		}
-		if !slices.Equal(t.Shape, w.shape) {
-			return fmt.Errorf("tensor %q has shape %v, but %s needs %v", w.name, t.Shape, model, w.shape)
-		}
-		delete(byName, w.name)
-	}
-	if len(byName) > 0 {
-		extra := slices.Sorted(maps.Keys(byName))
-		return fmt.Errorf("tensor %q is not a parameter of %s (nor optimiser state or EMA weights)", extra[0], model)
-	}
-	return nil
 }
 
 // check rejects run positions a training run cannot reach.
@@ -352,158 +276,74 @@ func checkNormalisation(mean, std []float32, channels int) error {
 	return nil
 }
 
-// LoadWeights copies the checkpoint's parameters into m. Every parameter of
-// m must be present with its shape, and no other may be, except that
-// pos_embed is resampled when only the patch grid differs (the returned note
-// says so) and, when skipHead is set, head and head_dist are left as they are
-// (for a new class count).
-func (c *Checkpoint) LoadWeights(m *vit.ViT, skipHead bool) (note string, err error) {
-	return loadWeights(c.Params, c.Model, m, skipHead)
+// LoadWeights copies the checkpoint's tensors into n (models.Load): every
+// tensor of n must be present with its shape, and no other may be, except
+// that a ViT's pos_embed is resampled when only the patch grid differs (the
+// returned note says so) and, when skipHead is set, the classification
+// heads are left as they are (for a new class count).
+func (c *Checkpoint) LoadWeights(n models.Network, skipHead bool) (note string, err error) {
+	return models.Load(n, c.Params, c.Spec(), skipHead)
 }
 
-func loadWeights(tensors []safetensors.Tensor, from vit.Config, m *vit.ViT, skipHead bool) (string, error) {
-	byName := make(map[string]safetensors.Tensor, len(tensors))
-	for _, t := range tensors {
-		byName[t.Name] = t
-	}
-	var note string
-	for _, p := range m.Params {
-		t, ok := byName[p.Name]
-		delete(byName, p.Name)
-		if skipHead && isHead(p.Name) {
-			continue
-		}
-		if !ok {
-			return "", fmt.Errorf("checkpoint has no tensor %q, which model %s needs", p.Name, m.Config.Name)
-		}
-		want := p.Value.Shape()
-		if p.Name == "pos_embed" && !slices.Equal(t.Shape, []int(want)) {
-			data, msg, err := resamplePosEmbed(t, from, m.Config)
-			if err != nil {
-				return "", err
-			}
-			if err := setParam(p, data); err != nil {
-				return "", err
-			}
-			note = msg
-			continue
-		}
-		if !slices.Equal(t.Shape, []int(want)) {
-			return "", fmt.Errorf("checkpoint tensor %q has shape %v, model %s needs %v", p.Name, t.Shape, m.Config.Name, []int(want))
-		}
-		if err := setParam(p, t.Data); err != nil {
-			return "", err
-		}
-	}
-	for name := range byName {
-		if skipHead && isHead(name) {
-			continue
-		}
-		return "", fmt.Errorf("checkpoint has tensor %q, which model %s does not have", name, m.Config.Name)
-	}
-	return note, nil
-}
-
-// setParam copies data into p, a float32 or float64 parameter of the same
-// size.
-func setParam(p *vit.Param, data []float32) error {
-	switch dst := p.Value.Data().(type) {
-	case []float32:
-		if len(dst) == len(data) {
-			copy(dst, data)
-			return nil
-		}
-	case []float64:
-		if len(dst) == len(data) {
-			for i, v := range data {
-				dst[i] = float64(v)
-			}
-			return nil
-		}
-	default:
-		return fmt.Errorf("parameter %q is %v; checkpoints load into float32 or float64 models", p.Name, p.Value.Dtype())
-	}
-	return fmt.Errorf("checkpoint tensor %q has %d values, the model's parameter %d", p.Name, len(data), p.Value.Shape().TotalSize())
-}
-
-func resamplePosEmbed(t safetensors.Tensor, from, to vit.Config) ([]float32, string, error) {
-	if len(t.Shape) != 3 || t.Shape[0] != 1 || t.Shape[2] != to.EmbedDim {
-		return nil, "", fmt.Errorf("checkpoint tensor \"pos_embed\" has shape %v, want (1, T, %d)", t.Shape, to.EmbedDim)
-	}
-	if from.NumPrefixTokens() != to.NumPrefixTokens() {
-		return nil, "", fmt.Errorf("checkpoint pos_embed has %d prefix tokens, model %s has %d", from.NumPrefixTokens(), to.Name, to.NumPrefixTokens())
-	}
-	oldG, newG := from.GridSize(), to.GridSize()
-	if from.NumTokens() != t.Shape[1] {
-		return nil, "", fmt.Errorf("checkpoint pos_embed has %d tokens but its config says %d", t.Shape[1], from.NumTokens())
-	}
-	data, err := vit.ResamplePosEmbed(t.Data, to.EmbedDim, to.NumPrefixTokens(), oldG, oldG, newG, newG, vit.Bicubic)
-	if err != nil {
-		return nil, "", err
-	}
-	return data, fmt.Sprintf("resampled pos_embed from a %d×%d to a %d×%d patch grid (bicubic, antialiased)", oldG, oldG, newG, newG), nil
-}
-
-// OpenModel loads the checkpoint at path into a new model of its
-// configuration; with ema, the EMA weights are loaded instead of the
+// OpenModel loads the checkpoint at path into a new ViT of its
+// configuration, for what only a ViT has (attention maps, position
+// embeddings); with ema, the EMA weights are loaded instead of the
 // trained ones.
 func OpenModel(path string, ema bool) (*Checkpoint, *vit.ViT, error) {
-	ck, err := LoadCheckpoint(path)
+	ck, n, err := OpenNetwork(path, ema)
 	if err != nil {
 		return nil, nil, err
 	}
-	if ck.Arch == ArchResNet {
-		return nil, nil, fmt.Errorf("checkpoint %s holds a %s (a CNN), not a ViT", path, ck.ResNet.Arch)
-	}
-	m, err := vit.New(ck.Model, 0)
+	m, err := models.ViTOf(n)
 	if err != nil {
-		return nil, nil, err
-	}
-	src := ck
-	if ema {
-		if src, err = ck.emaWeights(); err != nil {
-			return nil, nil, fmt.Errorf("checkpoint %s: %w", path, err)
-		}
-	}
-	if _, err := src.LoadWeights(m, false); err != nil {
 		return nil, nil, fmt.Errorf("checkpoint %s: %w", path, err)
 	}
 	return ck, m, nil
 }
 
-// emaWeights returns a copy of the checkpoint whose parameters are its EMA weights.
-func (c *Checkpoint) emaWeights() (*Checkpoint, error) {
+// EMAWeights returns a copy of the checkpoint whose parameters are its EMA
+// weights, under the model's names. Tensors the EMA does not average (a
+// ResNet's batch-norm running statistics, which the EMA network shares
+// with the trained one) keep the checkpoint's values.
+func (c *Checkpoint) EMAWeights() (*Checkpoint, error) {
 	if len(c.EMA) == 0 {
 		return nil, fmt.Errorf("the checkpoint has no EMA weights")
 	}
 	out := *c
 	out.Params = nil
+	averaged := make(map[string]bool, len(c.EMA))
 	for _, t := range c.EMA {
-		out.Params = append(out.Params, safetensors.Tensor{Name: strings.TrimPrefix(t.Name, "ema."), Shape: t.Shape, Data: t.Data})
+		name := strings.TrimPrefix(t.Name, "ema.")
+		averaged[name] = true
+		out.Params = append(out.Params, safetensors.Tensor{Name: name, Shape: t.Shape, Data: t.Data})
+	}
+	for _, t := range c.Params {
+		if !averaged[t.Name] {
+			out.Params = append(out.Params, t)
+		}
 	}
 	return &out, nil
 }
 
-// openNetwork loads the checkpoint at path into a new model of its
-// architecture, ViT or ResNet.
-func openNetwork(path string) (*Checkpoint, network, error) {
+// OpenNetwork loads the checkpoint at path into a new network built from
+// the spec it carries, whatever the network's name or architecture; with
+// ema, the EMA weights are loaded instead of the trained ones.
+func OpenNetwork(path string, ema bool) (*Checkpoint, models.Network, error) {
 	ck, err := LoadCheckpoint(path)
 	if err != nil {
 		return nil, nil, err
 	}
-	var n network
-	if ck.Arch == ArchResNet {
-		if n, err = newResNet(*ck.ResNet, 0); err != nil {
-			return nil, nil, err
-		}
-	} else {
-		m, err := vit.New(ck.Model, 0)
-		if err != nil {
-			return nil, nil, err
-		}
-		n = vitNet{m}
+	n, err := models.New(ck.Spec(), 0)
+	if err != nil {
+		return nil, nil, fmt.Errorf("checkpoint %s: %w", path, err)
 	}
-	if err := n.Load(ck); err != nil {
+	src := ck
+	if ema {
+		if src, err = ck.EMAWeights(); err != nil {
+			return nil, nil, fmt.Errorf("checkpoint %s: %w", path, err)
+		}
+	}
+	if _, err := src.LoadWeights(n, false); err != nil {
 		return nil, nil, fmt.Errorf("checkpoint %s: %w", path, err)
 	}
 	return ck, n, nil

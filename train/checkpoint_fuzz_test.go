@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/vit-train/vit-train/formats/safetensors"
+	"github.com/vit-train/vit-train/models"
 	"github.com/vit-train/vit-train/models/vit"
 )
 
@@ -17,7 +18,7 @@ var fuzzTensorSets = sync.OnceValues(func() ([][]safetensors.Tensor, error) {
 	if err != nil {
 		return nil, err
 	}
-	r, err := newResNet(ResNetSpec{Arch: "resnet20", Channels: 1, ImageSize: 8, NumClasses: 3}, 0)
+	r, err := models.New(models.ResNet(models.ResNetSpec{Arch: "resnet20", Channels: 1, ImageSize: 8, NumClasses: 3}), 0)
 	if err != nil {
 		return nil, err
 	}
@@ -72,25 +73,25 @@ func FuzzCheckpointMetadata(f *testing.F) {
 			return
 		}
 		switch ck.Arch {
-		case ArchViT:
+		case models.ArchViT:
 			m, err := vit.New(ck.Model, 0)
 			if err != nil {
 				t.Fatalf("accepted model %+v does not build: %v", ck.Model, err)
 			}
-			if _, err := ck.LoadWeights(m, false); err != nil {
+			if _, err := ck.LoadWeights(models.FromViT(m), false); err != nil {
 				t.Fatalf("accepted checkpoint does not load into its model: %v", err)
 			}
 			if len(ck.EMA) > 0 {
-				if ema, err := ck.emaWeights(); err == nil {
-					ema.LoadWeights(m, false) // may fail, must not panic
+				if ema, err := ck.EMAWeights(); err == nil {
+					ema.LoadWeights(models.FromViT(m), false) // may fail, must not panic
 				}
 			}
-		case ArchResNet:
+		case models.ArchResNet:
 			n, err := builtResNet(*ck.ResNet)
 			if err != nil {
 				t.Fatalf("accepted ResNet %+v does not build: %v", *ck.ResNet, err)
 			}
-			if err := n.Load(ck); err != nil {
+			if _, err := ck.LoadWeights(n, false); err != nil {
 				t.Fatalf("accepted checkpoint does not load into its ResNet: %v", err)
 			}
 		default:
@@ -103,12 +104,12 @@ func FuzzCheckpointMetadata(f *testing.F) {
 // by what decides their parameters.
 var resnets sync.Map
 
-func builtResNet(spec ResNetSpec) (*resnetNet, error) {
-	key := ResNetSpec{Arch: spec.Arch, Channels: spec.Channels, NumClasses: spec.NumClasses}
+func builtResNet(spec models.ResNetSpec) (models.Network, error) {
+	key := models.ResNetSpec{Arch: spec.Arch, Channels: spec.Channels, NumClasses: spec.NumClasses}
 	if n, ok := resnets.Load(key); ok {
-		return n.(*resnetNet), nil
+		return n.(models.Network), nil
 	}
-	n, err := newResNet(spec, 0)
+	n, err := models.New(models.ResNet(spec), 0)
 	if err == nil {
 		resnets.Store(key, n)
 	}

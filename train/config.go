@@ -14,6 +14,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/vit-train/vit-train/models"
 	"github.com/vit-train/vit-train/models/vit"
 )
 
@@ -45,6 +46,11 @@ type ModelConfig struct {
 	DropRate     float64 `yaml:"drop_rate"`
 	AttnDropRate float64 `yaml:"attn_drop_rate"`
 	DropPathRate float64 `yaml:"drop_path_rate"`
+	// ViT, when set, is the full configuration of the ViT named Name, for
+	// a model that is not a preset (an imported one, fine-tuned): it
+	// replaces the preset lookup, and the fields above override it as they
+	// override a preset. `vit-train finetune` sets it from the checkpoint.
+	ViT *vit.Config `yaml:"vit,omitempty"`
 	// GradCheckpointing keeps only each encoder block's input between the
 	// forward and the backward pass and recomputes the block's activations
 	// in the backward pass (timm's set_grad_checkpointing): less memory for
@@ -358,16 +364,22 @@ func convertLike(old, v any) (any, error) {
 	return v, nil
 }
 
-// ModelConfig resolves the model configuration from the preset and overrides.
-func (c Config) ModelConfig() (vit.Config, error) {
-	mc, err := vit.Preset(c.Model.Name, vit.Overrides{ImageSize: c.Model.ImageSize, NumClasses: c.Model.NumClasses, Channels: c.Model.Channels})
-	if err != nil {
-		return mc, err
+// ModelSpec resolves the network from model.name (a ViT or DeiT preset, or
+// a ResNet architecture), or from model.vit when set, and the model
+// overrides. A ResNet's zero
+// in_chans, img_size and num_classes are left for the data to fill
+// (models.Spec.Resolve).
+func (c Config) ModelSpec() (models.Spec, error) {
+	m := c.Model
+	o := models.Overrides{ImageSize: m.ImageSize, NumClasses: m.NumClasses, Channels: m.Channels,
+		DropRate: m.DropRate, AttnDropRate: m.AttnDropRate, DropPathRate: m.DropPathRate}
+	if m.ViT == nil {
+		return models.Create(m.Name, o)
 	}
-	mc.DropRate = c.Model.DropRate
-	mc.AttnDropRate = c.Model.AttnDropRate
-	mc.DropPathRate = c.Model.DropPathRate
-	return mc, mc.Validate()
+	if m.ViT.Name != m.Name {
+		return models.Spec{}, fmt.Errorf("model.vit.name = %q differs from model.name = %q", m.ViT.Name, m.Name)
+	}
+	return models.CustomViT(*m.ViT, o)
 }
 
 // Validate checks values that no type can (ranges and names) and refuses
@@ -387,12 +399,12 @@ func (c Config) validateValues() error {
 	bad := func(key string, v any, want string) error {
 		return fmt.Errorf("config: %s = %v: %s", key, v, want)
 	}
-	if IsResNet(c.Model.Name) {
-		if err := c.validateResNet(); err != nil {
-			return err
-		}
-	} else if _, err := c.ModelConfig(); err != nil {
+	spec, err := c.ModelSpec()
+	if err != nil {
 		return fmt.Errorf("config: model: %w", err)
+	}
+	if spec.IsCNN() && c.Distill.Type != "none" {
+		return fmt.Errorf("config: distill.type = %s: model %s has no distillation head", c.Distill.Type, c.Model.Name)
 	}
 	if err := c.Distill.validate(); err != nil {
 		return err
@@ -499,26 +511,6 @@ func (c Config) ineffectiveSettings() []ineffective {
 	}
 }
 
-// validateResNet checks the settings a ResNet run cannot use.
-func (c Config) validateResNet() error {
-	m := c.Model
-	switch {
-	case m.DropRate != 0 || m.AttnDropRate != 0 || m.DropPathRate != 0:
-		return fmt.Errorf("config: model.name = %s: drop_rate, attn_drop_rate and drop_path_rate apply to ViTs only", m.Name)
-	case c.EMA.Enabled:
-		return fmt.Errorf("config: ema.enabled = true: not supported for model %s", m.Name)
-	case c.Optim.LayerDecay > 0 && c.Optim.LayerDecay < 1:
-		return fmt.Errorf("config: optim.layer_decay = %v: layer decay applies to ViTs only", c.Optim.LayerDecay)
-	case c.Init.From != "":
-		return fmt.Errorf("config: init.from = %s: fine-tuning applies to ViTs only", c.Init.From)
-	case c.Distill.Type != "none":
-		return fmt.Errorf("config: distill.type = %s: model %s has no distillation head", c.Distill.Type, m.Name)
-	case m.ImageSize < 0 || m.NumClasses < 0 || m.Channels < 0:
-		return fmt.Errorf("config: model.img_size, num_classes and in_chans of %s must not be negative", m.Name)
-	}
-	return nil
-}
-
 // validate checks that a teacher is given exactly when distilling.
 func (d DistillConfig) validate() error {
 	switch {
@@ -530,23 +522,6 @@ func (d DistillConfig) validate() error {
 		return fmt.Errorf("config: set distill.teacher or distill.teacher_logits, not both")
 	}
 	return nil
-}
-
-// resnetSpec resolves a ResNet's configuration: model.in_chans,
-// model.img_size and model.num_classes, each taken from the data when 0.
-func (c Config) resnetSpec(ds *Datasets) ResNetSpec {
-	ch, h, _ := ds.Train.Shape()
-	s := ResNetSpec{Arch: strings.ToLower(c.Model.Name), Channels: c.Model.Channels, ImageSize: c.Model.ImageSize, NumClasses: c.Model.NumClasses}
-	if s.Channels == 0 {
-		s.Channels = ch
-	}
-	if s.ImageSize == 0 {
-		s.ImageSize = h
-	}
-	if s.NumClasses == 0 {
-		s.NumClasses = len(ds.Classes)
-	}
-	return s
 }
 
 // YAML renders the resolved configuration, as saved in the run folder.

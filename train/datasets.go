@@ -5,7 +5,7 @@ import (
 
 	"github.com/vit-train/vit-train/augment"
 	"github.com/vit-train/vit-train/data"
-	"github.com/vit-train/vit-train/models/vit"
+	"github.com/vit-train/vit-train/models"
 )
 
 // Datasets are a run's training and evaluation data with their normalisation.
@@ -72,9 +72,10 @@ type subset struct {
 
 func (s subset) Len() int { return s.n }
 
-// CheckModel reports a model that cannot take the data.
-func (d *Datasets) CheckModel(mc vit.Config) error {
-	return d.checkInput(mc.Name, mc.Channels, mc.NumClasses)
+// CheckModel reports a network that cannot take the data.
+func (d *Datasets) CheckModel(s models.Spec) error {
+	channels, _ := s.Input()
+	return d.checkInput(s.Name(), channels, s.NumClasses())
 }
 
 // checkInput reports a model of channels inputs and classes outputs that

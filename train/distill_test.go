@@ -12,6 +12,7 @@ import (
 	"github.com/vit-train/vit-train/data"
 	"github.com/vit-train/vit-train/distill"
 	"github.com/vit-train/vit-train/formats/safetensors"
+	"github.com/vit-train/vit-train/models"
 	"github.com/vit-train/vit-train/models/vit"
 )
 
@@ -152,7 +153,7 @@ func TestDistillConfigErrors(t *testing.T) {
 		{[]string{"distill.teacher=x.safetensors"}, "distill.type = none"},
 		{[]string{"distill.type=hard", "distill.teacher=a", "distill.teacher_logits=b"}, "not both"},
 		{[]string{"distill.type=hard", "distill.teacher=a", "distill.alpha=1.5"}, "distill.alpha"},
-		{[]string{"model.name=resnet20", "ema.enabled=true"}, "ema.enabled"},
+		{[]string{"model.name=resnet20", "model.drop_rate=0.1"}, "apply to ViTs only"},
 		{[]string{"model.name=resnet20", "distill.type=hard", "distill.teacher=a"}, "no distillation head"},
 	} {
 		if _, err := LoadConfig("", c.sets); err == nil || !strings.Contains(err.Error(), c.want) {
@@ -206,7 +207,7 @@ func TestResNetResumeIsExact(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ca.Arch != ArchResNet || *ca.ResNet != (ResNetSpec{Arch: "resnet20", Channels: 1, ImageSize: 28, NumClasses: 10}) {
+	if ca.Arch != models.ArchResNet || *ca.ResNet != (models.ResNetSpec{Arch: "resnet20", Channels: 1, ImageSize: 28, NumClasses: 10}) {
 		t.Fatalf("checkpoint arch %q %+v", ca.Arch, ca.ResNet)
 	}
 	stats := 0
@@ -353,8 +354,8 @@ func TestLogitsTeacherMixesRowsLikeTheImages(t *testing.T) {
 // of evaluation images of class 0, its top-5 the share of classes 0–4 and
 // its loss logsumexp(bias) − bias[label], from the labels alone.
 func TestTeacherScoreIsTheTeachersOwn(t *testing.T) {
-	spec := ResNetSpec{Arch: "resnet20", Channels: 1, ImageSize: 28, NumClasses: 10}
-	net, err := newResNet(spec, 3)
+	spec := models.ResNetSpec{Arch: "resnet20", Channels: 1, ImageSize: 28, NumClasses: 10}
+	net, err := models.New(models.ResNet(spec), 3)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -371,7 +372,7 @@ func TestTeacherScoreIsTheTeachersOwn(t *testing.T) {
 		}
 	}
 	path := filepath.Join(t.TempDir(), "teacher.safetensors")
-	ck := &Checkpoint{Arch: ArchResNet, ResNet: &spec, Mean: data.FashionMNISTMean, Std: data.FashionMNISTStd, Params: net.Tensors()}
+	ck := &Checkpoint{Arch: models.ArchResNet, ResNet: &spec, Mean: data.FashionMNISTMean, Std: data.FashionMNISTStd, Params: net.Tensors()}
 	if err := ck.Save(path); err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/vit-train/vit-train/models"
 )
 
 // TestFinetuneAtHigherResolution trains at 28 px, then fine-tunes at 56 px
@@ -38,6 +40,10 @@ func TestFinetuneAtHigherResolution(t *testing.T) {
 	if after.Model.ImageSize != 56 || after.Model.NumTokens() != 197 {
 		t.Fatalf("fine-tuned model %+v", after.Model)
 	}
+	net, err := models.New(after.Spec(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
 	old := map[string][]float32{}
 	for _, p := range before.Params {
 		old[p.Name] = p.Data
@@ -54,7 +60,7 @@ func TestFinetuneAtHigherResolution(t *testing.T) {
 					t.Fatal("the cls row of pos_embed changed")
 				}
 			}
-		case isHead(p.Name):
+		case net.IsHead(p.Name):
 			for i := range p.Data {
 				headChanged = headChanged || p.Data[i] != old[p.Name][i]
 			}
@@ -86,10 +92,43 @@ func TestFinetuneNewClassCount(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ck.LoadWeights(m, false); err == nil || !strings.Contains(err.Error(), "head.weight") {
+	if _, err := ck.LoadWeights(models.FromViT(m), false); err == nil || !strings.Contains(err.Error(), "head.weight") {
 		t.Fatalf("loading a 10-class head into a 7-class model must fail naming head.weight, got %v", err)
 	}
-	if _, err := ck.LoadWeights(m, true); err != nil {
+	if _, err := ck.LoadWeights(models.FromViT(m), true); err != nil {
 		t.Fatalf("with a new head: %v", err)
+	}
+}
+
+// TestResNetWithEMALayerDecayAndInitFrom fine-tunes a ResNet from a ResNet
+// checkpoint with EMA and layer decay: the weights start from the
+// checkpoint, and the EMA weights are evaluated, saved and loadable.
+func TestResNetWithEMALayerDecayAndInitFrom(t *testing.T) {
+	from := tinyResNet(t)
+	cfg := smallConfig(t, "model.name=resnet20", "model.drop_path_rate=0", "epochs=1", "data.train_subset=64", "data.batch_size=16",
+		"data.eval_subset=64", "data.eval_batch_size=32", "optim.name=sgd", "optim.lr=0.01", "optim.layer_decay=0.5",
+		"ema.enabled=true", "ema.decay=0.9", "init.from="+from)
+	dir := t.TempDir()
+	var log strings.Builder
+	sum, err := Run(context.Background(), cfg, Options{Dir: dir, Out: &log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(log.String(), "initialised from "+from) || sum.EMA == nil {
+		t.Fatalf("EMA result %v, log:\n%s", sum.EMA, log.String())
+	}
+	ck, err := LoadCheckpoint(filepath.Join(dir, LastCheckpoint))
+	if err != nil {
+		t.Fatal(err)
+	}
+	net, err := models.New(ck.Spec(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ck.EMA) != len(net.Params()) {
+		t.Fatalf("%d EMA tensors for %d parameters", len(ck.EMA), len(net.Params()))
+	}
+	if _, _, err := OpenNetwork(filepath.Join(dir, LastCheckpoint), true); err != nil {
+		t.Fatalf("opening the EMA weights: %v", err)
 	}
 }

@@ -15,50 +15,12 @@ import (
 // items a run with the same data settings trains on, as
 // distill.teacher_logits needs.
 func Logits(path string, split data.Split, sets []string, batch int) (logits []float32, n, classes int, err error) {
-	ck, net, err := openNetwork(path)
+	r, err := OpenEval(path, EvalOptions{Sets: sets, Batch: batch, TrainData: split == data.Train})
 	if err != nil {
 		return nil, 0, 0, err
 	}
-	cfg := DefaultConfig()
-	if ck.Config != nil {
-		cfg = *ck.Config
-	}
-	if cfg, err = Override(cfg, sets); err != nil {
-		return nil, 0, 0, err
-	}
-	if batch > 0 {
-		cfg.Data.EvalBatchSize = batch
-	}
-	ds, err := OpenDatasets(cfg.Data)
-	if err != nil {
-		return nil, 0, 0, err
-	}
-	channels, size := net.Input()
-	classes = net.NumClasses()
-	if err := ds.checkInput(net.Name(), channels, classes); err != nil {
-		return nil, 0, 0, err
-	}
-	items := ds.Eval
-	if split == data.Train {
-		items = ds.Train
-	}
-	mean, std := ck.Mean, ck.Std
-	if len(mean) == 0 {
-		mean, std = ds.Mean, ds.Std
-	}
-	_, evalP, err := Pipelines(cfg.Aug, size, mean, std)
-	if err != nil {
-		return nil, 0, 0, err
-	}
-	l, err := data.NewLoader(data.LoaderConfig{Dataset: items, BatchSize: cfg.Data.EvalBatchSize, Workers: cfg.Data.Workers, Pipeline: evalP})
-	if err != nil {
-		return nil, 0, 0, err
-	}
-	g, err := net.Graph(cfg.Data.EvalBatchSize, false, nil)
-	if err != nil {
-		return nil, 0, 0, err
-	}
-	n = items.Len()
+	g, l, classes := r.Graph, r.Loader, r.Net.NumClasses()
+	n = r.Items.Len()
 	logits = make([]float32, n*classes)
 	images, err := g.Float32Images()
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/vit-train/vit-train/data"
+	"github.com/vit-train/vit-train/models"
 	"github.com/vit-train/vit-train/models/vit"
 )
 
@@ -173,7 +174,7 @@ func teacherCheckpoint(t *testing.T) string {
 		t.Fatal(err)
 	}
 	path := filepath.Join(t.TempDir(), "teacher.safetensors")
-	ck := &Checkpoint{Arch: ArchViT, Model: mc, Mean: data.FashionMNISTMean, Std: data.FashionMNISTStd, Classes: data.FashionMNISTClasses, Params: ModelTensors(m)}
+	ck := &Checkpoint{Arch: models.ArchViT, Model: mc, Mean: data.FashionMNISTMean, Std: data.FashionMNISTStd, Classes: data.FashionMNISTClasses, Params: ModelTensors(m)}
 	if err := ck.Save(path); err != nil {
 		t.Fatal(err)
 	}

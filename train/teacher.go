@@ -10,6 +10,7 @@ import (
 	"github.com/vit-train/vit-train/comm"
 	"github.com/vit-train/vit-train/data"
 	"github.com/vit-train/vit-train/distill"
+	"github.com/vit-train/vit-train/models"
 	"github.com/vit-train/vit-train/nn"
 )
 
@@ -30,7 +31,7 @@ type teacher interface {
 // newTeacher opens the teacher that cfg.Distill names, for a student that
 // takes (channels, size) images of ds normalised with ds.Mean and ds.Std,
 // trained with batches of batch images.
-func newTeacher(cfg Config, student network, ds *Datasets) (teacher, error) {
+func newTeacher(cfg Config, student models.Network, ds *Datasets) (teacher, error) {
 	d := cfg.Distill
 	switch {
 	case d.Type == "none":
@@ -38,7 +39,7 @@ func newTeacher(cfg Config, student network, ds *Datasets) (teacher, error) {
 	case d.TeacherLogits != "":
 		return openLogitsTeacher(d.TeacherLogits, ds.Train.Len(), student.NumClasses())
 	}
-	ck, net, err := openNetwork(d.Teacher)
+	ck, net, err := OpenNetwork(d.Teacher, false)
 	if err != nil {
 		return nil, fmt.Errorf("distill.teacher: %w", err)
 	}
@@ -75,7 +76,7 @@ func newTeacher(cfg Config, student network, ds *Datasets) (teacher, error) {
 // parameters no optimiser sees.
 type netTeacher struct {
 	path        string
-	net         network
+	net         models.Network
 	train, eval *nn.Graph
 	images      []float32 // train's input (B, C, H, W)
 	logits      []float32

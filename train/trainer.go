@@ -8,13 +8,12 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/vit-train/vit-train/augment"
 	"github.com/vit-train/vit-train/comm"
 	"github.com/vit-train/vit-train/data"
 	"github.com/vit-train/vit-train/formats/atomicfile"
-	"github.com/vit-train/vit-train/models/vit"
+	"github.com/vit-train/vit-train/models"
 	"github.com/vit-train/vit-train/nn"
 	"github.com/vit-train/vit-train/nn/ops"
 	"github.com/vit-train/vit-train/optim"
@@ -64,15 +63,13 @@ const (
 type trainer struct {
 	cfg      Config
 	opts     Options
-	mc       vit.Config // the ViT's configuration; zero for a ResNet
 	ds       *Datasets
-	net      network
-	vit      *vit.ViT // net's model when it is a ViT
-	teacher  teacher  // nil unless distilling
-	teacherR *Result  // the teacher's evaluation, when it has one
+	net      models.Network
+	teacher  teacher // nil unless distilling
+	teacherR *Result // the teacher's evaluation, when it has one
 	obj      *objective
 	eval     *nn.Graph
-	emaModel *vit.ViT
+	emaNet   models.Network // the network evaluating the EMA weights
 	emaEval  *nn.Graph
 	trainL   *data.Loader
 	evalL    *data.Loader
@@ -273,46 +270,27 @@ func (t *trainer) openLogs(resume bool) error {
 	return nil
 }
 
-// newNetwork creates the configured model, a ViT preset or a ResNet,
-// initialised from the seed, and checks that it takes the data.
+// newNetwork creates the configured network, its unset input taken from
+// the data, initialised from the seed, after checking that it takes the
+// data.
 func (t *trainer) newNetwork() error {
-	if IsResNet(t.cfg.Model.Name) {
-		spec := t.cfg.resnetSpec(t.ds)
-		if err := t.ds.checkInput(spec.Arch, spec.Channels, spec.NumClasses); err != nil {
-			return err
-		}
-		n, err := newResNet(spec, t.cfg.Seed)
-		if err != nil {
-			return err
-		}
-		t.net = n
-		return nil
-	}
-	mc, err := t.cfg.ModelConfig()
+	spec, err := t.cfg.ModelSpec()
 	if err != nil {
 		return err
 	}
-	if err := t.ds.CheckModel(mc); err != nil {
+	ch, size, _ := t.ds.Train.Shape()
+	spec = spec.Resolve(ch, size, len(t.ds.Classes))
+	if err := t.ds.CheckModel(spec); err != nil {
 		return err
 	}
-	t.mc = mc
-	if t.vit, err = vit.New(mc, t.cfg.Seed); err != nil {
-		return err
-	}
-	t.net = vitNet{t.vit}
-	return nil
+	t.net, err = models.New(spec, t.cfg.Seed)
+	return err
 }
 
 // compatible reports a checkpoint whose model differs from the configured one.
 func (t *trainer) compatible(ck *Checkpoint) error {
-	if n, ok := t.net.(*resnetNet); ok {
-		if ck.Arch != ArchResNet || *ck.ResNet != n.spec {
-			return fmt.Errorf("the checkpoint's model (%s %+v %+v) differs from the configured one (%+v); resume with the run's config.yaml", ck.Arch, ck.Model, ck.ResNet, n.spec)
-		}
-		return nil
-	}
-	if ck.Arch != ArchViT || ck.Model != t.mc {
-		return fmt.Errorf("the checkpoint's model (%+v) differs from the configured one (%+v); resume with the run's config.yaml", ck.Model, t.mc)
+	if have, want := ck.Spec(), t.net.Spec(); have != want {
+		return fmt.Errorf("the checkpoint's model (%+v) differs from the configured one (%+v); resume with the run's config.yaml", have, want)
 	}
 	return nil
 }
@@ -384,7 +362,7 @@ func (t *trainer) buildLoaders() error {
 func (t *trainer) buildUpdate() error {
 	t.params = t.net.Params()
 	for i, p := range t.params {
-		if !t.cfg.Init.FreezeBackbone || isHead(p.Name) {
+		if !t.cfg.Init.FreezeBackbone || t.net.IsHead(p.Name) {
 			t.train = append(t.train, i)
 			t.trainP = append(t.trainP, t.params[i])
 		}
@@ -414,10 +392,10 @@ func (t *trainer) buildEMA() error {
 	if t.ema, err = optim.NewEMA(t.params, t.cfg.EMA.Decay); err != nil {
 		return err
 	}
-	if t.emaModel, err = t.vit.SharingWeights(t.ema.Weights()); err != nil {
+	if t.emaNet, err = t.net.SharingWeights(t.ema.Weights()); err != nil {
 		return err
 	}
-	t.emaEval, err = t.emaModel.BuildGraph(t.cfg.Data.EvalBatchSize, false, nil)
+	t.emaEval, err = t.emaNet.Graph(t.cfg.Data.EvalBatchSize, false, nil)
 	return err
 }
 
@@ -442,12 +420,12 @@ func (t *trainer) buildOptimizer() error {
 	var groups []optim.Group
 	var err error
 	if cfg.LayerDecay > 0 && cfg.LayerDecay < 1 {
-		groups, err = optim.LayerDecayGroups(t.trainP, cfg.WeightDecay, optim.DefaultNoDecayNames, cfg.LayerDecay, optim.TimmViTLayerMap(t.mc.Depth))
+		groups, err = optim.LayerDecayGroups(t.trainP, cfg.WeightDecay, t.net.NoWeightDecay(), cfg.LayerDecay, t.net.LayerMap())
 		if err != nil {
 			return err
 		}
 	} else {
-		groups = optim.WeightDecayGroups(t.trainP, cfg.WeightDecay, optim.DefaultNoDecayNames)
+		groups = optim.WeightDecayGroups(t.trainP, cfg.WeightDecay, t.net.NoWeightDecay())
 	}
 	switch cfg.Name {
 	case "adamw":
@@ -495,23 +473,23 @@ func (t *trainer) schedule() (optim.Schedule, error) {
 	return s, nil
 }
 
-// initFrom loads a checkpoint's weights to fine-tune from.
+// initFrom loads a checkpoint's weights to fine-tune from: a network of
+// the same architecture, whatever its input size (a ViT's pos_embed is
+// resampled) and class count (new heads).
 func (t *trainer) initFrom(ic InitConfig) error {
 	ck, err := LoadCheckpoint(ic.From)
 	if err != nil {
 		return err
 	}
-	if ck.Arch == ArchResNet {
-		return fmt.Errorf("init.from %s holds a %s (a CNN), not a ViT", ic.From, ck.ResNet.Arch)
-	}
-	newHead := ck.Model.NumClasses != t.mc.NumClasses
+	fromClasses := ck.Spec().NumClasses()
+	newHead := fromClasses != t.net.NumClasses()
 	src := ck
 	if ic.EMA {
-		if src, err = ck.emaWeights(); err != nil {
+		if src, err = ck.EMAWeights(); err != nil {
 			return err
 		}
 	}
-	note, err := src.LoadWeights(t.vit, newHead)
+	note, err := src.LoadWeights(t.net, newHead)
 	if err != nil {
 		return fmt.Errorf("init.from %s: %w", ic.From, err)
 	}
@@ -520,7 +498,7 @@ func (t *trainer) initFrom(ic InitConfig) error {
 		fmt.Fprintf(t.opts.Out, "  %s\n", note)
 	}
 	if newHead {
-		fmt.Fprintf(t.opts.Out, "  new head for %d classes (the checkpoint has %d)\n", t.mc.NumClasses, ck.Model.NumClasses)
+		fmt.Fprintf(t.opts.Out, "  new head for %d classes (the checkpoint has %d)\n", t.net.NumClasses(), fromClasses)
 	}
 	if ic.FreezeBackbone {
 		fmt.Fprintf(t.opts.Out, "  backbone frozen: training %d of %d tensors\n", len(t.train), len(t.params))
@@ -528,14 +506,9 @@ func (t *trainer) initFrom(ic InitConfig) error {
 	return nil
 }
 
-// isHead reports whether a parameter belongs to a classification head.
-func isHead(name string) bool {
-	return strings.HasPrefix(name, "head.") || strings.HasPrefix(name, "head_dist.")
-}
-
 // restore loads weights, optimiser state, EMA and position from ck.
 func (t *trainer) restore(ck *Checkpoint) error {
-	if err := t.net.Load(ck); err != nil {
+	if _, err := ck.LoadWeights(t.net, false); err != nil {
 		return err
 	}
 	if err := t.opt.LoadState(ck.Optim); err != nil {
@@ -567,12 +540,9 @@ func (t *trainer) close() {
 // checkpoint returns the run's current checkpoint.
 func (t *trainer) checkpoint() *Checkpoint {
 	cfg := t.cfg
-	ck := &Checkpoint{Arch: ArchViT, Model: t.mc, Config: &cfg, State: t.state, Mean: t.ds.Mean, Std: t.ds.Std, Classes: t.ds.Classes,
+	ck := &Checkpoint{Config: &cfg, State: t.state, Mean: t.ds.Mean, Std: t.ds.Std, Classes: t.ds.Classes,
 		Params: t.net.Tensors(), Optim: t.opt.StateTensors()}
-	if n, ok := t.net.(*resnetNet); ok {
-		spec := n.spec
-		ck.Arch, ck.ResNet = ArchResNet, &spec
-	}
+	ck.setSpec(t.net.Spec())
 	if t.ema != nil {
 		ck.EMA = t.ema.StateTensors()
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/vit-train/vit-train/models"
 	"github.com/vit-train/vit-train/models/vit"
 	"github.com/vit-train/vit-train/nn"
 	"github.com/vit-train/vit-train/nn/blas"
@@ -117,10 +118,7 @@ func runBench(c vit.Config, batch, steps int, gradCheckpointing bool) (benchResu
 	if err != nil {
 		return benchResult{}, err
 	}
-	params := make([]optim.Param, len(m.Params))
-	for i, p := range m.Params {
-		params[i] = optim.Param{Name: p.Name, Shape: p.Value.Shape(), Data: p.Float32s()}
-	}
+	params := models.FromViT(m).Params()
 	opt, err := optim.NewAdamW(params, optim.WeightDecayGroups(params, 0.05, nil), optim.DefaultAdamWConfig())
 	if err != nil {
 		return benchResult{}, err

@@ -8,7 +8,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/vit-train/vit-train/data"
 	"github.com/vit-train/vit-train/train"
 )
 
@@ -33,54 +32,16 @@ distillation head and their average (DeiT's inference rule). Ctrl-C stops
 the evaluation (exit status 130; 143 for SIGTERM).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ck, m, err := train.OpenModel(ckPath, ema)
+			r, err := train.OpenEval(ckPath, train.EvalOptions{Sets: sets, Batch: batch, EMA: ema, ImageSize: imgSize})
 			if err != nil {
 				return err
 			}
-			if imgSize > 0 && imgSize != m.Config.ImageSize {
-				old := m.Config.GridSize()
-				if m, err = m.Resized(imgSize); err != nil {
-					return err
-				}
-				fmt.Fprintf(cmd.ErrOrStderr(), "evaluating at %d px: pos_embed resampled from a %d×%d to a %d×%d grid\n",
-					imgSize, old, old, m.Config.GridSize(), m.Config.GridSize())
-			}
-			cfg := train.DefaultConfig()
-			if ck.Config != nil {
-				cfg = *ck.Config
-			}
-			if cfg, err = train.Override(cfg, sets); err != nil {
-				return err
-			}
-			if batch > 0 {
-				cfg.Data.EvalBatchSize = batch
-			}
-			ds, err := train.OpenDatasets(cfg.Data)
-			if err != nil {
-				return err
-			}
-			if err := ds.CheckModel(m.Config); err != nil {
-				return err
-			}
-			mean, std := ck.Mean, ck.Std
-			if len(mean) == 0 {
-				mean, std = ds.Mean, ds.Std
-			}
-			_, evalP, err := train.Pipelines(cfg.Aug, m.Config.ImageSize, mean, std)
-			if err != nil {
-				return err
-			}
-			l, err := data.NewLoader(data.LoaderConfig{Dataset: ds.Eval, BatchSize: cfg.Data.EvalBatchSize, Workers: cfg.Data.Workers, Pipeline: evalP})
-			if err != nil {
-				return err
-			}
-			g, err := m.BuildGraph(cfg.Data.EvalBatchSize, false, nil)
-			if err != nil {
-				return err
+			if r.Note != "" {
+				fmt.Fprintf(cmd.ErrOrStderr(), "evaluating at %d px: %s\n", imgSize, r.Note)
 			}
 			sig := catchSignals(cmd.ErrOrStderr(), "stopping the evaluation")
 			defer sig.stop()
-			ev, err := train.Evaluate(sig.ctx, g, l)
+			ev, err := train.Evaluate(sig.ctx, r.Graph, r.Loader)
 			if s := sig.caught(); err != nil && s != 0 {
 				return &signalError{sig: s, msg: "evaluation interrupted; no report written"}
 			}
@@ -93,7 +54,7 @@ the evaluation (exit status 130; 143 for SIGTERM).`,
 			if err := os.MkdirAll(out, 0o755); err != nil {
 				return err
 			}
-			if err := ev.WriteReport(out, "eval_", ds.Classes); err != nil {
+			if err := ev.WriteReport(out, "eval_", r.Data.Classes); err != nil {
 				return err
 			}
 			js, err := json.MarshalIndent(ev, "", "  ")
@@ -108,7 +69,7 @@ the evaluation (exit status 130; 143 for SIGTERM).`,
 				_, err := fmt.Fprintln(w, string(js))
 				return err
 			}
-			fmt.Fprintf(w, "%s on %s (%d images): top-1 %.2f%%  top-5 %.2f%%  loss %.4f\n", ck.Model.Name, cfg.Data.Dataset, ev.N, ev.Top1, ev.Top5, ev.Loss)
+			fmt.Fprintf(w, "%s on %s (%d images): top-1 %.2f%%  top-5 %.2f%%  loss %.4f\n", r.Net.Name(), r.Config.Data.Dataset, ev.N, ev.Top1, ev.Top5, ev.Loss)
 			if ev.ClassHead != nil {
 				fmt.Fprintf(w, "  class head %.2f%%, distillation head %.2f%%, average %.2f%%\n", ev.ClassHead.Top1, ev.DistHead.Top1, ev.Top1)
 			}
@@ -122,7 +83,7 @@ the evaluation (exit status 130; 143 for SIGTERM).`,
 	cmd.Flags().BoolVar(&ema, "ema", false, "evaluate the EMA weights")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
 	cmd.Flags().IntVar(&batch, "batch", 0, "evaluation batch size (default: the config's)")
-	cmd.Flags().IntVar(&imgSize, "img-size", 0, "evaluate at another image size, pos_embed resampled (default: the checkpoint's)")
+	cmd.Flags().IntVar(&imgSize, "img-size", 0, "evaluate at another image size, a ViT's pos_embed resampled (default: the checkpoint's)")
 	_ = cmd.MarkFlagRequired("checkpoint")
 	return cmd
 }

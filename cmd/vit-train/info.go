@@ -4,16 +4,18 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/vit-train/vit-train/models/resnet"
 	"github.com/vit-train/vit-train/models/vit"
 )
 
 func newModelsCommand() *cobra.Command {
 	return &cobra.Command{
 		Use:   "models",
-		Short: "List the model presets",
+		Short: "List the registered models: the ViT and DeiT presets, and the ResNets",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			w := cmd.OutOrStdout()
@@ -25,6 +27,7 @@ func newModelsCommand() *cobra.Command {
 				}
 				fmt.Fprintf(w, "%-36s %6d %5d %5d %5d %5d %12d\n", name, c.ImageSize, c.PatchSize, c.EmbedDim, c.Depth, c.Heads, c.ParamCount())
 			}
+			fmt.Fprintf(w, "ResNets (input size and classes from the data unless set): %s\n", strings.Join(resnet.Archs(), ", "))
 			return nil
 		},
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -150,32 +149,31 @@ func newExportCommand() *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "export",
-		Short: "Write a checkpoint's weights as a timm state dict (safetensors)",
+		Short: "Write a checkpoint's weights as a PyTorch state dict (safetensors)",
 		Long: `Write a vit-train checkpoint's model weights as a safetensors file that
-timm's VisionTransformer (VisionTransformerDistilled for DeiT distilled models)
-of the same configuration loads with load_state_dict(strict=True): timm names
-and layouts, F32, metadata {"format": "pt"}, no optimiser state.`,
+PyTorch loads: for a ViT, timm's VisionTransformer (VisionTransformerDistilled
+for DeiT distilled models) of the same configuration with
+load_state_dict(strict=True); for a ResNet, torchvision's ResNet with its
+running statistics (strict=False: num_batches_tracked is not stored). timm
+and torchvision names and layouts, F32, metadata {"format": "pt"}, no
+optimiser state. The checkpoint's tensors are checked against the model
+its metadata describes first.`,
 		Example: `  vit-train export --checkpoint runs/vit_fmnist_patch4_28/best.safetensors --out vit_fmnist.safetensors`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ck, err := train.LoadCheckpoint(ckPath)
+			_, net, err := train.OpenNetwork(ckPath, ema)
 			if err != nil {
 				return err
 			}
-			params := ck.Params
-			if ema {
-				if len(ck.EMA) == 0 {
-					return fmt.Errorf("checkpoint %s has no EMA weights", ckPath)
-				}
-				params = make([]safetensors.Tensor, len(ck.EMA))
-				for i, t := range ck.EMA {
-					params[i] = safetensors.Tensor{Name: strings.TrimPrefix(t.Name, "ema."), Shape: t.Shape, Data: t.Data}
-				}
+			tensors := net.Tensors()
+			if err := safetensors.WriteFileAtomic(out, tensors, map[string]string{"format": "pt"}); err != nil {
+				return fmt.Errorf("export %s: %w", out, err)
 			}
-			if err := interop.WriteTimm(out, ck.Model, params); err != nil {
-				return err
+			params := 0
+			for _, p := range net.Params() {
+				params += len(p.Data)
 			}
-			printExport(cmd.OutOrStdout(), out, ck.Model)
+			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s: %d tensors, %d parameters\n%s\n", out, len(tensors), params, net.PyTorchLoad(out))
 			return nil
 		},
 	}
@@ -185,23 +183,4 @@ and layouts, F32, metadata {"format": "pt"}, no optimiser state.`,
 	cmd.MarkFlagRequired("checkpoint")
 	cmd.MarkFlagRequired("out")
 	return cmd
-}
-
-func printExport(w io.Writer, out string, c vit.Config) {
-	fmt.Fprintf(w, "wrote %s: %d tensors, %d parameters\n", out, len(c.ParamSpecs()), c.ParamCount())
-	kind := "VisionTransformer"
-	if c.Distilled {
-		kind = "VisionTransformerDistilled"
-	}
-	fmt.Fprintf(w, "timm: %s(img_size=%d, patch_size=%d, in_chans=%d, num_classes=%d, embed_dim=%d, depth=%d, num_heads=%d, mlp_ratio=%g, qkv_bias=%s)"+
-		".load_state_dict(safetensors.torch.load_file(%q))\n",
-		kind, c.ImageSize, c.PatchSize, c.Channels, c.NumClasses, c.EmbedDim, c.Depth, c.Heads,
-		float64(c.MLPDim)/float64(c.EmbedDim), pyBool(c.QKVBias), out)
-}
-
-func pyBool(b bool) string {
-	if b {
-		return "True"
-	}
-	return "False"
 }

@@ -1,6 +1,10 @@
 package main
 
 import (
+	"fmt"
+	"image"
+	"image/png"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -9,6 +13,7 @@ import (
 
 	"github.com/vit-train/vit-train/data"
 	"github.com/vit-train/vit-train/formats/safetensors"
+	"github.com/vit-train/vit-train/models/vit"
 	"github.com/vit-train/vit-train/optim"
 	"github.com/vit-train/vit-train/train"
 )
@@ -144,4 +149,145 @@ func TestExportEMA(t *testing.T) {
 		t.Fatalf("%v\n%s", err, out)
 	}
 	sameFileTensors(t, exported, interopGolden+"vit_plain.safetensors")
+}
+
+// TestImportedCustomViTWorksWithEveryCommand imports a timm file holding a
+// ViT that is no preset, under a name of its own, then fine-tunes it,
+// resumes the fine-tuning run, evaluates, predicts with, writes the logits
+// of and exports it: each command builds the model from the configuration
+// the checkpoint (or the run's config.yaml) carries.
+func TestImportedCustomViTWorksWithEveryCommand(t *testing.T) {
+	dir := t.TempDir()
+	custom := vit.Config{Name: "timm_file", ImageSize: 28, PatchSize: 7, Channels: 1, NumClasses: 10, EmbedDim: 16,
+		Depth: 1, Heads: 2, MLPDim: 32, LayerNormEps: 1e-6, QKVBias: true}
+	m, err := vit.New(custom, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	timmFile := filepath.Join(dir, "timm.safetensors")
+	if err := safetensors.WriteFileAtomic(timmFile, m.Tensors(), map[string]string{"format": "pt"}); err != nil {
+		t.Fatal(err)
+	}
+	imported := filepath.Join(dir, "imported.safetensors")
+	if out, err := run(t, "import", "--from", timmFile, "--heads", "2", "--img-size", "28", "--name", "my_vit",
+		"--mean", "0.2860", "--std", "0.3530", "--out", imported); err != nil {
+		t.Fatalf("import: %v\n%s", err, out)
+	}
+	runDir := filepath.Join(dir, "run")
+	out, err := run(t, "finetune", "--from", imported, "--out", runDir, "--set", "epochs=1", "--set", "data.train_subset=64",
+		"--set", "data.batch_size=32", "--set", "data.eval_subset=50", "--set", "data.eval_batch_size=25", "--set", "progress=false")
+	if err != nil || !strings.Contains(out, "model my_vit") || !strings.Contains(out, "initialised from "+imported) {
+		t.Fatalf("finetune: %v\n%s", err, out)
+	}
+	if out, err := run(t, "train", "--out", runDir, "--resume", "--set", "epochs=2"); err != nil || !strings.Contains(out, "model my_vit") {
+		t.Fatalf("resuming the fine-tuning run from its config.yaml: %v\n%s", err, out)
+	}
+	ck := filepath.Join(runDir, "last.safetensors")
+	npy := filepath.Join(dir, "test.npy")
+	if out, err := run(t, "logits", "--checkpoint", ck, "--split", "test", "--out", npy); err != nil {
+		t.Fatalf("logits: %v\n%s", err, out)
+	}
+	checkSameDataPath(t, runDir, ck, npy, 50)
+	exported := filepath.Join(dir, "export.safetensors")
+	out, err = run(t, "export", "--checkpoint", ck, "--out", exported)
+	if err != nil || !strings.Contains(out, "VisionTransformer(img_size=28, patch_size=7, in_chans=1, num_classes=10, embed_dim=16, depth=1, num_heads=2, mlp_ratio=2, qkv_bias=True)") {
+		t.Fatalf("export: %v\n%s", err, out)
+	}
+	f, err := safetensors.ReadFile(exported)
+	if err != nil || len(f.Tensors) != len(m.Params) {
+		t.Fatalf("exported %d tensors, the model has %d: %v", len(f.Tensors), len(m.Params), err)
+	}
+}
+
+// TestExportResNet exports a ResNet checkpoint as torchvision's state
+// dict (every parameter and running statistic, under its name, with the
+// checkpoint's values), then fine-tunes its classifier with EMA.
+func TestExportResNet(t *testing.T) {
+	dir := t.TempDir()
+	if out, err := run(t, "train", "--model", "resnet20", "--out", dir, "--set", "epochs=1", "--set", "data.train_subset=32",
+		"--set", "data.batch_size=32", "--set", "data.eval_subset=25", "--set", "data.eval_batch_size=25", "--set", "progress=false"); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	ck := filepath.Join(dir, "last.safetensors")
+	exported := filepath.Join(dir, "resnet.safetensors")
+	out, err := run(t, "export", "--checkpoint", ck, "--out", exported)
+	if err != nil || !strings.Contains(out, "torchvision") {
+		t.Fatalf("export: %v\n%s", err, out)
+	}
+	c, err := train.LoadCheckpoint(ck)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := safetensors.ReadFile(exported)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Tensors) != len(c.Params) || f.Metadata["format"] != "pt" {
+		t.Fatalf("exported %d tensors (metadata %v), the checkpoint has %d", len(f.Tensors), f.Metadata, len(c.Params))
+	}
+	for i, p := range c.Params {
+		e := f.Tensors[i]
+		if e.Name != p.Name || !slices.Equal(e.Shape, p.Shape) || !slices.Equal(e.Data, p.Data) {
+			t.Fatalf("exported tensor %d is %s %v, the checkpoint's %s %v", i, e.Name, e.Shape, p.Name, p.Shape)
+		}
+	}
+	out, err = run(t, "finetune", "--from", ck, "--out", filepath.Join(dir, "finetuned"), "--freeze", "--ema",
+		"--set", "epochs=1", "--set", "data.train_subset=32", "--set", "data.batch_size=32", "--set", "data.eval_subset=25",
+		"--set", "data.eval_batch_size=25", "--set", "ema.enabled=true", "--set", "progress=false")
+	if err == nil || !strings.Contains(err.Error(), "no EMA weights") {
+		t.Fatalf("finetune --ema from a checkpoint without EMA weights: %v\n%s", err, out)
+	}
+	out, err = run(t, "finetune", "--from", ck, "--out", filepath.Join(dir, "finetuned"), "--freeze",
+		"--set", "epochs=1", "--set", "data.train_subset=32", "--set", "data.batch_size=32", "--set", "data.eval_subset=25",
+		"--set", "data.eval_batch_size=25", "--set", "ema.enabled=true", "--set", "progress=false")
+	if err != nil || !strings.Contains(out, "model resnet20") || !strings.Contains(out, "initialised from "+ck) ||
+		!strings.Contains(out, "backbone frozen: training 2 of") {
+		t.Fatalf("finetune of a ResNet: %v\n%s", err, out)
+	}
+}
+
+// TestImportedJAXWithoutPresetFinetunes imports a Google .npz without
+// --model, as the README's example does, and fine-tunes and evaluates it
+// on a small image folder of its five classes.
+func TestImportedJAXWithoutPresetFinetunes(t *testing.T) {
+	dir := t.TempDir()
+	root := filepath.Join(dir, "images")
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, split := range []string{"train", "val"} {
+		for c := range 5 {
+			folder := filepath.Join(root, split, fmt.Sprintf("class%d", c))
+			if err := os.MkdirAll(folder, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			for i := range 2 {
+				img := image.NewRGBA(image.Rect(0, 0, 24, 24))
+				for j := range img.Pix {
+					img.Pix[j] = uint8(rng.IntN(256))
+				}
+				f, err := os.Create(filepath.Join(folder, fmt.Sprintf("%d.png", i)))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := png.Encode(f, img); err != nil {
+					t.Fatal(err)
+				}
+				f.Close()
+			}
+		}
+	}
+	ck := filepath.Join(dir, "ViT-tiny.safetensors")
+	if out, err := run(t, "import", "--from", interopGolden+"vit_plain.npz", "--img-size", "24", "--out", ck); err != nil {
+		t.Fatalf("import: %v\n%s", err, out)
+	}
+	runDir := filepath.Join(dir, "run")
+	out, err := run(t, "finetune", "--from", ck, "--out", runDir, "--set", "epochs=1", "--set", "data.dataset=imagefolder",
+		"--set", "data.root="+root, "--set", "data.batch_size=5", "--set", "data.eval_batch_size=5", "--set", "data.workers=1",
+		"--set", "progress=false")
+	if err != nil || !strings.Contains(out, "model vit_plain") {
+		t.Fatalf("finetune: %v\n%s", err, out)
+	}
+	out, err = run(t, "eval", "--checkpoint", filepath.Join(runDir, "last.safetensors"), "--json")
+	if err != nil || !strings.Contains(out, `"n": 10`) {
+		t.Fatalf("eval: %v\n%s", err, out)
+	}
 }

@@ -41,7 +41,7 @@ func TestInfoJSON(t *testing.T) {
 		t.Fatal("want an error for an image size the patch does not divide")
 	}
 	out, err = run(t, "models")
-	if err != nil || !strings.Contains(out, "deit_base_distilled_patch16_224") || !strings.Contains(out, "87338192") {
+	if err != nil || !strings.Contains(out, "deit_base_distilled_patch16_224") || !strings.Contains(out, "87338192") || !strings.Contains(out, "resnet20") {
 		t.Fatalf("models: %v\n%s", err, out)
 	}
 }
@@ -89,28 +89,7 @@ func TestTrainEvalPredict(t *testing.T) {
 		t.Fatalf("eval: %v %+v\n%s", err, ev, out)
 	}
 
-	test, err := data.EmbeddedFashionMNIST(data.Test)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var files []string
-	for i := 0; i < 3; i++ {
-		img, _, err := test.Item(i)
-		if err != nil {
-			t.Fatal(err)
-		}
-		g := image.NewGray(image.Rect(0, 0, img.W, img.H))
-		for j, v := range img.Pix {
-			g.Pix[j] = uint8(v*255 + 0.5)
-		}
-		p := filepath.Join(dir, "img"+string(rune('0'+i))+".png")
-		f, _ := os.Create(p)
-		if err := png.Encode(f, g); err != nil {
-			t.Fatal(err)
-		}
-		f.Close()
-		files = append(files, p)
-	}
+	files := writeTestPNGs(t, dir, 3)
 	out, err = run(t, append([]string{"predict", "--checkpoint", filepath.Join(dir, "last.safetensors"), "--top", "3", "--json", "--logits"}, files...)...)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
@@ -133,6 +112,35 @@ func TestTrainEvalPredict(t *testing.T) {
 			t.Fatalf("prediction %d: %+v", i, p)
 		}
 	}
+}
+
+// writeTestPNGs writes the first n images of the embedded Fashion-MNIST
+// test split as PNG files into dir and returns their paths.
+func writeTestPNGs(t *testing.T, dir string, n int) []string {
+	t.Helper()
+	test, err := data.EmbeddedFashionMNIST(data.Test)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var files []string
+	for i := 0; i < n; i++ {
+		img, _, err := test.Item(i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g := image.NewGray(image.Rect(0, 0, img.W, img.H))
+		for j, v := range img.Pix {
+			g.Pix[j] = uint8(v*255 + 0.5)
+		}
+		p := filepath.Join(dir, "img"+string(rune('0'+i))+".png")
+		f, _ := os.Create(p)
+		if err := png.Encode(f, g); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+		files = append(files, p)
+	}
+	return files
 }
 
 func TestTopK(t *testing.T) {

@@ -41,25 +41,29 @@ model's input size and the centre cropped (an image already at that size
 passes unchanged), then normalised with the checkpoint's mean and std.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, files []string) error {
-			ck, m, err := train.OpenModel(ckPath, ema)
+			ck, net, err := train.OpenNetwork(ckPath, ema)
 			if err != nil {
 				return err
 			}
-			c := m.Config
+			channels, size := net.Input()
+			classes := net.NumClasses()
 			batch := min(len(files), 32)
-			g, err := m.BuildGraph(batch, false, nil)
+			g, err := net.Graph(batch, false, nil)
 			if err != nil {
 				return err
 			}
-			img := g.ImageData.([]float32)
-			per := c.Channels * c.ImageSize * c.ImageSize
+			img, err := g.Float32Images()
+			if err != nil {
+				return err
+			}
+			per := channels * size * size
 			enc := json.NewEncoder(cmd.OutOrStdout())
 			var logits []float32
 			for start := 0; start < len(files); start += batch {
 				chunk := files[start:min(start+batch, len(files))]
 				clear(img)
 				for i, f := range chunk {
-					if err := data.LoadInput(f, c.Channels, c.ImageSize, ck.Mean, ck.Std, img[i*per:(i+1)*per]); err != nil {
+					if err := data.LoadInput(f, channels, size, ck.Mean, ck.Std, img[i*per:(i+1)*per]); err != nil {
 						return err
 					}
 				}
@@ -68,7 +72,7 @@ passes unchanged), then normalised with the checkpoint's mean and std.`,
 				}
 				logits = g.Predictions(logits)
 				for i, f := range chunk {
-					row := logits[i*c.NumClasses : (i+1)*c.NumClasses]
+					row := logits[i*classes : (i+1)*classes]
 					p := prediction{File: f, Top: topK(row, top, ck.Classes)}
 					if withLogits {
 						p.Logits = append([]float32(nil), row...)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/vit-train/vit-train/comm"
+	"github.com/vit-train/vit-train/models"
 	"github.com/vit-train/vit-train/train"
 )
 
@@ -164,25 +166,14 @@ weights loaded, and the model trained with the configuration given by
 configs/fashion_mnist_finetune_56.yaml). --freeze trains only the heads.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ck, err := train.LoadCheckpoint(from)
+			sets, err := finetuneSets(from, imgSize, numClasses)
 			if err != nil {
 				return err
 			}
-			if imgSize == 0 {
-				imgSize = ck.Model.ImageSize
-			}
-			if numClasses == 0 {
-				numClasses = ck.Model.NumClasses
-			}
-			return f.run(cmd, []string{
-				"model.name=" + ck.Model.Name,
-				fmt.Sprintf("model.in_chans=%d", ck.Model.Channels),
-				fmt.Sprintf("model.img_size=%d", imgSize),
-				fmt.Sprintf("model.num_classes=%d", numClasses),
-				"init.from=" + from,
+			return f.run(cmd, append(sets,
+				"init.from="+from,
 				fmt.Sprintf("init.freeze_backbone=%t", freeze),
-				fmt.Sprintf("init.ema=%t", ema),
-			})
+				fmt.Sprintf("init.ema=%t", ema)))
 		},
 	}
 	f.register(cmd)
@@ -193,6 +184,34 @@ configs/fashion_mnist_finetune_56.yaml). --freeze trains only the heads.`,
 	cmd.Flags().BoolVar(&ema, "ema", false, "start from the checkpoint's EMA weights")
 	_ = cmd.MarkFlagRequired("from")
 	return cmd
+}
+
+// finetuneSets are the model settings that rebuild the network of the
+// checkpoint at path, whatever its name, at imgSize and for numClasses
+// (0 keeps the checkpoint's): the name, the input, and a ViT's full
+// configuration, so that an imported model that is no preset fine-tunes
+// like one.
+func finetuneSets(path string, imgSize, numClasses int) ([]string, error) {
+	ck, err := train.LoadCheckpoint(path)
+	if err != nil {
+		return nil, err
+	}
+	spec := ck.Spec().WithInput(imgSize, numClasses)
+	channels, size := spec.Input()
+	sets := []string{
+		"model.name=" + spec.Name(),
+		fmt.Sprintf("model.in_chans=%d", channels),
+		fmt.Sprintf("model.img_size=%d", size),
+		fmt.Sprintf("model.num_classes=%d", spec.NumClasses()),
+	}
+	if spec.Arch == models.ArchViT {
+		js, err := json.Marshal(spec.ViT)
+		if err != nil {
+			return nil, err
+		}
+		sets = append(sets, "model.vit="+string(js))
+	}
+	return sets, nil
 }
 
 func fileExists(p string) bool {

@@ -165,3 +165,25 @@ func NumParams(cfg Config) (int, error) {
 	}
 	return n + cfg.NumClasses*p.features + cfg.NumClasses, nil
 }
+
+// SharingWeights returns a model of the same configuration whose trainable
+// parameters are backed by the given slices (aligned with Params), such as
+// an optimiser's EMA weights, and whose batch norms share m's running
+// statistics, so that graphs built from it evaluate those weights.
+func (m *Model) SharingWeights(weights [][]float32) (*Model, error) {
+	if m.cfg.Dtype != tensor.Float32 {
+		return nil, fmt.Errorf("resnet: SharingWeights needs a float32 model")
+	}
+	if len(weights) != len(m.params) {
+		return nil, fmt.Errorf("resnet: %d weight slices for %d parameters", len(weights), len(m.params))
+	}
+	out := &Model{cfg: m.cfg, plan: m.plan, buffers: m.buffers, bns: m.bns}
+	for i, p := range m.params {
+		if len(weights[i]) != p.Shape.TotalSize() {
+			return nil, fmt.Errorf("resnet: weights for %s have %d values, want %d", p.Name, len(weights[i]), p.Shape.TotalSize())
+		}
+		v := tensor.New(tensor.WithShape(p.Shape...), tensor.WithBacking(weights[i]))
+		out.params = append(out.params, Param{Name: p.Name, Shape: p.Shape.Clone(), Value: v})
+	}
+	return out, nil
+}

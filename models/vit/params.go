@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 
 	"gorgonia.org/tensor"
+
+	"github.com/vit-train/vit-train/formats/safetensors"
 )
 
 // initKind is how a parameter is initialised, following timm's
@@ -199,4 +201,15 @@ func (m *ViT) SharingWeights(weights [][]float32) (*ViT, error) {
 		out.Params = append(out.Params, &Param{Name: p.Name, Value: tensor.New(tensor.WithShape(shape...), tensor.WithBacking(weights[i]))})
 	}
 	return out, nil
+}
+
+// Tensors returns the parameters of a float32 model as named tensors
+// sharing its memory, in Params order: what a checkpoint or a timm state
+// dict stores.
+func (m *ViT) Tensors() []safetensors.Tensor {
+	out := make([]safetensors.Tensor, len(m.Params))
+	for i, p := range m.Params {
+		out[i] = safetensors.Tensor{Name: p.Name, Shape: p.Value.Shape().Clone(), Data: p.Float32s()}
+	}
+	return out
 }

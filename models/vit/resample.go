@@ -3,8 +3,6 @@ package vit
 import (
 	"fmt"
 	"math"
-
-	"gorgonia.org/tensor"
 )
 
 // Interpolation selects the filter used to resample position embeddings.
@@ -132,31 +130,3 @@ func cubicAA(x float64) float64 {
 }
 
 func triangle(x float64) float64 { return max(0, 1-math.Abs(x)) }
-
-// Resized returns a copy of m for images of size imgSize: the same weights,
-// with pos_embed resampled to the new patch grid (bicubic, antialiased).
-func (m *ViT) Resized(imgSize int) (*ViT, error) {
-	cfg := m.Config
-	cfg.ImageSize = imgSize
-	out, err := NewWithDtype(cfg, 0, m.Dtype)
-	if err != nil {
-		return nil, err
-	}
-	if m.Dtype != tensor.Float32 {
-		return nil, fmt.Errorf("model: Resized needs a float32 model")
-	}
-	for i, p := range m.Params {
-		dst := out.Params[i].Float32s()
-		if p.Name != "pos_embed" {
-			copy(dst, p.Float32s())
-			continue
-		}
-		old, now := m.Config.GridSize(), cfg.GridSize()
-		pos, err := ResamplePosEmbed(p.Float32s(), cfg.EmbedDim, cfg.NumPrefixTokens(), old, old, now, now, Bicubic)
-		if err != nil {
-			return nil, err
-		}
-		copy(dst, pos)
-	}
-	return out, nil
-}

@@ -82,34 +82,3 @@ func TestResamplePosEmbedErrors(t *testing.T) {
 		t.Fatal("want an unknown interpolation error")
 	}
 }
-
-func TestResizedKeepsWeightsAndResamplesPosEmbed(t *testing.T) {
-	cfg, _ := Preset("deit_fmnist_distilled_patch4_28", Overrides{})
-	m, err := New(cfg, 3)
-	if err != nil {
-		t.Fatal(err)
-	}
-	big, err := m.Resized(56)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if big.Config.NumTokens() != 2+196 {
-		t.Fatalf("%d tokens", big.Config.NumTokens())
-	}
-	want, _ := ResamplePosEmbed(m.Param("pos_embed").Float32s(), 64, 2, 7, 7, 14, 14, Bicubic)
-	got := big.Param("pos_embed").Float32s()
-	for i := range want {
-		if got[i] != want[i] {
-			t.Fatalf("pos_embed[%d] = %v, want %v", i, got[i], want[i])
-		}
-	}
-	a, b := m.Param("blocks.1.mlp.fc2.weight").Float32s(), big.Param("blocks.1.mlp.fc2.weight").Float32s()
-	for i := range a {
-		if a[i] != b[i] {
-			t.Fatal("weights other than pos_embed must be copied as they are")
-		}
-	}
-	if _, err := m.Resized(30); err == nil {
-		t.Fatal("want an error for a size the patch does not divide")
-	}
-}

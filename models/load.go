@@ -1,0 +1,79 @@
+package models
+
+import (
+	"fmt"
+	"slices"
+
+	"gorgonia.org/tensor"
+
+	"github.com/vit-train/vit-train/formats/safetensors"
+)
+
+// target is one tensor Load fills.
+type target struct {
+	name  string
+	shape tensor.Shape
+	set   func(data []float32) error
+}
+
+// Load copies tensors, saved from a network of spec from, into n by name.
+// Every tensor of n must be present with its shape, and no other may be,
+// except that a tensor the architecture can convert is converted (a ViT's
+// pos_embed of another patch grid is resampled; the returned note says
+// so) and, with skipHeads, the classification heads are left as they are
+// (for a new class count). Errors name the tensor and the shapes.
+func Load(n Network, tensors []safetensors.Tensor, from Spec, skipHeads bool) (note string, err error) {
+	if from.Arch != "" && from.Arch != n.Spec().Arch {
+		return "", fmt.Errorf("the checkpoint holds the %s %s, not a %s like model %s", from.Arch, from.Name(), n.Spec().Arch, n.Name())
+	}
+	byName := make(map[string]safetensors.Tensor, len(tensors))
+	for _, t := range tensors {
+		byName[t.Name] = t
+	}
+	for _, p := range n.targets() {
+		t, ok := byName[p.name]
+		delete(byName, p.name)
+		if skipHeads && n.IsHead(p.name) {
+			continue
+		}
+		if !ok {
+			return "", fmt.Errorf("checkpoint has no tensor %q, which model %s needs", p.name, n.Name())
+		}
+		data := t.Data
+		if !slices.Equal(t.Shape, []int(p.shape)) {
+			converted, msg, ok, err := n.adapt(t, from)
+			if err != nil {
+				return "", err
+			}
+			if !ok {
+				return "", fmt.Errorf("checkpoint tensor %q has shape %v, model %s needs %v", p.name, t.Shape, n.Name(), []int(p.shape))
+			}
+			data, note = converted, msg
+		}
+		if err := p.set(data); err != nil {
+			return "", err
+		}
+	}
+	for name := range byName {
+		if skipHeads && n.IsHead(name) {
+			continue
+		}
+		return "", fmt.Errorf("checkpoint has tensor %q, which model %s does not have", name, n.Name())
+	}
+	return note, nil
+}
+
+// Resized returns a network of n's spec for images of size, with n's
+// weights (a ViT's pos_embed resampled to the new patch grid) and a note
+// saying what was resampled.
+func Resized(n Network, size int) (Network, string, error) {
+	out, err := New(n.Spec().WithInput(size, 0), 0)
+	if err != nil {
+		return nil, "", err
+	}
+	note, err := Load(out, n.Tensors(), n.Spec(), false)
+	if err != nil {
+		return nil, "", err
+	}
+	return out, note, nil
+}

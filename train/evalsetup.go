@@ -1,0 +1,84 @@
+package train
+
+import (
+	"github.com/vit-train/vit-train/data"
+	"github.com/vit-train/vit-train/models"
+	"github.com/vit-train/vit-train/nn"
+)
+
+// EvalOptions say how OpenEval prepares a checkpoint's network.
+type EvalOptions struct {
+	Sets      []string // key=value overrides of the checkpoint's run configuration, as --set
+	Batch     int      // > 0 overrides data.eval_batch_size
+	EMA       bool     // run the EMA weights instead of the trained ones
+	ImageSize int      // > 0 runs at another input size (a ViT's pos_embed resampled)
+	TrainData bool     // run over the training split instead of the evaluation split
+}
+
+// EvalRun is a checkpoint's network ready to run over one split of its
+// data through the evaluation pipeline: what eval and logits share.
+type EvalRun struct {
+	Checkpoint *Checkpoint
+	Net        models.Network
+	Config     Config    // the checkpoint's run configuration with the overrides applied
+	Data       *Datasets // the datasets Config names
+	Items      data.Dataset
+	Loader     *data.Loader // Items in order, batches of Config.Data.EvalBatchSize
+	Graph      *nn.Graph    // the evaluation graph, batch Config.Data.EvalBatchSize
+	// Note says what was changed to run at ImageSize; empty otherwise.
+	Note string
+}
+
+// OpenEval opens the checkpoint at path, builds its network from the spec
+// it carries (a ViT, a DeiT or a ResNet, whatever its name), opens the data
+// of its run configuration with o.Sets applied, and sets up the loader
+// (normalised with the checkpoint's mean and std, or the data's when it
+// records none) and the evaluation graph.
+func OpenEval(path string, o EvalOptions) (*EvalRun, error) {
+	ck, net, err := OpenNetwork(path, o.EMA)
+	if err != nil {
+		return nil, err
+	}
+	r := &EvalRun{Checkpoint: ck, Net: net, Config: DefaultConfig()}
+	if _, size := net.Input(); o.ImageSize > 0 && o.ImageSize != size {
+		if r.Net, r.Note, err = models.Resized(net, o.ImageSize); err != nil {
+			return nil, err
+		}
+	}
+	if ck.Config != nil {
+		r.Config = *ck.Config
+	}
+	if r.Config, err = Override(r.Config, o.Sets); err != nil {
+		return nil, err
+	}
+	if o.Batch > 0 {
+		r.Config.Data.EvalBatchSize = o.Batch
+	}
+	if r.Data, err = OpenDatasets(r.Config.Data); err != nil {
+		return nil, err
+	}
+	if err := r.Data.CheckModel(r.Net.Spec()); err != nil {
+		return nil, err
+	}
+	r.Items = r.Data.Eval
+	if o.TrainData {
+		r.Items = r.Data.Train
+	}
+	mean, std := ck.Mean, ck.Std
+	if len(mean) == 0 {
+		mean, std = r.Data.Mean, r.Data.Std
+	}
+	_, size := r.Net.Input()
+	_, evalP, err := Pipelines(r.Config.Aug, size, mean, std)
+	if err != nil {
+		return nil, err
+	}
+	batch := r.Config.Data.EvalBatchSize
+	if r.Loader, err = data.NewLoader(data.LoaderConfig{Dataset: r.Items, BatchSize: batch, Workers: r.Config.Data.Workers, Pipeline: evalP}); err != nil {
+		return nil, err
+	}
+	if r.Graph, err = r.Net.Graph(batch, false, nil); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
