@@ -66,3 +66,49 @@ func TestLoadInputResizesAndCrops(t *testing.T) {
 		t.Fatal("want an error for a missing file")
 	}
 }
+
+func TestLoadImageAndNormalize(t *testing.T) {
+	pix := func(x, y int) uint8 { return uint8(30*x + 3*y) }
+	grey := func(w, h int) *image.Gray {
+		g := image.NewGray(image.Rect(0, 0, w, h))
+		for y := 0; y < h; y++ {
+			for x := 0; x < w; x++ {
+				g.Pix[y*g.Stride+x] = pix(x, y)
+			}
+		}
+		return g
+	}
+	img, err := LoadImage(writePNG(t, grey(8, 8)), 8, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if img.C != 1 || img.H != 8 || img.W != 8 {
+		t.Fatalf("loaded (%d, %d, %d), want (1, 8, 8)", img.C, img.H, img.W)
+	}
+	input, err := Normalize(img, []float32{0.5}, []float32{0.25})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for y := 0; y < 8; y++ {
+		for x := 0; x < 8; x++ {
+			v := float64(pix(x, y)) / 255 // an 8×8 image passes unchanged
+			if got := float64(img.Pix[y*8+x]); math.Abs(got-v) > 1e-6 {
+				t.Fatalf("pixel (%d, %d) = %g, want %g", x, y, got, v)
+			}
+			if got, want := float64(input[y*8+x]), (v-0.5)/0.25; math.Abs(got-want) > 1e-5 {
+				t.Fatalf("input (%d, %d) = %g, want %g", x, y, got, want)
+			}
+		}
+	}
+	// A larger, non-square image is resized and cropped to the model's size.
+	rgb, err := LoadImage(writePNG(t, grey(24, 16)), 8, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rgb.C != 3 || rgb.H != 8 || rgb.W != 8 {
+		t.Fatalf("loaded (%d, %d, %d), want (3, 8, 8)", rgb.C, rgb.H, rgb.W)
+	}
+	if _, err := LoadImage(filepath.Join(t.TempDir(), "missing.png"), 8, 1); err == nil {
+		t.Error("LoadImage read a missing file")
+	}
+}

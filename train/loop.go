@@ -390,7 +390,7 @@ func (t *trainer) finishEpoch(ctx context.Context, stats epochStats, sum *Summar
 	if err := t.recordEpoch(stats, ev, ema); err != nil {
 		return err
 	}
-	t.plot()
+	t.afterEpoch()
 	if t.lead() {
 		if err := ev.WriteReport(t.opts.Dir, "eval_", t.ds.Classes); err != nil {
 			return err

@@ -17,7 +17,6 @@ import (
 	"github.com/vit-train/vit-train/nn"
 	"github.com/vit-train/vit-train/nn/ops"
 	"github.com/vit-train/vit-train/optim"
-	"github.com/vit-train/vit-train/viz"
 )
 
 // ErrInterrupted is returned by Run when its context is cancelled (Ctrl-C,
@@ -39,6 +38,10 @@ type Options struct {
 	// with the same configuration and options; rank 0 alone writes to Dir
 	// and Out (the others' Out is discarded).
 	Comm comm.Communicator
+	// AfterEpoch, when set, runs on rank 0 after each epoch's metrics
+	// are written, with Dir; the command line redraws the run's charts
+	// with it. An error is printed as a warning and the run goes on.
+	AfterEpoch func(dir string) error
 }
 
 // Summary is the outcome of a run.
@@ -612,21 +615,13 @@ func (t *trainer) teacherTop1() float64 {
 	return t.teacherR.Top1
 }
 
-// plot redraws the run's charts from its metrics (rank 0 only); a failure
-// is a warning.
-func (t *trainer) plot() {
-	if !t.lead() {
+// afterEpoch runs Options.AfterEpoch (rank 0 only); a failure is a
+// warning.
+func (t *trainer) afterEpoch() {
+	if !t.lead() || t.opts.AfterEpoch == nil {
 		return
 	}
-	steps, err := ReadMetrics(t.opts.Dir, "steps")
-	var epochs []map[string]float64
-	if err == nil {
-		epochs, err = ReadMetrics(t.opts.Dir, "epochs")
-	}
-	if err == nil {
-		err = viz.PlotRun(t.opts.Dir, steps, epochs)
-	}
-	if err != nil {
-		fmt.Fprintf(t.opts.Out, "warning: plotting the training curves: %v\n", err)
+	if err := t.opts.AfterEpoch(t.opts.Dir); err != nil {
+		fmt.Fprintf(t.opts.Out, "warning: after epoch %d: %v\n", t.state.Epoch, err)
 	}
 }

@@ -110,3 +110,35 @@ func TestTruncatedCheckpointIsAnError(t *testing.T) {
 		t.Fatalf("want an unexpected-tensor error, got %v", err)
 	}
 }
+
+func TestAfterEpochRunsOncePerEpochAndOnlyWarns(t *testing.T) {
+	cfg := smallConfig(t, "data.train_subset=128", "data.eval_subset=100")
+	dir := t.TempDir()
+	var calls []string
+	var epochsSeen []int
+	hook := func(d string) error {
+		calls = append(calls, d)
+		recs, err := ReadMetrics(d, "epochs")
+		if err != nil {
+			return err
+		}
+		epochsSeen = append(epochsSeen, len(recs))
+		return errors.New("disk on fire")
+	}
+	var out strings.Builder
+	if _, err := Run(context.Background(), cfg, Options{Dir: dir, Out: &out, AfterEpoch: hook}); err != nil {
+		t.Fatalf("a failing hook stopped the run: %v", err)
+	}
+	if len(calls) != cfg.Epochs || calls[0] != dir {
+		t.Fatalf("hook called with %v, want %d calls with %s", calls, cfg.Epochs, dir)
+	}
+	// The hook sees each epoch's record already written.
+	for i, n := range epochsSeen {
+		if n != i+1 {
+			t.Fatalf("call %d saw %d epoch records, want %d", i, n, i+1)
+		}
+	}
+	if got := strings.Count(out.String(), "warning: after epoch"); got != cfg.Epochs || !strings.Contains(out.String(), "disk on fire") {
+		t.Fatalf("printed %d warnings, want %d naming the error:\n%s", got, cfg.Epochs, out.String())
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/vit-train/vit-train/augment"
+	"github.com/vit-train/vit-train/data"
 	"github.com/vit-train/vit-train/train"
 	"github.com/vit-train/vit-train/viz"
 )
@@ -20,11 +21,11 @@ func attendTiny(t *testing.T, distilled bool) (*viz.Attention, augment.Image, *t
 	}
 	path := filepath.Join(t.TempDir(), "img.png")
 	writeGreyPNG(t, path, 8, 8, func(x, y int) uint8 { return uint8(30*x + 3*y) })
-	img, err := viz.LoadImage(path, 8, 1)
+	img, err := data.LoadImage(path, 8, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	input, err := viz.Normalize(img, ck.Mean, ck.Std)
+	input, err := data.Normalize(img, ck.Mean, ck.Std)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,47 +38,6 @@ func attendTiny(t *testing.T, distilled bool) (*viz.Attention, augment.Image, *t
 		t.Fatal(err)
 	}
 	return att, img, ck
-}
-
-func TestLoadImageAndNormalize(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "img.png")
-	pix := func(x, y int) uint8 { return uint8(30*x + 3*y) }
-	writeGreyPNG(t, path, 8, 8, pix)
-	img, err := viz.LoadImage(path, 8, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if img.C != 1 || img.H != 8 || img.W != 8 {
-		t.Fatalf("loaded (%d, %d, %d), want (1, 8, 8)", img.C, img.H, img.W)
-	}
-	input, err := viz.Normalize(img, []float32{0.5}, []float32{0.25})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for y := 0; y < 8; y++ {
-		for x := 0; x < 8; x++ {
-			v := float64(pix(x, y)) / 255 // an 8×8 image passes unchanged
-			if got := float64(img.Pix[y*8+x]); !near(got, v, 1e-6) {
-				t.Fatalf("pixel (%d, %d) = %g, want %g", x, y, got, v)
-			}
-			if got, want := float64(input[y*8+x]), (v-0.5)/0.25; !near(got, want, 1e-5) {
-				t.Fatalf("input (%d, %d) = %g, want %g", x, y, got, want)
-			}
-		}
-	}
-	// A larger, non-square image is resized and cropped to the model's size.
-	big := filepath.Join(t.TempDir(), "big.png")
-	writeGreyPNG(t, big, 24, 16, pix)
-	rgb, err := viz.LoadImage(big, 8, 3)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if rgb.C != 3 || rgb.H != 8 || rgb.W != 8 {
-		t.Fatalf("loaded (%d, %d, %d), want (3, 8, 8)", rgb.C, rgb.H, rgb.W)
-	}
-	if _, err := viz.LoadImage(filepath.Join(t.TempDir(), "missing.png"), 8, 1); err == nil {
-		t.Error("LoadImage read a missing file")
-	}
 }
 
 func TestAttendTinyModel(t *testing.T) {

@@ -72,7 +72,7 @@ func TestTrainEvalPredict(t *testing.T) {
 	if !strings.Contains(out, "test accuracy") {
 		t.Fatalf("train output lacks the test accuracy:\n%s", out)
 	}
-	for _, f := range []string{"last.safetensors", "best.safetensors", "config.yaml", "steps.csv", "epochs.jsonl", "eval_confusion.csv"} {
+	for _, f := range []string{"last.safetensors", "best.safetensors", "config.yaml", "steps.csv", "epochs.jsonl", "eval_confusion.csv", "loss.png", "top1.png"} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			t.Errorf("run folder lacks %s", f)
 		}

@@ -78,7 +78,7 @@ func (f *trainFlags) runRank(cmd *cobra.Command, pre []string, c comm.Communicat
 	}
 	sig := catchSignals(w, "stopping after the current optimiser step and saving a checkpoint")
 	defer sig.stop()
-	_, err = train.Run(sig.ctx, cfg, train.Options{Dir: out, Resume: f.resume, Out: w, Comm: c})
+	_, err = train.Run(sig.ctx, cfg, train.Options{Dir: out, Resume: f.resume, Out: w, Comm: c, AfterEpoch: redrawCharts})
 	if errors.Is(err, train.ErrInterrupted) {
 		msg := fmt.Sprintf("training interrupted; resume with: vit-train %s --out %s --resume", cmd.Name(), out)
 		if c.Size() > 1 {

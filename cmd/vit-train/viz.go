@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/vit-train/vit-train/data"
 	"github.com/vit-train/vit-train/train"
 	"github.com/vit-train/vit-train/viz"
 )
@@ -65,6 +66,12 @@ func plotRun(dir string) ([]string, error) {
 		files = append(files, filepath.Join(dir, c.File))
 	}
 	return files, nil
+}
+
+// redrawCharts is training's after-epoch hook: it redraws the run's charts.
+func redrawCharts(dir string) error {
+	_, err := plotRun(dir)
+	return err
 }
 
 func newAttentionCommand() *cobra.Command {
@@ -124,11 +131,11 @@ func drawAttention(ckPath string, ema bool, method viz.Method, out string, files
 	}
 	var written []string
 	for _, f := range files {
-		img, err := viz.LoadImage(f, c.ImageSize, c.Channels)
+		img, err := data.LoadImage(f, c.ImageSize, c.Channels)
 		if err != nil {
 			return written, err
 		}
-		input, err := viz.Normalize(img, ck.Mean, ck.Std)
+		input, err := data.Normalize(img, ck.Mean, ck.Std)
 		if err != nil {
 			return written, fmt.Errorf("%s: %w", f, err)
 		}
