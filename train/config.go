@@ -14,6 +14,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/vit-train/vit-train/distill"
 	"github.com/vit-train/vit-train/models"
 	"github.com/vit-train/vit-train/models/vit"
 )
@@ -22,19 +23,19 @@ import (
 // used in configs/*.yaml and with --set (dotted for nested keys, e.g.
 // optim.lr=5e-4).
 type Config struct {
-	Model    ModelConfig   `yaml:"model"`
-	Init     InitConfig    `yaml:"init"`
-	Data     DataConfig    `yaml:"data"`
-	Aug      AugConfig     `yaml:"aug"`
-	Optim    OptimConfig   `yaml:"optim"`
-	Sched    SchedConfig   `yaml:"sched"`
-	Distill  DistillConfig `yaml:"distill"`
-	Epochs   int           `yaml:"epochs"`
-	Seed     uint64        `yaml:"seed"`
-	EMA      EMAConfig     `yaml:"ema"`
-	Ckpt     CkptConfig    `yaml:"checkpoint"`
-	LogEvery int           `yaml:"log_every"`
-	Progress bool          `yaml:"progress"`
+	Model    ModelConfig    `yaml:"model"`
+	Init     InitConfig     `yaml:"init"`
+	Data     DataConfig     `yaml:"data"`
+	Aug      AugConfig      `yaml:"aug"`
+	Optim    OptimConfig    `yaml:"optim"`
+	Sched    SchedConfig    `yaml:"sched"`
+	Distill  distill.Config `yaml:"distill"`
+	Epochs   int            `yaml:"epochs"`
+	Seed     uint64         `yaml:"seed"`
+	EMA      EMAConfig      `yaml:"ema"`
+	Ckpt     CkptConfig     `yaml:"checkpoint"`
+	LogEvery int            `yaml:"log_every"`
+	Progress bool           `yaml:"progress"`
 }
 
 // ModelConfig picks a preset and overrides some of its fields.
@@ -129,28 +130,6 @@ type SchedConfig struct {
 	DecayRate    float64 `yaml:"decay_rate"`
 }
 
-// DistillConfig is DeiT distillation of a distilled model
-// (deit_*_distilled_*): the loss is (1−α)·CE(class head, targets) + α·D
-// with D on the distillation head, as facebookresearch/deit's
-// DistillationLoss.
-type DistillConfig struct {
-	// Type is none, soft (KL divergence at temperature Tau) or hard (CE
-	// against the teacher's argmax).
-	Type  string  `yaml:"type"`
-	Alpha float64 `yaml:"alpha"`
-	Tau   float64 `yaml:"tau"`
-	// PerBatch divides the soft loss by the batch size B instead of by the
-	// number of logits B·C.
-	PerBatch bool `yaml:"per_batch"`
-	// Teacher is a vit-train checkpoint (a ResNet or a ViT), run frozen in
-	// evaluation mode on the student's augmented batch.
-	Teacher string `yaml:"teacher"`
-	// TeacherLogits is a .npy float32 (N, C) file of logits aligned with the
-	// training set's item order (vit-train logits); the teacher then saw
-	// un-augmented images.
-	TeacherLogits string `yaml:"teacher_logits"`
-}
-
 // EMAConfig keeps an exponential moving average of the weights.
 type EMAConfig struct {
 	Enabled bool    `yaml:"enabled"`
@@ -176,7 +155,7 @@ func DefaultConfig() Config {
 		Optim: OptimConfig{Name: "adamw", LR: 3e-3, WeightDecay: 0.05, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8,
 			Momentum: 0.9, AccumSteps: 1},
 		Sched:    SchedConfig{Name: "cosine", WarmupEpochs: 0.3, WarmupLR: 1e-6, MinLR: 1e-5, DecayEpochs: 30, DecayRate: 0.1},
-		Distill:  DistillConfig{Type: "none", Alpha: 0.5, Tau: 1},
+		Distill:  distill.DefaultConfig(),
 		Epochs:   5,
 		Seed:     0,
 		EMA:      EMAConfig{Decay: 0.9998},
@@ -406,7 +385,7 @@ func (c Config) validateValues() error {
 	if spec.IsCNN() && c.Distill.Type != "none" {
 		return fmt.Errorf("config: distill.type = %s: model %s has no distillation head", c.Distill.Type, c.Model.Name)
 	}
-	if err := c.Distill.validate(); err != nil {
+	if err := c.Distill.Validate(); err != nil {
 		return err
 	}
 	switch {
@@ -440,12 +419,6 @@ func (c Config) validateValues() error {
 		return bad("aug.reprob", c.Aug.ReProb, "must be in [0, 1]")
 	case c.Aug.Mixup < 0 || c.Aug.CutMix < 0:
 		return bad("aug.mixup/aug.cutmix", fmt.Sprint(c.Aug.Mixup, c.Aug.CutMix), "must not be negative")
-	case c.Distill.Type != "none" && c.Distill.Type != "soft" && c.Distill.Type != "hard":
-		return bad("distill.type", c.Distill.Type, "want none, soft or hard")
-	case c.Distill.Alpha < 0 || c.Distill.Alpha > 1:
-		return bad("distill.alpha", c.Distill.Alpha, "must be in [0, 1]")
-	case !(c.Distill.Tau > 0):
-		return bad("distill.tau", c.Distill.Tau, "must be positive")
 	case c.EMA.Enabled && !(c.EMA.Decay > 0 && c.EMA.Decay < 1):
 		return bad("ema.decay", c.EMA.Decay, "must be in (0, 1)")
 	}
@@ -509,19 +482,6 @@ func (c Config) ineffectiveSettings() []ineffective {
 		{"data.root", c.Data.Root, c.Data.Dataset == "fashion-mnist-embedded" && c.Data.Root != d.Data.Root, "data.dataset = fashion-mnist-embedded is built into the binary"},
 		{"data.skip_corrupt", c.Data.SkipCorrupt, c.Data.Dataset != "imagefolder" && c.Data.SkipCorrupt, fmt.Sprintf("data.dataset = %s: only imagefolder datasets have files to skip", c.Data.Dataset)},
 	}
-}
-
-// validate checks that a teacher is given exactly when distilling.
-func (d DistillConfig) validate() error {
-	switch {
-	case d.Type == "none" && (d.Teacher != "" || d.TeacherLogits != ""):
-		return fmt.Errorf("config: distill.teacher / distill.teacher_logits is set but distill.type = none; set distill.type=soft or hard")
-	case d.Type != "none" && d.Teacher == "" && d.TeacherLogits == "":
-		return fmt.Errorf("config: distill.type = %s needs distill.teacher (a checkpoint) or distill.teacher_logits (a .npy file)", d.Type)
-	case d.Teacher != "" && d.TeacherLogits != "":
-		return fmt.Errorf("config: set distill.teacher or distill.teacher_logits, not both")
-	}
-	return nil
 }
 
 // YAML renders the resolved configuration, as saved in the run folder.

@@ -3,7 +3,6 @@ package train
 import (
 	"context"
 	"math"
-	"math/rand/v2"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -11,138 +10,10 @@ import (
 
 	"github.com/vit-train/vit-train/data"
 	"github.com/vit-train/vit-train/distill"
+	"github.com/vit-train/vit-train/formats/npy"
 	"github.com/vit-train/vit-train/formats/safetensors"
 	"github.com/vit-train/vit-train/models"
-	"github.com/vit-train/vit-train/models/vit"
 )
-
-// logSoftmax returns log_softmax(z/tau) of one row, in float64.
-func logSoftmax(z []float32, tau float64) []float64 {
-	m := math.Inf(-1)
-	for _, v := range z {
-		m = math.Max(m, float64(v)/tau)
-	}
-	s := 0.0
-	for _, v := range z {
-		s += math.Exp(float64(v)/tau - m)
-	}
-	out := make([]float64, len(z))
-	for i, v := range z {
-		out[i] = float64(v)/tau - m - math.Log(s)
-	}
-	return out
-}
-
-// wantDistillLoss evaluates DeiT's DistillationLoss for logits (B, C):
-// base = mean_b −Σ_c t·log_softmax(z_cls); soft D = Σ p_t·(log p_t − log p_s)·τ²/(B·C)
-// (or /B); hard D = mean_b −log_softmax(z_dist)[argmax z_t].
-func wantDistillLoss(cls, dist, teacher, targets []float32, b, c int, d DistillConfig) (base, kd, total float64) {
-	for i := 0; i < b; i++ {
-		r := func(x []float32) []float32 { return x[i*c : (i+1)*c] }
-		ls := logSoftmax(r(cls), 1)
-		for k, t := range r(targets) {
-			base -= float64(t) * ls[k] / float64(b)
-		}
-		switch d.Type {
-		case "soft":
-			lt, ld := logSoftmax(r(teacher), d.Tau), logSoftmax(r(dist), d.Tau)
-			for k := range lt {
-				kd += math.Exp(lt[k]) * (lt[k] - ld[k])
-			}
-		case "hard":
-			best := 0
-			for k, v := range r(teacher) {
-				if v > r(teacher)[best] {
-					best = k
-				}
-			}
-			kd -= logSoftmax(r(dist), 1)[best]
-		}
-	}
-	switch {
-	case d.Type == "hard":
-		kd /= float64(b)
-	case d.PerBatch:
-		kd *= d.Tau * d.Tau / float64(b)
-	default:
-		kd *= d.Tau * d.Tau / float64(b*c)
-	}
-	return base, kd, (1-d.Alpha)*base + d.Alpha*kd
-}
-
-// TestDistillObjectiveMatchesDeiT runs the training step of a distilled ViT
-// with each distillation setting and checks the loss and its logged terms
-// against DeiT's formula evaluated on the step's own logits.
-func TestDistillObjectiveMatchesDeiT(t *testing.T) {
-	mc, err := vit.Preset("deit_fmnist_distilled_patch4_28", vit.Overrides{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	mc.Depth = 1
-	m, err := vit.New(mc, 3)
-	if err != nil {
-		t.Fatal(err)
-	}
-	const b, c = 4, 10
-	rng := rand.New(rand.NewPCG(1, 2))
-	for _, d := range []DistillConfig{
-		{Type: "soft", Alpha: 0.5, Tau: 1},
-		{Type: "soft", Alpha: 0.3, Tau: 3, PerBatch: true},
-		{Type: "soft", Alpha: 0.7, Tau: 0.5},
-		{Type: "hard", Alpha: 0.5, Tau: 1},
-		{Type: "hard", Alpha: 1, Tau: 1},
-	} {
-		g, err := m.BuildGraph(b, true, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		obj, err := newObjective(g, d)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !slices.Equal(obj.names, []string{"loss_base", "loss_distill"}) {
-			t.Fatalf("logged terms %v", obj.names)
-		}
-		for i, img := 0, g.ImageData.([]float32); i < len(img); i++ {
-			img[i] = float32(rng.NormFloat64())
-		}
-		for i := range obj.targets {
-			obj.targets[i] = 0.01
-		}
-		for i := 0; i < b; i++ {
-			obj.targets[i*c+i] = 0.91 // smoothed one-hot rows
-		}
-		for i := range obj.teacher {
-			obj.teacher[i] = float32(3 * rng.NormFloat64())
-		}
-		if err := obj.step.Run(); err != nil {
-			t.Fatal(err)
-		}
-		cls, dist := g.HeadLogits(g.Logits, nil), g.HeadLogits(g.DistLogits, nil)
-		base, kd, total := wantDistillLoss(cls, dist, obj.teacher, obj.targets, b, c, d)
-		got := []float64{obj.step.ExtraValue(0), obj.step.ExtraValue(1), obj.step.LossValue()}
-		for i, want := range []float64{base, kd, total} {
-			if math.Abs(got[i]-want) > 1e-5*math.Max(1, math.Abs(want)) {
-				t.Errorf("%+v: %s = %.7g, want %.7g", d, []string{"loss_base", "loss_distill", "loss"}[i], got[i], want)
-			}
-		}
-		if kd <= 0 {
-			t.Errorf("%+v: distillation term %v should be positive for random logits", d, kd)
-		}
-	}
-}
-
-func TestDistillNeedsADistilledModel(t *testing.T) {
-	mc, _ := vit.Preset("vit_fmnist_patch4_28", vit.Overrides{})
-	m, _ := vit.New(mc, 0)
-	g, err := m.BuildGraph(2, true, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := newObjective(g, DistillConfig{Type: "hard", Alpha: 0.5, Tau: 1}); err == nil || !strings.Contains(err.Error(), "distillation head") {
-		t.Fatalf("want an error about the missing distillation head, got %v", err)
-	}
-}
 
 func TestDistillConfigErrors(t *testing.T) {
 	for _, c := range []struct {
@@ -254,7 +125,7 @@ func TestDistillFromResNetTeacher(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	after := tr.teacher.(*netTeacher).net.Tensors()
+	after := tr.teacher.(*distill.NetTeacher).Net().Tensors()
 	saved := tensorsByName(ck.Params)
 	if len(after) != len(saved) {
 		t.Fatalf("teacher has %d tensors, its checkpoint %d", len(after), len(saved))
@@ -296,7 +167,7 @@ func TestDistillFromLogitsFile(t *testing.T) {
 	}
 	tmp := t.TempDir()
 	good := filepath.Join(tmp, "teacher.npy")
-	if err := distill.WriteNPY(good, logits, []int{n, c}); err != nil {
+	if err := npy.WriteFile(good, logits, []int{n, c}); err != nil {
 		t.Fatal(err)
 	}
 	base := []string{"model.name=deit_fmnist_distilled_patch4_28", "epochs=1", "data.train_subset=128", "data.eval_subset=64",
@@ -315,7 +186,7 @@ func TestDistillFromLogitsFile(t *testing.T) {
 		{logits, []int{n * c}, "want (N, C)"},
 	} {
 		path := filepath.Join(tmp, "bad.npy")
-		if err := distill.WriteNPY(path, bad.data, bad.shape); err != nil {
+		if err := npy.WriteFile(path, bad.data, bad.shape); err != nil {
 			t.Fatal(err)
 		}
 		cfg := smallConfig(t, append(base, "distill.teacher_logits="+path)...)
@@ -331,21 +202,6 @@ func tensorsByName(ts []safetensors.Tensor) map[string][]float32 {
 		m[t.Name] = t.Data
 	}
 	return m
-}
-
-func TestLogitsTeacherMixesRowsLikeTheImages(t *testing.T) {
-	lt := &logitsTeacher{path: "x.npy", data: []float32{1, 0, 0, 1, 2, 2}, n: 3, c: 2}
-	dst := make([]float32, 4)
-	if err := lt.fill(nil, []int{0, 2}, mixInfo(0.75), dst); err != nil {
-		t.Fatal(err)
-	}
-	// Row 0 = 0.75·(1, 0) + 0.25·(2, 2); row 1 = 0.75·(2, 2) + 0.25·(1, 0).
-	if want := []float32{1.25, 0.5, 1.75, 1.5}; !slices.Equal(dst, want) {
-		t.Fatalf("mixed teacher logits %v, want %v", dst, want)
-	}
-	if err := lt.fill(nil, []int{3}, mixInfo(1), dst); err == nil || !strings.Contains(err.Error(), "x.npy") {
-		t.Fatalf("want an out-of-range error naming the file, got %v", err)
-	}
 }
 
 // TestTeacherScoreIsTheTeachersOwn scores a teacher whose predictions are

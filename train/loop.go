@@ -167,8 +167,8 @@ func (t *trainer) trainEpoch(ctx context.Context) (epochStats, error) {
 // the ranks before clipping, and the loss terms are the ranks' means.
 func (t *trainer) optimizerStep(it *data.Iter) (stepResult, error) {
 	accum := t.cfg.Optim.AccumSteps
-	s := t.obj.step
-	r := stepResult{extra: make([]float64, len(t.obj.names))}
+	s := t.obj.Step
+	r := stepResult{extra: make([]float64, len(t.obj.Names))}
 	if t.accum != nil {
 		t.accum.Reset()
 	}
@@ -232,7 +232,7 @@ func (t *trainer) microBatch(it *data.Iter) (n int, loss float64, err error) {
 	// whose batches hold other images), so a resumed run draws the masks of
 	// the uninterrupted one.
 	t.rng.SetStep(uint64(t.comm.Rank())<<56 | uint64(t.state.Epoch)<<32 | uint64(t.state.Batch))
-	s := t.obj.step
+	s := t.obj.Step
 	if err := s.Run(); err != nil {
 		return 0, 0, err
 	}
@@ -251,9 +251,9 @@ func (t *trainer) fillInputs(b *data.Batch) error {
 	mix := augment.MixInfo{Lam: 1}
 	var err error
 	if t.mix != nil {
-		mix, err = b.Mix(*t.mix, t.obj.targets)
+		mix, err = b.Mix(*t.mix, t.obj.Targets)
 	} else {
-		err = b.OneHot(t.net.NumClasses(), t.cfg.Aug.Smoothing, t.obj.targets)
+		err = b.OneHot(t.net.NumClasses(), t.cfg.Aug.Smoothing, t.obj.Targets)
 	}
 	if err != nil {
 		return err
@@ -265,13 +265,13 @@ func (t *trainer) fillInputs(b *data.Batch) error {
 	if t.teacher == nil {
 		return nil
 	}
-	return t.teacher.fill(t.pixels, b.Indices[:b.N], mix, t.obj.teacher)
+	return t.teacher.Fill(t.pixels, b.Indices[:b.N], mix, t.obj.Teacher)
 }
 
 // collectGrads reads the last micro-batch's gradients into t.grads and,
 // when accumulating, adds them to the accumulator.
 func (t *trainer) collectGrads() error {
-	s := t.obj.step
+	s := t.obj.Step
 	for j, i := range t.train {
 		g, ok := s.GradValue(i).Data().([]float32)
 		if !ok {
@@ -303,7 +303,7 @@ func (t *trainer) logStep(r stepResult, m *meter, end int) error {
 	}
 	rec := []Field{{"step", float64(t.state.Step)}, {"epoch", float64(t.state.Epoch) + float64(t.state.Batch)/float64(end)},
 		{"loss", r.loss}, {"lr", r.lr}, {"grad_norm", r.gradNorm}, {"images_per_s", m.imagesPerS()}}
-	for i, name := range t.obj.names {
+	for i, name := range t.obj.Names {
 		rec = append(rec, Field{name, r.extra[i]})
 	}
 	return t.stepsLog.Write(rec)

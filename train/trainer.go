@@ -12,6 +12,7 @@ import (
 	"github.com/vit-train/vit-train/augment"
 	"github.com/vit-train/vit-train/comm"
 	"github.com/vit-train/vit-train/data"
+	"github.com/vit-train/vit-train/distill"
 	"github.com/vit-train/vit-train/formats/atomicfile"
 	"github.com/vit-train/vit-train/models"
 	"github.com/vit-train/vit-train/nn"
@@ -68,9 +69,9 @@ type trainer struct {
 	opts     Options
 	ds       *Datasets
 	net      models.Network
-	teacher  teacher // nil unless distilling
-	teacherR *Result // the teacher's evaluation, when it has one
-	obj      *objective
+	teacher  distill.Teacher // nil unless distilling
+	teacherR *Result         // the teacher's evaluation, when it has one
+	obj      *distill.Objective
 	eval     *nn.Graph
 	emaNet   models.Network // the network evaluating the EMA weights
 	emaEval  *nn.Graph
@@ -152,11 +153,8 @@ func newTrainer(cfg Config, opts Options) (*trainer, error) {
 	} else if _, err := os.Stat(lastPath); err == nil {
 		return nil, fmt.Errorf("run folder %s already holds a checkpoint: use --resume, or another --out", opts.Dir)
 	}
-	if t.teacher, err = newTeacher(cfg, t.net, t.ds); err != nil {
+	if t.teacher, err = openTeacher(cfg, t.net, t.ds); err != nil {
 		return nil, err
-	}
-	if nt, ok := t.teacher.(*netTeacher); ok {
-		nt.comm = t.comm
 	}
 	if t.lead() {
 		if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
@@ -323,7 +321,7 @@ func (t *trainer) buildGraphs() error {
 		}
 		g.GradCheckpointing = true
 	}
-	if t.obj, err = newObjective(g, cfg.Distill); err != nil {
+	if t.obj, err = distill.NewObjective(g, cfg.Distill); err != nil {
 		return err
 	}
 	if t.pixels, err = g.Float32Images(); err != nil {
@@ -586,25 +584,6 @@ func (t *trainer) keptNote() string {
 	}
 	s := t.saved
 	return fmt.Sprintf("the last checkpoint, %s (epoch %d, batch %d, step %d), is kept", filepath.Join(t.opts.Dir, LastCheckpoint), s.Epoch+1, s.Batch, s.Step)
-}
-
-// evaluateTeacher scores the teacher on the evaluation data, once.
-func (t *trainer) evaluateTeacher(ctx context.Context) error {
-	if t.teacher == nil {
-		return nil
-	}
-	res, ok, err := t.teacher.evaluate(t.evalContext(ctx), t.evalL)
-	if err != nil {
-		return fmt.Errorf("evaluating the teacher: %w", err)
-	}
-	d := t.cfg.Distill
-	line := fmt.Sprintf("distillation %s (alpha %g, tau %g) from %s", d.Type, d.Alpha, d.Tau, t.teacher.describe())
-	if ok {
-		t.teacherR = &res
-		line += fmt.Sprintf(": teacher top-1 %.2f%%", res.Top1)
-	}
-	fmt.Fprintln(t.opts.Out, line)
-	return nil
 }
 
 // teacherTop1 is the teacher's top-1 accuracy, NaN when unknown.

@@ -13,13 +13,13 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/vit-train/vit-train/distill"
 	"github.com/vit-train/vit-train/models"
 	"github.com/vit-train/vit-train/models/vit"
 	"github.com/vit-train/vit-train/nn"
 	"github.com/vit-train/vit-train/nn/blas"
 	"github.com/vit-train/vit-train/nn/ops"
 	"github.com/vit-train/vit-train/optim"
-	"github.com/vit-train/vit-train/train"
 )
 
 // benchResult is what `vit-train bench` reports.
@@ -201,14 +201,15 @@ func benchStep(m *vit.ViT, batch int, gradCheckpointing bool, rng *rand.Rand) (*
 		return nil, nil, err
 	}
 	g.GradCheckpointing = gradCheckpointing
-	d := train.DistillConfig{Type: "none"}
+	d := distill.DefaultConfig()
 	if c.Distilled {
-		d = train.DistillConfig{Type: "hard", Alpha: 0.5, Tau: 1}
+		d.Type = "hard"
 	}
-	step, targets, teacher, err := train.NewStep(g, d)
+	obj, err := distill.NewObjective(g, d)
 	if err != nil {
 		return nil, nil, err
 	}
+	step, targets, teacher := obj.Step, obj.Targets, obj.Teacher
 	fill := func() {
 		for i, img := 0, g.ImageData.([]float32); i < len(img); i++ {
 			img[i] = float32(rng.NormFloat64())

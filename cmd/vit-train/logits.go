@@ -6,7 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/vit-train/vit-train/data"
-	"github.com/vit-train/vit-train/distill"
+	"github.com/vit-train/vit-train/formats/npy"
 	"github.com/vit-train/vit-train/train"
 )
 
@@ -42,7 +42,7 @@ settings (data.dataset, data.train_subset, …) must be the student's, which
 			if err != nil {
 				return err
 			}
-			if err := distill.WriteNPY(out, logits, []int{n, c}); err != nil {
+			if err := npy.WriteFile(out, logits, []int{n, c}); err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s: logits (%d, %d) of the %s split\n", out, n, c, split)

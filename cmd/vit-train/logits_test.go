@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/vit-train/vit-train/data"
-	"github.com/vit-train/vit-train/distill"
+	"github.com/vit-train/vit-train/formats/npy"
 	"github.com/vit-train/vit-train/train"
 )
 
@@ -26,14 +26,17 @@ func TestTrainResNetAndWriteLogits(t *testing.T) {
 		split string
 		n     int
 	}{{"train", 64}, {"test", 50}} {
-		npy := filepath.Join(dir, c.split+".npy")
-		out, err := run(t, "logits", "--checkpoint", ck, "--split", c.split, "--out", npy)
-		if err != nil || !strings.Contains(out, "wrote "+npy) {
+		logitsPath := filepath.Join(dir, c.split+".npy")
+		out, err := run(t, "logits", "--checkpoint", ck, "--split", c.split, "--out", logitsPath)
+		if err != nil || !strings.Contains(out, "wrote "+logitsPath) {
 			t.Fatalf("logits --split %s: %v\n%s", c.split, err, out)
 		}
-		data, shape, err := distill.ReadNPY(npy)
-		if err != nil || len(shape) != 2 || shape[0] != c.n || shape[1] != 10 || len(data) != c.n*10 {
-			t.Fatalf("%s: shape %v, %d values, %v", npy, shape, len(data), err)
+		a, err := npy.ReadFile(logitsPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(a.Shape) != 2 || a.Shape[0] != c.n || a.Shape[1] != 10 || len(a.Data) != c.n*10 {
+			t.Fatalf("%s: shape %v, %d values", logitsPath, a.Shape, len(a.Data))
 		}
 	}
 	if _, err := run(t, "logits", "--checkpoint", ck, "--split", "val", "--out", filepath.Join(dir, "x.npy")); err == nil || !strings.Contains(err.Error(), "train or test") {
@@ -44,10 +47,10 @@ func TestTrainResNetAndWriteLogits(t *testing.T) {
 
 // checkSameDataPath checks that eval, predict and logits run a run's
 // checkpoint ck through one data path: eval's top-1 over the first n test
-// images is the run's last val_top1 and the top-1 of the logits file npy
-// (from `vit-train logits --split test`), and predict's logits for those
-// images saved as PNG files are npy's rows.
-func checkSameDataPath(t *testing.T, dir, ck, npy string, n int) {
+// images is the run's last val_top1 and the top-1 of the logits file
+// logitsPath (from `vit-train logits --split test`), and predict's logits for those
+// images saved as PNG files are logitsPath's rows.
+func checkSameDataPath(t *testing.T, dir, ck, logitsPath string, n int) {
 	t.Helper()
 	out, err := run(t, "eval", "--checkpoint", ck, "--json", "--out", t.TempDir())
 	if err != nil {
@@ -67,10 +70,11 @@ func checkSameDataPath(t *testing.T, dir, ck, npy string, n int) {
 	if last := epochs[len(epochs)-1]["val_top1"]; math.Abs(last-ev.Top1) > 1e-9 {
 		t.Errorf("eval top-1 %.4f, the run's last val_top1 %.4f", ev.Top1, last)
 	}
-	logits, shape, err := distill.ReadNPY(npy)
+	a, err := npy.ReadFile(logitsPath)
 	if err != nil {
 		t.Fatal(err)
 	}
+	logits, shape := a.Data, a.Shape
 	test, err := data.EmbeddedFashionMNIST(data.Test)
 	if err != nil {
 		t.Fatal(err)

@@ -36,6 +36,18 @@ func checkDecoded(t *testing.T, a *Array) {
 			t.Fatalf("element %d: %g became %g", i, a.Data[i], again.Data[i])
 		}
 	}
+	// Encode writes it back, and that reads again unchanged.
+	var buf bytes.Buffer
+	if err := Encode(&buf, a.Data, a.Shape); err != nil {
+		t.Fatalf("Encode: %v", err)
+	}
+	written, err := Decode(bytes.NewReader(buf.Bytes()))
+	if err != nil {
+		t.Fatalf("re-reading what Encode wrote: %v", err)
+	}
+	if !equalInts(a.Shape, written.Shape) || !equalFloats(a.Data, written.Data) {
+		t.Fatalf("Encode and Decode changed the array: shape %v → %v", a.Shape, written.Shape)
+	}
 }
 
 // Seeds stay small: Go's fuzzing engine minimises each input that reaches

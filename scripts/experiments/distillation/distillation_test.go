@@ -13,7 +13,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/vit-train/vit-train/distill"
+	"github.com/vit-train/vit-train/formats/npy"
 	"github.com/vit-train/vit-train/train"
 )
 
@@ -156,15 +156,15 @@ func TestRunnerSkipsFinishedAndResumesStopped(t *testing.T) {
 	if err := os.WriteFile(bin, []byte(fakeVitTrain), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	logPath, npy := filepath.Join(dir, "calls.txt"), filepath.Join(dir, "l.npy")
+	logPath, logitsPath := filepath.Join(dir, "calls.txt"), filepath.Join(dir, "l.npy")
 	// Two test images of labels 9 and 0 (the first Fashion-MNIST test
 	// labels), predicted 9 and 1.
 	row := func(c int) []float32 { r := make([]float32, 10); r[c] = 1; return r }
-	if err := distill.WriteNPY(npy, append(row(9), row(1)...), []int{2, 10}); err != nil {
+	if err := npy.WriteFile(logitsPath, append(row(9), row(1)...), []int{2, 10}); err != nil {
 		t.Fatal(err)
 	}
 	t.Setenv("FAKE_LOG", logPath)
-	t.Setenv("FAKE_NPY", npy)
+	t.Setenv("FAKE_NPY", logitsPath)
 	r := runSpec{ID: "students/x/seed0", Dir: filepath.Join(dir, "students", "x", "seed0"), Epochs: 1, Arm: "x"}
 	r.Args = []string{"train", "--config", "c.yaml", "--out", r.Dir}
 	rn := &runner{build: buildInfo{Bin: bin, Tags: "test", SHA256: "abc"}, out: io.Discard}

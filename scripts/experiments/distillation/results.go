@@ -15,7 +15,7 @@ import (
 	"regexp"
 	"strconv"
 
-	"github.com/vit-train/vit-train/distill"
+	"github.com/vit-train/vit-train/formats/npy"
 )
 
 // headResult is the part of vit-train eval's eval.json the study reads.
@@ -87,13 +87,14 @@ func readRun(r runSpec) (*runResult, error) {
 			return nil, err
 		}
 	}
-	d, shape, err := distill.ReadNPY(r.testLogits())
+	a, err := npy.ReadFile(r.testLogits())
 	if err != nil {
 		if _, serr := os.Stat(r.testLogits()); errors.Is(serr, os.ErrNotExist) {
 			return nil, serr
 		}
 		return nil, err
 	}
+	d, shape := a.Data, a.Shape
 	if len(shape) != 2 {
 		return nil, fmt.Errorf("%s: shape %v, want (N, C)", r.testLogits(), shape)
 	}

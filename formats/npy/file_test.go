@@ -1,15 +1,12 @@
-package distill
+package npy
 
 import (
-	"bytes"
 	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/vit-train/vit-train/formats/npy"
 )
 
 // golden2x3 is np.save of np.arange(1, 7, dtype='<f4').reshape(2, 3), laid
@@ -34,6 +31,15 @@ var goldenReordered = "\x93NUMPY\x01\x00\x38\x00" +
 	`{"shape": (3,), "fortran_order": False, "descr": "<f4"}` + "\n" +
 	"\x00\x00\x80\x3f\x00\x00\x00\x40\x00\x00\x40\x40"
 
+// readData reads the array at path as its elements and shape.
+func readFileData(path string) ([]float32, []int, error) {
+	a, err := ReadFile(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	return a.Data, a.Shape, nil
+}
+
 func writeFile(t *testing.T, content string) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "logits.npy")
@@ -43,9 +49,9 @@ func writeFile(t *testing.T, content string) string {
 	return path
 }
 
-func TestWriteNPYMatchesGolden(t *testing.T) {
+func TestWriteFileMatchesGolden(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "out.npy")
-	if err := WriteNPY(path, []float32{1, 2, 3, 4, 5, 6}, []int{2, 3}); err != nil {
+	if err := WriteFile(path, []float32{1, 2, 3, 4, 5, 6}, []int{2, 3}); err != nil {
 		t.Fatal(err)
 	}
 	got, err := os.ReadFile(path)
@@ -57,7 +63,7 @@ func TestWriteNPYMatchesGolden(t *testing.T) {
 	}
 }
 
-func TestReadNPYGolden(t *testing.T) {
+func TestReadFileGolden(t *testing.T) {
 	for _, tc := range []struct {
 		name, content string
 		data          []float32
@@ -68,7 +74,7 @@ func TestReadNPYGolden(t *testing.T) {
 		{"reordered", goldenReordered, []float32{1, 2, 3}, []int{3}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			data, shape, err := ReadNPY(writeFile(t, tc.content))
+			data, shape, err := readFileData(writeFile(t, tc.content))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -104,7 +110,7 @@ func equalFloats(a, b []float32) bool {
 	return true
 }
 
-func TestNPYRoundTrip(t *testing.T) {
+func TestWriteFileReadFileRoundTrip(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	dir := t.TempDir()
 	for _, shape := range [][]int{{4, 10}, {1, 1}, {0, 7}, {3000, 10}, {5}, {}, {2, 3, 4}} {
@@ -120,10 +126,10 @@ func TestNPYRoundTrip(t *testing.T) {
 			data[0], data[1], data[2], data[3] = float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.Copysign(0, -1)), float32(math.NaN())
 		}
 		path := filepath.Join(dir, "rt.npy")
-		if err := WriteNPY(path, data, shape); err != nil {
+		if err := WriteFile(path, data, shape); err != nil {
 			t.Fatal(err)
 		}
-		got, gotShape, err := ReadNPY(path)
+		got, gotShape, err := readFileData(path)
 		if err != nil {
 			t.Fatalf("shape %v: %v", shape, err)
 		}
@@ -141,13 +147,13 @@ func TestNPYRoundTrip(t *testing.T) {
 	}
 }
 
-func TestWriteNPYVersion2ForLongHeaders(t *testing.T) {
+func TestWriteFileVersion2ForLongHeaders(t *testing.T) {
 	shape := make([]int, 25000) // "1, " ×25000 needs a header over 65535 bytes
 	for i := range shape {
 		shape[i] = 1
 	}
 	path := filepath.Join(t.TempDir(), "long.npy")
-	if err := WriteNPY(path, []float32{7}, shape); err != nil {
+	if err := WriteFile(path, []float32{7}, shape); err != nil {
 		t.Fatal(err)
 	}
 	raw, _ := os.ReadFile(path)
@@ -161,7 +167,7 @@ func TestWriteNPYVersion2ForLongHeaders(t *testing.T) {
 	}
 }
 
-func TestReadNPYRejectsMalformed(t *testing.T) {
+func TestReadFileRejectsMalformed(t *testing.T) {
 	header := func(dict string) string {
 		h := dict + "\n"
 		return "\x93NUMPY\x01\x00" + string([]byte{byte(len(h)), byte(len(h) >> 8)}) + h
@@ -197,7 +203,7 @@ func TestReadNPYRejectsMalformed(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := writeFile(t, tc.content)
-			_, _, err := ReadNPY(path)
+			_, _, err := readFileData(path)
 			if err == nil {
 				t.Fatal("expected an error")
 			}
@@ -208,29 +214,29 @@ func TestReadNPYRejectsMalformed(t *testing.T) {
 	}
 }
 
-func TestReadNPYMissingFile(t *testing.T) {
-	if _, _, err := ReadNPY(filepath.Join(t.TempDir(), "absent.npy")); err == nil {
+func TestReadFileMissingFile(t *testing.T) {
+	if _, _, err := readFileData(filepath.Join(t.TempDir(), "absent.npy")); err == nil {
 		t.Fatal("expected an error")
 	}
 }
 
-func TestWriteNPYErrors(t *testing.T) {
+func TestWriteFileErrors(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "x.npy")
-	if err := WriteNPY(path, []float32{1, 2, 3}, []int{2, 2}); err == nil || !strings.Contains(err.Error(), "holds 4 elements, data has 3") {
+	if err := WriteFile(path, []float32{1, 2, 3}, []int{2, 2}); err == nil || !strings.Contains(err.Error(), "holds 4 elements, data has 3") {
 		t.Fatalf("shape mismatch: %v", err)
 	}
-	if err := WriteNPY(path, nil, []int{-1, 0}); err == nil || !strings.Contains(err.Error(), "negative") {
+	if err := WriteFile(path, nil, []int{-1, 0}); err == nil || !strings.Contains(err.Error(), "negative") {
 		t.Fatalf("negative dimension: %v", err)
 	}
-	if err := WriteNPY(filepath.Join(dir, "missing", "x.npy"), []float32{1}, []int{1}); err == nil {
+	if err := WriteFile(filepath.Join(dir, "missing", "x.npy"), []float32{1}, []int{1}); err == nil {
 		t.Fatal("missing directory: expected an error")
 	}
 	// A successful write replaces an existing file whole.
 	if err := os.WriteFile(path, []byte("old contents"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteNPY(path, []float32{1, 2, 3, 4, 5, 6}, []int{2, 3}); err != nil {
+	if err := WriteFile(path, []float32{1, 2, 3, 4, 5, 6}, []int{2, 3}); err != nil {
 		t.Fatal(err)
 	}
 	if got, _ := os.ReadFile(path); string(got) != golden2x3 {
@@ -239,35 +245,4 @@ func TestWriteNPYErrors(t *testing.T) {
 	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
 		t.Fatalf("temporary files left behind: %d entries", len(entries))
 	}
-}
-
-func FuzzReadNPY(f *testing.F) {
-	for _, s := range []string{golden2x3, goldenV2F8, goldenReordered} {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, b []byte) {
-		a, err := npy.Decode(bytes.NewReader(b))
-		if err != nil {
-			return
-		}
-		n := 1
-		for _, d := range a.Shape {
-			n *= d
-		}
-		if n != len(a.Data) {
-			t.Fatalf("shape %v but %d elements", a.Shape, len(a.Data))
-		}
-		// What was read writes back and reads again unchanged.
-		var buf bytes.Buffer
-		if err := npy.Encode(&buf, a.Data, a.Shape); err != nil {
-			t.Fatal(err)
-		}
-		again, err := npy.Decode(bytes.NewReader(buf.Bytes()))
-		if err != nil {
-			t.Fatalf("re-reading: %v", err)
-		}
-		if !equalInts(a.Shape, again.Shape) || !equalFloats(a.Data, again.Data) {
-			t.Fatal("round trip changed the array")
-		}
-	})
 }
