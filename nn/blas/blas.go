@@ -22,7 +22,8 @@ package blas
 
 import (
 	"runtime"
-	"sync"
+
+	"github.com/vit-train/vit-train/nn/parallel"
 )
 
 // Backend names the float32 matrix product in use: "go-avx512" or
@@ -42,22 +43,14 @@ func Gemm[T float32 | float64](transA, transB bool, m, n, k int, alpha T, a []T,
 	workers := runtime.GOMAXPROCS(0)
 	if splitRows && workers > 1 && m >= 2*workers && m*n*k >= parallelWork {
 		// Split the rows of C (and of op(A)) over the cores; each part is a
-		// single-threaded product in its own goroutine.
-		var wg sync.WaitGroup
-		chunk := (m + workers - 1) / workers
-		for r0 := 0; r0 < m; r0 += chunk {
-			r1 := min(r0+chunk, m)
+		// single-threaded product.
+		parallel.For(m, m/workers, func(r0, r1 int) {
 			aOff := r0 * lda
 			if transA {
 				aOff = r0
 			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				gemm(transA, transB, r1-r0, n, k, alpha, a[aOff:], lda, b, ldb, beta, c[r0*ldc:], ldc)
-			}()
-		}
-		wg.Wait()
+			gemm(transA, transB, r1-r0, n, k, alpha, a[aOff:], lda, b, ldb, beta, c[r0*ldc:], ldc)
+		})
 		return
 	}
 	gemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
