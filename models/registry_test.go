@@ -105,7 +105,10 @@ func checkTrains(t *testing.T, spec Spec) {
 		t.Fatalf("loss %g", l)
 	}
 	for i, p := range net.Params() {
-		grad := step.Grad(i)
+		grad, err := step.Grad(i)
+		if err != nil {
+			t.Fatal(err)
+		}
 		nonZero := false
 		for _, v := range grad {
 			if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {

@@ -72,9 +72,20 @@ func (s *Step) LossValue() float64 { return scalar(s.prog.Value(s.Loss)) }
 // ExtraValue is extra output i of the last Run, as a float64 scalar.
 func (s *Step) ExtraValue(i int) float64 { return scalar(s.prog.Value(s.Extra[i])) }
 
-// Grad returns parameter i's gradient of the last Run as float32 (a float32
-// model only). The slice is the step's buffer: read it before the next Run.
-func (s *Step) Grad(i int) []float32 { return s.prog.Value(s.Grads[i]).Data().([]float32) }
+// Grad returns parameter i's gradient of the last Run as float32, shaped as
+// the parameter and laid out row-major. The slice is the step's buffer:
+// read it before the next Run. A float64 model (use GradValue) or an i
+// outside [0, len(Grads)) is an error.
+func (s *Step) Grad(i int) ([]float32, error) {
+	if i < 0 || i >= len(s.Grads) {
+		return nil, fmt.Errorf("step: gradient %d of %d", i, len(s.Grads))
+	}
+	d, ok := s.prog.Value(s.Grads[i]).Data().([]float32)
+	if !ok {
+		return nil, fmt.Errorf("step: gradient %d is %v, not float32 (use GradValue)", i, s.Grads[i].Dtype())
+	}
+	return d, nil
+}
 
 // GradValue returns parameter i's gradient of the last Run.
 func (s *Step) GradValue(i int) gorgonia.Value { return s.prog.Value(s.Grads[i]) }

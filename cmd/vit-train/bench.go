@@ -129,7 +129,10 @@ func runBench(c vit.Config, batch, steps int, gradCheckpointing bool) (benchResu
 			return err
 		}
 		for i := range grads {
-			grads[i] = step.Grad(i)
+			var err error
+			if grads[i], err = step.Grad(i); err != nil {
+				return err
+			}
 		}
 		return opt.Step(1e-4, grads)
 	}

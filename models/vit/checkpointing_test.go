@@ -33,7 +33,11 @@ func TestGradCheckpointingSameGradientsLessMemory(t *testing.T) {
 			t.Errorf("distilled=%v: loss %v with checkpointing, %v without", distilled, b, a)
 		}
 		for i := range m.Params {
-			g0, g1 := plain.Grad(i), ckpt.Grad(i)
+			g0, err0 := plain.Grad(i)
+			g1, err1 := ckpt.Grad(i)
+			if err0 != nil || err1 != nil {
+				t.Fatal(err0, err1)
+			}
 			for j := range g0 {
 				if math.Float32bits(g0[j]) != math.Float32bits(g1[j]) {
 					t.Fatalf("distilled=%v: %s[%d]: gradient %v with checkpointing, %v without", distilled, m.Params[i].Name, j, g1[j], g0[j])

@@ -3,6 +3,7 @@ package vit
 import (
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"gorgonia.org/tensor"
@@ -112,6 +113,14 @@ func TestWholeModelGradient(t *testing.T) {
 		if err := s.Run(); err != nil {
 			t.Fatal(err)
 		}
+		// A float64 step's gradients are read through GradValue: Grad,
+		// the float32 accessor, refuses them, as it refuses a bad index.
+		if _, err := s.Grad(0); err == nil || !strings.Contains(err.Error(), "float64") {
+			t.Errorf("Grad on a float64 step: want an error naming float64, got %v", err)
+		}
+		if _, err := s.Grad(len(m.Params)); err == nil {
+			t.Error("Grad past the last parameter: want an error")
+		}
 		fwd, err := runner.Compile(s.G, s.Loss)
 		if err != nil {
 			t.Fatal(err)
@@ -174,8 +183,12 @@ func TestEveryPresetTrains(t *testing.T) {
 			t.Fatalf("%s: loss %v", name, l)
 		}
 		for i, p := range m.Params {
+			grad, err := s.Grad(i)
+			if err != nil {
+				t.Fatal(err)
+			}
 			nonzero := false
-			for _, v := range s.Grad(i) {
+			for _, v := range grad {
 				if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
 					t.Fatalf("%s: %s has a non-finite gradient", name, p.Name)
 				}
