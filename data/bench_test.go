@@ -124,26 +124,29 @@ func imageNetLoader(b *testing.B, cfg augment.TrainConfig) *Loader {
 // BenchmarkImageNetPipeline: decode JPEG 500x375 -> RandomResizedCrop 224
 // (bicubic) -> flip -> normalise, GOMAXPROCS workers, batches of 32.
 func BenchmarkImageNetPipeline(b *testing.B) {
-	cfg := augment.TrainConfig{Size: 224, HFlip: 0.5, Interp: augment.Bicubic, Mean: ImageNetMean, Std: ImageNetStd}
+	mean, std := ImageNetMeanStd()
+	cfg := augment.TrainConfig{Size: 224, HFlip: 0.5, Interp: augment.Bicubic, Mean: mean, Std: std}
 	runLoader(b, imageNetLoader(b, cfg))
 }
 
 // BenchmarkImageNetDeiTPipeline: as BenchmarkImageNetPipeline plus DeiT's
 // RandAugment rand-m9-mstd0.5-inc1 and RandomErasing 0.25.
 func BenchmarkImageNetDeiTPipeline(b *testing.B) {
-	runLoader(b, imageNetLoader(b, augment.DeiTTrainConfig(224, ImageNetMean, ImageNetStd)))
+	mean, std := ImageNetMeanStd()
+	runLoader(b, imageNetLoader(b, augment.DeiTTrainConfig(224, mean, std)))
 }
 
 // BenchmarkCIFARRandAugment: 32x32 CIFAR-style images in memory -> DeiT's
 // small-image pipeline (pad-crop 4 + flip + rand-m9-mstd0.5-inc1 + erasing),
 // batches of 128.
 func BenchmarkCIFARRandAugment(b *testing.B) {
-	ds := &Memory{Name: "bench", N: 4096, C: 3, H: 32, W: 32, Pix: make([]uint8, 4096*3072), Labels: make([]int, 4096), ClassNames: MNISTClasses}
+	ds := &Memory{Name: "bench", N: 4096, C: 3, H: 32, W: 32, Pix: make([]uint8, 4096*3072), Labels: make([]int, 4096), ClassNames: MNISTClasses()}
 	rng := rand.New(rand.NewPCG(3, 4))
 	for i := range ds.Pix {
 		ds.Pix[i] = uint8(rng.IntN(256))
 	}
-	p, err := augment.TrainPipeline(augment.DeiTTrainConfig(32, CIFAR10Mean, CIFAR10Std))
+	cmean, cstd := CIFAR10MeanStd()
+	p, err := augment.TrainPipeline(augment.DeiTTrainConfig(32, cmean, cstd))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -39,5 +39,5 @@ func EmbeddedFashionMNIST(split Split) (*Memory, error) {
 	if err != nil {
 		return nil, err
 	}
-	return decodeIDX(bytes.NewReader(img), "embedded:"+imgName+".gz", bytes.NewReader(lab), "embedded:"+labName+".gz", FashionMNISTClasses)
+	return decodeIDX(bytes.NewReader(img), "embedded:"+imgName+".gz", bytes.NewReader(lab), "embedded:"+labName+".gz", FashionMNISTClasses())
 }

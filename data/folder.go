@@ -24,8 +24,9 @@ type FolderOptions struct {
 	Extensions []string
 }
 
-// DefaultExtensions are the file suffixes OpenImageFolder accepts by default.
-var DefaultExtensions = []string{".jpg", ".jpeg", ".png"}
+// DefaultExtensions returns the file suffixes OpenImageFolder accepts by
+// default: .jpg, .jpeg and .png (a new slice each call).
+func DefaultExtensions() []string { return []string{".jpg", ".jpeg", ".png"} }
 
 // ImageFolder is a dataset of image files sorted into one sub-folder per
 // class (root/<class>/**/<file>), as torchvision's ImageFolder: classes are
@@ -67,7 +68,7 @@ func OpenImageNet(root string, split Split, opt FolderOptions) (*ImageFolder, er
 // when root has no class folder or a class folder has no image file.
 func OpenImageFolder(root string, opt FolderOptions) (*ImageFolder, error) {
 	if opt.Extensions == nil {
-		opt.Extensions = DefaultExtensions
+		opt.Extensions = DefaultExtensions()
 	}
 	entries, err := os.ReadDir(root)
 	if err != nil {

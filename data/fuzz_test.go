@@ -37,7 +37,7 @@ func FuzzReadIDX(f *testing.F) {
 		}
 		if images {
 			lab := idxBytes(idxLabelsMagic, []int{dims[0]}, make([]byte, dims[0]))
-			m, err := decodeIDX(bytes.NewReader(data), "i", bytes.NewReader(lab), "l", MNISTClasses)
+			m, err := decodeIDX(bytes.NewReader(data), "i", bytes.NewReader(lab), "l", MNISTClasses())
 			if err != nil {
 				t.Fatal(err)
 			}

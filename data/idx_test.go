@@ -109,7 +109,7 @@ func TestOpenIDXRoundTrip(t *testing.T) {
 		}
 		os.WriteFile(ip, images, 0o644)
 		os.WriteFile(lp, labels, 0o644)
-		m, err := OpenIDX(ip, lp, FashionMNISTClasses)
+		m, err := OpenIDX(ip, lp, FashionMNISTClasses())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -158,7 +158,7 @@ func TestIDXBadInput(t *testing.T) {
 			ip, lp := filepath.Join(dir, "img"), filepath.Join(dir, "lab")
 			os.WriteFile(ip, tc.img, 0o644)
 			os.WriteFile(lp, tc.lab, 0o644)
-			_, err := OpenIDX(ip, lp, FashionMNISTClasses)
+			_, err := OpenIDX(ip, lp, FashionMNISTClasses())
 			if err == nil {
 				t.Fatal("no error")
 			}

@@ -15,7 +15,7 @@ import (
 // indexDataset returns n (c, h, w) images whose every byte is the index
 // (mod 256), labelled index % 10.
 func indexDataset(n, c, h, w int) *Memory {
-	m := &Memory{Name: "index", N: n, C: c, H: h, W: w, Pix: make([]uint8, n*c*h*w), Labels: make([]int, n), ClassNames: MNISTClasses}
+	m := &Memory{Name: "index", N: n, C: c, H: h, W: w, Pix: make([]uint8, n*c*h*w), Labels: make([]int, n), ClassNames: MNISTClasses()}
 	for i := 0; i < n; i++ {
 		for k := 0; k < c*h*w; k++ {
 			m.Pix[i*c*h*w+k] = uint8(i + k%3)

@@ -10,14 +10,18 @@ import (
 // installs the full Fashion-MNIST (60,000 training and 10,000 test images).
 const DefaultFashionMNISTDir = "/usr/share/datasets/fashion-mnist"
 
-// FashionMNISTClasses are the Fashion-MNIST class names, indexed by label.
-var FashionMNISTClasses = []string{
-	"T-shirt/top", "Trouser", "Pullover", "Dress", "Coat",
-	"Sandal", "Shirt", "Sneaker", "Bag", "Ankle boot",
+// FashionMNISTClasses returns the Fashion-MNIST class names, indexed by
+// label (a new slice each call).
+func FashionMNISTClasses() []string {
+	return []string{
+		"T-shirt/top", "Trouser", "Pullover", "Dress", "Coat",
+		"Sandal", "Shirt", "Sneaker", "Bag", "Ankle boot",
+	}
 }
 
-// MNISTClasses are the MNIST digit names, indexed by label.
-var MNISTClasses = []string{"0", "1", "2", "3", "4", "5", "6", "7", "8", "9"}
+// MNISTClasses returns the MNIST digit names, indexed by label (a new
+// slice each call).
+func MNISTClasses() []string { return []string{"0", "1", "2", "3", "4", "5", "6", "7", "8", "9"} }
 
 // FashionMNIST opens the Fashion-MNIST split stored in dir under the
 // official file names (train-images-idx3-ubyte[.gz],
@@ -27,13 +31,13 @@ func FashionMNIST(dir string, split Split) (*Memory, error) {
 	if dir == "" {
 		dir = DefaultFashionMNISTDir
 	}
-	return openMNISTStyle(dir, split, FashionMNISTClasses)
+	return openMNISTStyle(dir, split, FashionMNISTClasses())
 }
 
 // MNIST opens the MNIST split stored in dir under the official file names
 // (as FashionMNIST).
 func MNIST(dir string, split Split) (*Memory, error) {
-	return openMNISTStyle(dir, split, MNISTClasses)
+	return openMNISTStyle(dir, split, MNISTClasses())
 }
 
 // mnistFileNames returns the official image and label file names of a split,

@@ -51,15 +51,15 @@ func OpenDatasets(cfg DataConfig) (*Datasets, error) {
 	d.Classes = d.Train.Classes()
 	switch cfg.Dataset {
 	case "fashion-mnist-embedded", "fashion-mnist":
-		d.Mean, d.Std = data.FashionMNISTMean, data.FashionMNISTStd
+		d.Mean, d.Std = data.FashionMNISTMeanStd()
 	case "mnist":
-		d.Mean, d.Std = data.MNISTMean, data.MNISTStd
+		d.Mean, d.Std = data.MNISTMeanStd()
 	case "cifar10":
-		d.Mean, d.Std = data.CIFAR10Mean, data.CIFAR10Std
+		d.Mean, d.Std = data.CIFAR10MeanStd()
 	case "cifar100":
-		d.Mean, d.Std = data.CIFAR100Mean, data.CIFAR100Std
+		d.Mean, d.Std = data.CIFAR100MeanStd()
 	default:
-		d.Mean, d.Std = data.ImageNetMean, data.ImageNetStd
+		d.Mean, d.Std = data.ImageNetMeanStd()
 	}
 	return d, nil
 }

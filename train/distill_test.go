@@ -228,7 +228,8 @@ func TestTeacherScoreIsTheTeachersOwn(t *testing.T) {
 		}
 	}
 	path := filepath.Join(t.TempDir(), "teacher.safetensors")
-	ck := &Checkpoint{Arch: models.ArchResNet, ResNet: &spec, Mean: data.FashionMNISTMean, Std: data.FashionMNISTStd, Params: net.Tensors()}
+	fmMean, fmStd := data.FashionMNISTMeanStd()
+	ck := &Checkpoint{Arch: models.ArchResNet, ResNet: &spec, Mean: fmMean, Std: fmStd, Params: net.Tensors()}
 	if err := ck.Save(path); err != nil {
 		t.Fatal(err)
 	}

@@ -174,7 +174,8 @@ func teacherCheckpoint(t *testing.T) string {
 		t.Fatal(err)
 	}
 	path := filepath.Join(t.TempDir(), "teacher.safetensors")
-	ck := &Checkpoint{Arch: models.ArchViT, Model: mc, Mean: data.FashionMNISTMean, Std: data.FashionMNISTStd, Classes: data.FashionMNISTClasses, Params: ModelTensors(m)}
+	fmMean, fmStd := data.FashionMNISTMeanStd()
+	ck := &Checkpoint{Arch: models.ArchViT, Model: mc, Mean: fmMean, Std: fmStd, Classes: data.FashionMNISTClasses(), Params: ModelTensors(m)}
 	if err := ck.Save(path); err != nil {
 		t.Fatal(err)
 	}

@@ -108,7 +108,8 @@ func normalisation(format interop.Format, channels int, mean, std []float32) ([]
 		if format == interop.JAX {
 			return inceptionNorm, inceptionNorm, nil
 		}
-		return data.ImageNetMean, data.ImageNetStd, nil
+		mean, std := data.ImageNetMeanStd()
+		return mean, std, nil
 	}
 	if len(mean) != channels || len(std) != channels {
 		return nil, nil, fmt.Errorf("--mean %v and --std %v need %d values each, one per input channel", mean, std, channels)

@@ -108,7 +108,7 @@ func TestTrainEvalPredict(t *testing.T) {
 			sum += c.Probability
 		}
 		if p.File != files[i] || len(p.Top) != 3 || len(p.Logits) != 10 || sum > 1+1e-9 || p.Top[0].Probability < p.Top[1].Probability ||
-			p.Top[0].Label != data.FashionMNISTClasses[p.Top[0].Class] {
+			p.Top[0].Label != data.FashionMNISTClasses()[p.Top[0].Class] {
 			t.Fatalf("prediction %d: %+v", i, p)
 		}
 	}
