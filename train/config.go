@@ -5,16 +5,13 @@
 package train
 
 import (
-	"bytes"
 	"fmt"
 	"os"
-	"reflect"
-	"sort"
-	"strings"
 
 	"gopkg.in/yaml.v3"
 
 	"github.com/vit-train/vit-train/distill"
+	"github.com/vit-train/vit-train/internal/layered"
 	"github.com/vit-train/vit-train/models"
 	"github.com/vit-train/vit-train/models/vit"
 )
@@ -165,27 +162,20 @@ func DefaultConfig() Config {
 }
 
 // LoadConfig layers defaults, the YAML file at path (if not empty) and the
-// key=value overrides, in that order. Unknown keys and values of the wrong
-// type are errors naming the key.
+// key=value overrides, in that order (see internal/layered). Unknown keys
+// and values of the wrong type are errors naming the key.
 func LoadConfig(path string, sets []string) (Config, error) {
-	tree, err := toTree(DefaultConfig())
-	if err != nil {
-		return Config{}, err
-	}
+	tree := layered.Of(DefaultConfig())
 	if path != "" {
 		raw, err := os.ReadFile(path)
 		if err != nil {
 			return Config{}, err
 		}
-		var file map[string]any
-		if err := yaml.Unmarshal(raw, &file); err != nil {
-			return Config{}, fmt.Errorf("config %s: %w", path, err)
-		}
-		if err := merge(tree, file, ""); err != nil {
+		if err := tree.MergeYAML(raw); err != nil {
 			return Config{}, fmt.Errorf("config %s: %w", path, err)
 		}
 	}
-	if err := applySets(tree, sets); err != nil {
+	if err := tree.Set(sets); err != nil {
 		return Config{}, err
 	}
 	cfg, err := fromTree(tree)
@@ -195,152 +185,22 @@ func LoadConfig(path string, sets []string) (Config, error) {
 	return cfg, cfg.Validate()
 }
 
-// toTree turns a configuration into nested maps keyed by YAML names whose
-// leaves keep their Go types, so that overrides can be checked against them.
-// applySets applies key=value overrides (values parsed as YAML) to a tree.
-func applySets(tree map[string]any, sets []string) error {
-	for _, s := range sets {
-		key, val, ok := strings.Cut(s, "=")
-		if !ok || key == "" {
-			return fmt.Errorf("--set %q: want key=value", s)
-		}
-		var v any
-		if err := yaml.Unmarshal([]byte(val), &v); err != nil {
-			return fmt.Errorf("--set %s: value %q: %w", key, val, err)
-		}
-		if err := setPath(tree, strings.Split(key, "."), v, ""); err != nil {
-			return fmt.Errorf("--set %s: %w", key, err)
-		}
-	}
-	return nil
-}
-
-func toTree(c Config) (map[string]any, error) {
-	return structTree(reflect.ValueOf(c)), nil
-}
-
-func structTree(v reflect.Value) map[string]any {
-	m := map[string]any{}
-	for i := 0; i < v.NumField(); i++ {
-		name, _, _ := strings.Cut(v.Type().Field(i).Tag.Get("yaml"), ",")
-		f := v.Field(i)
-		if f.Kind() == reflect.Struct {
-			m[name] = structTree(f)
-		} else {
-			m[name] = f.Interface()
-		}
-	}
-	return m
-}
-
-func fromTree(m map[string]any) (Config, error) {
-	raw, err := yaml.Marshal(m)
-	if err != nil {
-		return Config{}, err
-	}
-	return parseConfigYAML(raw)
-}
-
-// parseConfigYAML decodes a complete configuration, refusing unknown keys.
-func parseConfigYAML(raw []byte) (Config, error) {
+// fromTree decodes a layered configuration.
+func fromTree(t layered.Tree) (Config, error) {
 	var c Config
-	dec := yaml.NewDecoder(bytes.NewReader(raw))
-	dec.KnownFields(true)
-	if err := dec.Decode(&c); err != nil {
+	if err := t.Decode(&c); err != nil {
 		return Config{}, fmt.Errorf("config: %w", err)
 	}
 	return c, nil
 }
 
-// merge copies src into dst, refusing keys dst does not have and values
-// whose kind differs from the default's.
-func merge(dst, src map[string]any, prefix string) error {
-	keys := make([]string, 0, len(src))
-	for k := range src {
-		keys = append(keys, k)
+// parseConfigYAML decodes a complete configuration, refusing unknown keys.
+func parseConfigYAML(raw []byte) (Config, error) {
+	var c Config
+	if err := layered.DecodeStrict(raw, &c); err != nil {
+		return Config{}, fmt.Errorf("config: %w", err)
 	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		if err := setPath(dst, []string{k}, src[k], prefix); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func setPath(dst map[string]any, path []string, v any, prefix string) error {
-	key := prefix + path[0]
-	old, ok := dst[path[0]]
-	if !ok {
-		return fmt.Errorf("unknown key %q (known: %s)", key, strings.Join(knownKeys(dst, prefix), ", "))
-	}
-	if sub, isMap := old.(map[string]any); isMap {
-		if len(path) > 1 {
-			return setPath(sub, path[1:], v, key+".")
-		}
-		vm, ok := v.(map[string]any)
-		if !ok {
-			return fmt.Errorf("key %q: want a mapping, got %v", key, v)
-		}
-		return merge(sub, vm, key+".")
-	}
-	if len(path) > 1 {
-		return fmt.Errorf("key %q is not a mapping", key)
-	}
-	nv, err := convertLike(old, v)
-	if err != nil {
-		return fmt.Errorf("key %q: %w", key, err)
-	}
-	dst[path[0]] = nv
-	return nil
-}
-
-func knownKeys(m map[string]any, prefix string) []string {
-	var ks []string
-	for k := range m {
-		ks = append(ks, prefix+k)
-	}
-	sort.Strings(ks)
-	return ks
-}
-
-// convertLike returns v as the kind of old: ints are accepted for floats,
-// anything else must match.
-func convertLike(old, v any) (any, error) {
-	switch old.(type) {
-	case int:
-		if i, ok := v.(int); ok {
-			return i, nil
-		}
-		return nil, fmt.Errorf("want an integer, got %v (%T)", v, v)
-	case float64:
-		switch x := v.(type) {
-		case float64:
-			return x, nil
-		case int:
-			return float64(x), nil
-		}
-		return nil, fmt.Errorf("want a number, got %v (%T)", v, v)
-	case uint64:
-		if i, ok := v.(int); ok && i >= 0 {
-			return uint64(i), nil
-		}
-		return nil, fmt.Errorf("want a non-negative integer, got %v (%T)", v, v)
-	case bool:
-		if b, ok := v.(bool); ok {
-			return b, nil
-		}
-		return nil, fmt.Errorf("want true or false, got %v (%T)", v, v)
-	case string:
-		switch x := v.(type) {
-		case string:
-			return x, nil
-		case nil:
-			return "", nil
-		}
-		return nil, fmt.Errorf("want a string, got %v (%T)", v, v)
-	}
-	return v, nil
+	return c, nil
 }
 
 // ModelSpec resolves the network from model.name (a ViT or DeiT preset, or
@@ -495,11 +355,8 @@ func Override(c Config, sets []string) (Config, error) {
 	if len(sets) == 0 {
 		return c, nil
 	}
-	tree, err := toTree(c)
-	if err != nil {
-		return c, err
-	}
-	if err := applySets(tree, sets); err != nil {
+	tree := layered.Of(c)
+	if err := tree.Set(sets); err != nil {
 		return c, err
 	}
 	out, err := fromTree(tree)

@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/vit-train/vit-train/internal/layered"
 )
 
 // checkConfigRoundTrip asserts that an accepted configuration survives
@@ -85,12 +87,9 @@ func FuzzConfigSet(f *testing.F) {
 	f.Add("", "3")
 	f.Fuzz(func(t *testing.T, key, value string) {
 		set := key + "=" + value
-		name, _, _ := strings.Cut(set, "=") // the key as applySets reads it
-		tree, err := toTree(DefaultConfig())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := applySets(tree, []string{set}); err != nil {
+		name, _, _ := strings.Cut(set, "=") // the key as Tree.Set reads it
+		tree := layered.Of(DefaultConfig())
+		if err := tree.Set([]string{set}); err != nil {
 			if !strings.Contains(err.Error(), "--set") || !strings.Contains(err.Error(), name) {
 				t.Fatalf("--set %q: error %q does not name the key %q", set, err, name)
 			}
@@ -106,14 +105,7 @@ func FuzzConfigSet(f *testing.F) {
 			return // invalid in combination (Validate)
 		}
 		checkConfigRoundTrip(t, cfg)
-		got, err := toTree(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		def, err := toTree(DefaultConfig())
-		if err != nil {
-			t.Fatal(err)
-		}
+		got, def := layered.Of(cfg), layered.Of(DefaultConfig())
 		for _, p := range treeDiff(def, got, "") {
 			if p != name && !strings.HasPrefix(p, name+".") {
 				t.Fatalf("--set %q changed %s", set, p)

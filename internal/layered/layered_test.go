@@ -1,0 +1,82 @@
+package layered
+
+import (
+	"strings"
+	"testing"
+)
+
+type inner struct {
+	Rate  float64 `yaml:"rate"`
+	Steps int     `yaml:"steps"`
+	Name  string  `yaml:"name"`
+}
+
+type outer struct {
+	Seed  uint64 `yaml:"seed"`
+	On    bool   `yaml:"on"`
+	Inner inner  `yaml:"inner"`
+}
+
+func defaults() outer { return outer{Seed: 1, Inner: inner{Rate: 0.5, Steps: 3, Name: "a"}} }
+
+func TestLayersApplyInOrder(t *testing.T) {
+	tree := Of(defaults())
+	// A mapping merges field by field: inner.steps keeps its default.
+	if err := tree.MergeYAML([]byte("inner: {rate: 2, name: b}\non: true\n")); err != nil {
+		t.Fatal(err)
+	}
+	if err := tree.Set([]string{"inner.name=c", "seed=7"}); err != nil {
+		t.Fatal(err)
+	}
+	var got outer
+	if err := tree.Decode(&got); err != nil {
+		t.Fatal(err)
+	}
+	want := outer{Seed: 7, On: true, Inner: inner{Rate: 2, Steps: 3, Name: "c"}}
+	if got != want {
+		t.Fatalf("got %+v, want %+v", got, want)
+	}
+	if d := defaults(); d.Inner.Name != "a" {
+		t.Fatal("layering changed the defaults")
+	}
+}
+
+func TestBadKeysAndValuesNameTheKey(t *testing.T) {
+	for _, c := range []struct {
+		yaml string
+		sets []string
+		want string
+	}{
+		{"inner: {speed: 1}", nil, `unknown key "inner.speed" (known: inner.name, inner.rate, inner.steps)`},
+		{"inner: 3", nil, `key "inner": want a mapping`},
+		{"", []string{"inner.steps=1.5"}, `--set inner.steps: key "inner.steps": want an integer`},
+		{"", []string{"seed=-1"}, `want a non-negative integer`},
+		{"", []string{"on=yes please"}, `key "on": want true or false`},
+		{"", []string{"inner.rate=fast"}, `key "inner.rate": want a number`},
+		{"", []string{"inner.name=[x]"}, `key "inner.name": want a string`},
+		{"", []string{"seed.x=1"}, `key "seed" is not a mapping`},
+		{"", []string{"novalue"}, `--set "novalue": want key=value`},
+		{"", []string{"=1"}, `want key=value`},
+		{"", []string{"seed=[1"}, `--set seed: value "[1"`},
+		{"seed: [1", nil, "yaml"},
+	} {
+		tree := Of(defaults())
+		err := tree.MergeYAML([]byte(c.yaml))
+		if err == nil {
+			err = tree.Set(c.sets)
+		}
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q %v: want an error containing %q, got %v", c.yaml, c.sets, c.want, err)
+		}
+	}
+}
+
+func TestDecodeStrictRefusesUnknownFields(t *testing.T) {
+	var o outer
+	if err := DecodeStrict([]byte("seed: 3\ncolour: red\n"), &o); err == nil || !strings.Contains(err.Error(), "colour") {
+		t.Fatalf("want an error naming the unknown field, got %v", err)
+	}
+	if err := DecodeStrict([]byte("seed: 3\n"), &o); err != nil || o.Seed != 3 {
+		t.Fatalf("seed %d, %v", o.Seed, err)
+	}
+}
