@@ -131,8 +131,9 @@ type runSpec struct {
 	// TrainLogits asks for the model's logits over the training split
 	// (teacher logits for distill.teacher_logits).
 	TrainLogits bool
-	// ResNet runs have no vit-train eval (it takes ViTs only): their
-	// top-1 is the last epoch's evaluation, checked against their logits.
+	// ResNet marks a teacher ResNet: the study takes its top-1 from the
+	// last epoch's evaluation, checked against its logits, and runs no
+	// vit-train eval on it (that reports the two heads of a DeiT).
 	ResNet bool
 	// ImageSize is the input size; TrainImages and EvalImages the data
 	// sizes (for time estimates).
