@@ -118,7 +118,7 @@ func (it *Iter) work() {
 		size := b.C * b.H * b.W
 		img, label, err := l.cfg.Dataset.Item(idx)
 		if err == nil {
-			pcg.Seed(streamSeed(b.seed, streamItem, b.Epoch, idx))
+			pcg.Seed(streamSeed(b.seed, l.itemStream(b.Index*l.cfg.BatchSize+j), b.Epoch, idx))
 			b.Labels[j] = label
 			err = l.cfg.Pipeline.Process(img, rng, b.Images[j*size:(j+1)*size])
 		}

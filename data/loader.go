@@ -37,6 +37,14 @@ type LoaderConfig struct {
 	// UnevenShards gives rank r the items order[r::Replicas], without
 	// padding: shares differ in length by at most one item.
 	UnevenShards bool
+	// RepeatedAug > 1 is DeiT's repeated augmentation (RASampler, DeiT
+	// uses 3): each item of the epoch order appears RepeatedAug times in a
+	// row before sharding, the shares are [RepeatedAugShard]'s, and each
+	// copy of an item is augmented with its own random stream (see
+	// [RepeatedAugCopy]); the first copy's stream is the one the item has
+	// without repetition. An epoch then holds len//256·256 items in all.
+	// 0 or 1 is off; it cannot be combined with UnevenShards.
+	RepeatedAug int
 }
 
 // Loader produces batches of a dataset, epoch by epoch. Item i of epoch e is
@@ -63,6 +71,9 @@ func NewLoader(cfg LoaderConfig) (*Loader, error) {
 		if err := checkRank(cfg.Rank, max(cfg.Replicas, 1)); err != nil {
 			return nil, fmt.Errorf("data: loader: %w", err)
 		}
+	}
+	if cfg.RepeatedAug < 0 || (cfg.RepeatedAug > 1 && cfg.UnevenShards) {
+		return nil, fmt.Errorf("data: loader: RepeatedAug = %d: want 0 or more, and no repetition with UnevenShards", cfg.RepeatedAug)
 	}
 	if cfg.Workers < 0 || cfg.Prefetch < 0 {
 		return nil, fmt.Errorf("data: loader: Workers = %d and Prefetch = %d must not be negative", cfg.Workers, cfg.Prefetch)
@@ -98,6 +109,8 @@ func (l *Loader) NumBatches() int {
 func (l *Loader) Len() int {
 	n, r, k := l.cfg.Dataset.Len(), l.cfg.Rank, l.cfg.Replicas
 	switch {
+	case l.cfg.RepeatedAug > 1:
+		return n / 256 * 256 / max(k, 1)
 	case k <= 1 || n == 0:
 		return n
 	case l.cfg.UnevenShards:
@@ -119,6 +132,10 @@ func (l *Loader) order(epoch int) []int {
 	idx := l.permutation(epoch)
 	r, k := l.cfg.Rank, l.cfg.Replicas
 	switch {
+	case l.cfg.RepeatedAug > 1:
+		// NewLoader checked the rank and the repeats.
+		share, _ := RepeatedAugShard(idx, r, max(k, 1), l.cfg.RepeatedAug)
+		return share
 	case k <= 1:
 		return idx
 	case l.cfg.UnevenShards:
@@ -190,4 +207,14 @@ func (l *Loader) Outstanding() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.made - len(l.free)
+}
+
+// itemStream is the random stream that augments the element at position
+// pos of this rank's epoch order: streamItem, or with repeated
+// augmentation one stream per copy of an item.
+func (l *Loader) itemStream(pos int) uint64 {
+	if l.cfg.RepeatedAug <= 1 {
+		return streamItem
+	}
+	return streamItem + uint64(RepeatedAugCopy(pos, l.cfg.Rank, max(l.cfg.Replicas, 1), l.cfg.RepeatedAug))
 }

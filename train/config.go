@@ -79,7 +79,13 @@ type DataConfig struct {
 	Workers       int    `yaml:"workers"`
 	SkipCorrupt   bool   `yaml:"skip_corrupt"`
 	TrainSubset   int    `yaml:"train_subset"`
-	EvalSubset    int    `yaml:"eval_subset"`
+	// RepeatedAug > 1 is DeiT's repeated augmentation (--repeated-aug,
+	// RASampler; DeiT uses 3): each image of an epoch is trained this many
+	// times, in copies augmented differently and spread over the ranks,
+	// and an epoch holds (training images)//256·256 images in all. 0 or 1
+	// is off.
+	RepeatedAug int `yaml:"repeated_aug"`
+	EvalSubset  int `yaml:"eval_subset"`
 }
 
 // AugConfig is the augmentation recipe, with timm's names and meanings.
@@ -255,6 +261,8 @@ func (c Config) validateValues() error {
 		return bad("data.batch_size", c.Data.BatchSize, "must be at least 1")
 	case c.Data.EvalBatchSize < 1:
 		return bad("data.eval_batch_size", c.Data.EvalBatchSize, "must be at least 1")
+	case c.Data.RepeatedAug < 0:
+		return bad("data.repeated_aug", c.Data.RepeatedAug, "must not be negative (0 or 1: off)")
 	case c.Data.Workers < 1:
 		return bad("data.workers", c.Data.Workers, "must be at least 1")
 	case !(c.Optim.LR > 0):

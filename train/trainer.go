@@ -341,7 +341,8 @@ func (t *trainer) buildLoaders() error {
 	}
 	rank, replicas := t.comm.Rank(), t.comm.Size()
 	if t.trainL, err = data.NewLoader(data.LoaderConfig{Dataset: t.ds.Train, BatchSize: cfg.Data.BatchSize, DropLast: true,
-		Shuffle: true, Seed: cfg.Seed, Workers: cfg.Data.Workers, Pipeline: trainP, Rank: rank, Replicas: replicas}); err != nil {
+		Shuffle: true, Seed: cfg.Seed, Workers: cfg.Data.Workers, Pipeline: trainP, Rank: rank, Replicas: replicas,
+		RepeatedAug: cfg.Data.RepeatedAug}); err != nil {
 		return err
 	}
 	if err := t.checkBatches(); err != nil {
@@ -404,6 +405,9 @@ func (t *trainer) buildEMA() error {
 // the batches of each epoch that no optimiser step uses.
 func (t *trainer) checkBatches() error {
 	nb, bs, accum := t.trainL.NumBatches(), t.cfg.Data.BatchSize, t.cfg.Optim.AccumSteps
+	if nb < 1 && t.cfg.Data.RepeatedAug > 1 {
+		return fmt.Errorf("config: data.repeated_aug = %d: an epoch keeps %d of the %d training images (a multiple of 256, shared by %d process(es)), fewer than data.batch_size = %d", t.cfg.Data.RepeatedAug, t.trainL.Len()*max(1, t.comm.Size()), t.ds.Train.Len(), max(1, t.comm.Size()), bs)
+	}
 	if nb < 1 {
 		return fmt.Errorf("config: data.batch_size = %d is larger than the %d training images", bs, t.ds.Train.Len())
 	}

@@ -452,3 +452,28 @@ func TestEvaluateAndStepRefuseMismatchedInputs(t *testing.T) {
 		}
 	}
 }
+
+// data.repeated_aug reaches the training loader: an epoch of 300 images
+// keeps 256 (300//256·256), in batches of 16, and the eval loader is
+// untouched; too few images for one batch is an error naming the key.
+func TestRepeatedAugWiring(t *testing.T) {
+	cfg := tinyConfig(t, "data.train_subset=300", "data.repeated_aug=3", "epochs=1")
+	tr, err := newTrainer(cfg, Options{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.close()
+	if c := tr.trainL.Config(); c.RepeatedAug != 3 || tr.trainL.Len() != 256 || tr.trainL.NumBatches() != 16 {
+		t.Fatalf("training loader: RepeatedAug %d, %d items, %d batches; want 3, 256, 16", c.RepeatedAug, tr.trainL.Len(), tr.trainL.NumBatches())
+	}
+	if tr.evalL.Config().RepeatedAug != 0 || tr.evalL.Len() != 48 {
+		t.Fatalf("evaluation loader: RepeatedAug %d, %d items", tr.evalL.Config().RepeatedAug, tr.evalL.Len())
+	}
+	small := tinyConfig(t, "data.train_subset=200", "data.repeated_aug=3")
+	if _, err := Run(context.Background(), small, Options{Dir: t.TempDir()}); err == nil || !strings.Contains(err.Error(), "data.repeated_aug = 3") {
+		t.Fatalf("200 images with repeated augmentation: want an error naming data.repeated_aug, got %v", err)
+	}
+	if _, err := LoadConfig("", []string{"data.repeated_aug=-1"}); err == nil || !strings.Contains(err.Error(), "data.repeated_aug") {
+		t.Fatalf("data.repeated_aug=-1: want an error, got %v", err)
+	}
+}
