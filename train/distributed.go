@@ -20,6 +20,10 @@ import (
 //     before clipping, so every rank applies the same update, and sums the
 //     logged loss terms (reduceStep);
 //   - the ranks agree on stopping at each step boundary (checkStop);
+//   - before each evaluation, rank 0's buffers (a ResNet's batch-norm
+//     running statistics, which each rank updates from its own shard) are
+//     broadcast, as DDP's broadcast_buffers does, so that every rank
+//     evaluates the network rank 0 checkpoints (syncBuffers);
 //   - evaluations sum their counts across the ranks (evaluateAcross);
 //   - rank 0 alone writes files and prints (lead).
 
@@ -50,6 +54,33 @@ func (t *trainer) syncReplicas() error {
 	}
 	if err := comm.CheckReplicas(t.comm, ps); err != nil {
 		return fmt.Errorf("after broadcasting rank 0's weights: %w", err)
+	}
+	return nil
+}
+
+// syncBuffers gives every rank rank 0's buffers: the tensors a checkpoint
+// holds besides the parameters. A ViT has none.
+func (t *trainer) syncBuffers() error {
+	if t.comm.Size() <= 1 {
+		return nil
+	}
+	if t.buffers == nil {
+		params := map[string]bool{}
+		for _, p := range t.params {
+			params[p.Name] = true
+		}
+		t.buffers = [][]float32{}
+		for _, b := range t.net.Tensors() {
+			if !params[b.Name] {
+				t.buffers = append(t.buffers, b.Data)
+			}
+		}
+	}
+	if len(t.buffers) == 0 {
+		return nil
+	}
+	if err := comm.BroadcastTensors(t.comm, t.buffers, 0); err != nil {
+		return fmt.Errorf("broadcasting rank 0's batch-norm statistics: %w", err)
 	}
 	return nil
 }

@@ -316,3 +316,35 @@ func TestResumeWithOtherProcessCount(t *testing.T) {
 		t.Fatalf("ended at %+v, want step 6 of epoch 2 (3 steps per epoch)", s)
 	}
 }
+
+// TestDataParallelResNetSharesBatchNormStatistics trains a ResNet with 2
+// ranks, whose batch-norm running statistics follow their own shards: every
+// rank evaluates with rank 0's (the ranks end with the same buffers), so
+// the reported top-1 is that of the checkpoint rank 0 writes (the loss up to the order of the summation).
+func TestDataParallelResNetSharesBatchNormStatistics(t *testing.T) {
+	cfg := dataParallelConfig(t, 8, "model.name=resnet20", "epochs=1", "data.eval_subset=200", "data.eval_batch_size=50")
+	dir := t.TempDir()
+	runs := runGroup(t, 2, cfg, dir, 0, nil)
+	checkNoErrors(t, runs)
+	checkRanksAgree(t, runs)
+	b0, b1 := runs[0].tr.buffers, runs[1].tr.buffers
+	if len(b0) == 0 || len(b0) != len(b1) {
+		t.Fatalf("buffers: %d on rank 0, %d on rank 1; want the same number, more than 0", len(b0), len(b1))
+	}
+	for i := range b0 {
+		if relDiff(b1[i], b0[i]) != 0 {
+			t.Fatalf("buffer %d differs between the ranks after the evaluation", i)
+		}
+	}
+	r, err := OpenEval(filepath.Join(dir, LastCheckpoint), EvalOptions{Sets: []string{"data.eval_subset=200", "data.eval_batch_size=50"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev, err := Evaluate(context.Background(), r.Graph, r.Loader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := runs[0].sum.Last; ev.N != 200 || got.Top1 != ev.Top1 || math.Abs(got.Loss-ev.Loss) > 1e-9*ev.Loss {
+		t.Fatalf("the run reported top-1 %v, loss %v; its checkpoint evaluates to %v, %v on %d images", got.Top1, got.Loss, ev.Top1, ev.Loss, ev.N)
+	}
+}

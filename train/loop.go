@@ -91,6 +91,11 @@ func (t *trainer) stop(ctx context.Context, sum *Summary, err error) (*Summary, 
 			return nil, fmt.Errorf("saving the checkpoint after an interrupt: %w; %s", err, t.keptNote())
 		}
 	}
+	// The other ranks wait for rank 0's checkpoint before they exit: under
+	// mpirun, a rank that exits first makes it kill the rest.
+	if err := t.comm.Barrier(); err != nil {
+		return nil, fmt.Errorf("waiting for the checkpoint after an interrupt: %w; %s", err, t.keptNote())
+	}
 	fmt.Fprintf(t.opts.Out, "interrupted at epoch %d, batch %d (step %d); checkpoint saved to %s\n",
 		t.state.Epoch+1, t.state.Batch, t.state.Step, filepath.Join(t.opts.Dir, LastCheckpoint))
 	sum.Interrupted = true
@@ -407,6 +412,9 @@ func (t *trainer) finishEpoch(ctx context.Context, stats epochStats, sum *Summar
 // evaluateEpoch scores the model and, with EMA, the EMA weights.
 func (t *trainer) evaluateEpoch(ctx context.Context) (Evaluation, *Result, error) {
 	ctx = t.evalContext(ctx)
+	if err := t.syncBuffers(); err != nil {
+		return Evaluation{}, nil, err
+	}
 	ev, err := t.evaluate(ctx, t.eval, t.evalL)
 	if err != nil || t.emaEval == nil {
 		return ev, nil, err

@@ -95,6 +95,7 @@ type trainer struct {
 	saved    *State    // the position of last.safetensors; nil until one exists
 	comm     comm.Communicator
 	reducer  *comm.Reducer // averages the gradients over the ranks; nil for one process
+	buffers  [][]float32   // the buffers syncBuffers broadcasts (ResNet batch-norm statistics), found on first use
 	stepBuf  []float64     // reduceStep's buffer
 
 	// evaluate scores a graph on a loader (Evaluate; tests substitute it).
