@@ -9,7 +9,9 @@
 #     end with the weights (within 1e-5 relative) and top-1 of 1 rank with
 #     16; a rank killed with SIGKILL mid-run ends the job within seconds with
 #     a non-zero status, leaving a last.safetensors that loads; a rank that
-#     cannot read its data aborts the job with a message naming the rank.
+#     cannot read its data aborts the job with a message naming the rank;
+#     Ctrl-C on mpirun (SIGINT) saves a checkpoint that resumes to the
+#     bit-identical end of an uninterrupted run.
 # Needs openmpi-bin and libopenmpi-dev. Exits non-zero if any check fails.
 #   scripts/test_mpi.sh [extra go test flags for the comm tests, e.g. -test.v]
 set -uo pipefail
@@ -145,6 +147,36 @@ if [ -n "$victim" ] && [ "$rc" != hung ] && [ "$rc" != 0 ] &&
 else
   cat "$out" "$tmp/load.out" 2>/dev/null
   fail "killing rank 1 (pid '$victim'): exit $rc after $((end - start)) s"
+fi
+
+# Ctrl-C on mpirun: Open MPI 4.1's mpirun sends the ranks SIGTERM after
+# odls_base_sigkill_timeout seconds and SIGKILL that long again later, so
+# with a timeout longer than a step the ranks agree on a step, rank 0 saves
+# and all exit. Resumed with 2 ranks, the run must end bit-identical
+# (weights and optimiser state) to an uninterrupted 2-rank run.
+long=(--set data.train_subset=512 --set data.eval_subset=48 --set data.eval_batch_size=48 --set data.batch_size=16
+  --set epochs=60 --set progress=false --set model.drop_path_rate=0.1 --set optim.name=adamw)
+out="$tmp/ctrlc.out"
+OMPI_MCA_odls_base_sigkill_timeout=5 "${mpirun[@]}" -np 2 "$tmp/vt-mpi" train --out "$tmp/ctrlc" "${long[@]}" >"$out" 2>&1 &
+job=$!
+for _ in $(seq 600); do
+  [ -f "$tmp/ctrlc/last.safetensors" ] && break
+  sleep 0.1
+done
+kill -INT "$job"
+wait "$job"
+rc=$?
+stopped=$(grep -o 'interrupted at epoch [0-9]*, batch [0-9]* (step [0-9]*)' "$out")
+timeout 600 "${mpirun[@]}" -np 2 "$tmp/vt-mpi" train --out "$tmp/ctrlc" --resume "${long[@]}" >"$tmp/ctrlc2.out" 2>&1
+rc2=$?
+timeout 600 "${mpirun[@]}" -np 2 "$tmp/vt-mpi" train --out "$tmp/whole" "${long[@]}" >"$tmp/whole.out" 2>&1
+rc3=$?
+if [ -n "$stopped" ] && [ "$rc2" = 0 ] && [ "$rc3" = 0 ] &&
+  VT_COMPARE="$tmp/ctrlc:$tmp/whole" VT_COMPARE_TOL=0 "$tmp/cmd.test" -test.run '^TestCompareRunFolders$' -test.v >"$tmp/cmp2.out" 2>&1; then
+  ok "Ctrl-C on mpirun saved a checkpoint ($stopped, mpirun status $rc); resumed, it ends bit-identical to an uninterrupted run"
+else
+  cat "$out" "$tmp/ctrlc2.out" "$tmp/cmp2.out" 2>/dev/null | tail -40
+  fail "Ctrl-C on mpirun and resume (mpirun status $rc, '$stopped', resume $rc2, whole run $rc3)"
 fi
 
 # A rank that cannot read its data fails before training, naming the rank

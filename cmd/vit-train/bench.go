@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/vit-train/vit-train/comm"
 	"github.com/vit-train/vit-train/distill"
 	"github.com/vit-train/vit-train/models"
 	"github.com/vit-train/vit-train/models/vit"
@@ -44,6 +45,14 @@ type benchResult struct {
 	PeakRSSBytes      int64     `json:"peak_rss_bytes"`
 	ActivationBytes   int64     `json:"activation_bytes"`
 	GradCheckpointing bool      `json:"grad_checkpointing"`
+	// Under mpirun: the job's processes, and per step the time spent in the
+	// gradient allreduce (included in TrainMsPerStep, its share in
+	// AllreduceShare) and the gradient bytes each process contributes.
+	// Images/s and GFLOP/s are then the whole job's.
+	Ranks              int     `json:"ranks"`
+	AllreduceMsPerStep float64 `json:"allreduce_ms_per_step"`
+	AllreduceShare     float64 `json:"allreduce_share"`
+	GradBytes          int64   `json:"grad_bytes"`
 }
 
 func newBenchCommand() *cobra.Command {
@@ -79,9 +88,20 @@ func newBenchCommand() *cobra.Command {
 				}
 				defer pprof.StopCPUProfile()
 			}
-			r, err := runBench(c, batch, steps, ckpt)
+			cm, err := comm.FromEnv()
 			if err != nil {
 				return err
+			}
+			defer cm.Close()
+			r, err := runBench(c, batch, steps, ckpt, cm)
+			if err != nil {
+				if cm.Size() > 1 {
+					cm.Abort(1, fmt.Sprintf("vit-train bench: rank %d of %d: %v", cm.Rank(), cm.Size(), err))
+				}
+				return err
+			}
+			if cm.Rank() != 0 {
+				return nil
 			}
 			if asJSON {
 				return json.NewEncoder(cmd.OutOrStdout()).Encode(r)
@@ -89,6 +109,10 @@ func newBenchCommand() *cobra.Command {
 			w := cmd.OutOrStdout()
 			fmt.Fprintf(w, "model %s, %d params, batch %d, BLAS %s, %d threads\n", r.Model, r.Params, r.Batch, r.Backend, r.Threads)
 			fmt.Fprintf(w, "train  %9.1f ms/step  %8.2f images/s  %7.1f GFLOP/s\n", r.TrainMsPerStep, r.TrainImagesPerS, r.TrainGFLOPs)
+			if r.Ranks > 1 {
+				fmt.Fprintf(w, "       %d processes × batch %d; gradient allreduce %.1f ms/step (%.1f%% of the step), %s of gradients per process\n",
+					r.Ranks, r.Batch, r.AllreduceMsPerStep, 100*r.AllreduceShare, bytesString(r.GradBytes))
+			}
 			fmt.Fprintf(w, "infer  %9.1f ms/batch %8.2f images/s  %7.1f GFLOP/s\n", r.InferMsPerBatch, r.InferImagesPerS, r.InferGFLOPs)
 			fmt.Fprintf(w, "memory peak RSS %s (activation and gradient buffers %s); per training step %.0f allocations, %s; heap growth over the timed steps %s\n",
 				bytesString(r.PeakRSSBytes), bytesString(r.ActivationBytes), r.AllocsPerStep, bytesString(int64(r.AllocBytesPerStep)), bytesString(r.HeapGrowthBytes))
@@ -105,7 +129,10 @@ func newBenchCommand() *cobra.Command {
 	return cmd
 }
 
-func runBench(c vit.Config, batch, steps int, gradCheckpointing bool) (benchResult, error) {
+// runBench times steps training steps and inference batches of batch
+// images on each process of cm; with several, the gradients are averaged
+// across them by a bucketed allreduce, timed on its own.
+func runBench(c vit.Config, batch, steps int, gradCheckpointing bool, cm comm.Communicator) (benchResult, error) {
 	if batch < 1 || steps < 1 {
 		return benchResult{}, fmt.Errorf("bench: --batch and --steps must be positive, got %d and %d", batch, steps)
 	}
@@ -124,6 +151,17 @@ func runBench(c vit.Config, batch, steps int, gradCheckpointing bool) (benchResu
 		return benchResult{}, err
 	}
 	grads := make([][]float32, len(params))
+	sizes := make([]int, len(params))
+	var gradBytes int64
+	for i, p := range params {
+		sizes[i] = len(p.Data)
+		gradBytes += 4 * int64(len(p.Data))
+	}
+	reducer, err := comm.NewReducer(cm, sizes, 0)
+	if err != nil {
+		return benchResult{}, err
+	}
+	var allreduce time.Duration
 	train := func() error {
 		if err := step.Run(); err != nil {
 			return err
@@ -134,6 +172,11 @@ func runBench(c vit.Config, batch, steps int, gradCheckpointing bool) (benchResu
 				return err
 			}
 		}
+		t := time.Now()
+		if err := reducer.AllreduceMean(grads); err != nil {
+			return err
+		}
+		allreduce += time.Since(t)
 		return opt.Step(1e-4, grads)
 	}
 	fill()
@@ -146,6 +189,7 @@ func runBench(c vit.Config, batch, steps int, gradCheckpointing bool) (benchResu
 	runtime.GC()
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
+	allreduce = 0
 	start := time.Now()
 	for i := range trainMs {
 		t := time.Now()
@@ -179,11 +223,14 @@ func runBench(c vit.Config, batch, steps int, gradCheckpointing bool) (benchResu
 	}
 	inferTime := time.Since(start).Seconds() / float64(steps)
 
-	fwd := float64(c.ForwardFLOPs()) * float64(batch)
+	ranks := cm.Size()
+	fwd := float64(c.ForwardFLOPs()) * float64(batch*ranks)
+	arMs := allreduce.Seconds() * 1e3 / float64(steps)
 	return benchResult{
 		Model: c.Name, Backend: blas.Backend(), Threads: runtime.GOMAXPROCS(0), Batch: batch, Steps: steps, Params: c.ParamCount(),
-		TrainMsPerStep: trainTime * 1e3, TrainImagesPerS: float64(batch) / trainTime, TrainGFLOPs: 3 * fwd / trainTime / 1e9,
-		InferMsPerBatch: inferTime * 1e3, InferImagesPerS: float64(batch) / inferTime, InferGFLOPs: fwd / inferTime / 1e9,
+		TrainMsPerStep: trainTime * 1e3, TrainImagesPerS: float64(batch*ranks) / trainTime, TrainGFLOPs: 3 * fwd / trainTime / 1e9,
+		InferMsPerBatch: inferTime * 1e3, InferImagesPerS: float64(batch*ranks) / inferTime, InferGFLOPs: fwd / inferTime / 1e9,
+		Ranks: ranks, AllreduceMsPerStep: arMs, AllreduceShare: arMs / (trainTime * 1e3), GradBytes: gradBytes,
 		TrainStepMs: trainMs, InferBatchMs: inferMs,
 		AllocsPerStep:     float64(after.Mallocs-before.Mallocs) / float64(steps),
 		AllocBytesPerStep: float64(after.TotalAlloc-before.TotalAlloc) / float64(steps),

@@ -4,8 +4,11 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/vit-train/vit-train/formats/safetensors"
 
 	"github.com/vit-train/vit-train/train"
 )
@@ -14,7 +17,8 @@ import (
 // VT_COMPARE=DIR_A:DIR_B it fails unless the last checkpoints of the two run
 // folders hold the same position and every parameter tensor within 1e-5
 // relative (‖a − b‖ / ‖b‖), and the same evaluation top-1 in their epochs
-// logs. Without VT_COMPARE it is skipped.
+// logs. VT_COMPARE_TOL sets another tolerance; 0 asks for bit-identical
+// parameters and optimiser state. Without VT_COMPARE it is skipped.
 func TestCompareRunFolders(t *testing.T) {
 	spec := os.Getenv("VT_COMPARE")
 	if spec == "" {
@@ -35,12 +39,27 @@ func TestCompareRunFolders(t *testing.T) {
 	if ca.State.Epoch != cb.State.Epoch || ca.State.Step != cb.State.Step {
 		t.Fatalf("positions differ: %+v and %+v", ca.State, cb.State)
 	}
+	tol := 1e-5
+	if s := os.Getenv("VT_COMPARE_TOL"); s != "" {
+		if tol, err = strconv.ParseFloat(s, 64); err != nil || tol < 0 {
+			t.Fatalf("VT_COMPARE_TOL=%q, want a number >= 0", s)
+		}
+	}
 	other := map[string][]float32{}
 	for _, p := range cb.Params {
 		other[p.Name] = p.Data
 	}
+	for _, p := range cb.Optim {
+		other[p.Name] = p.Data
+	}
+	compared := ca.Params
+	if tol == 0 {
+		for _, p := range ca.Optim {
+			compared = append(compared, safetensors.Tensor{Name: p.Name, Shape: p.Shape, Data: p.Data})
+		}
+	}
 	worst, name := 0.0, ""
-	for _, p := range ca.Params {
+	for _, p := range compared {
 		q, ok := other[p.Name]
 		if !ok || len(q) != len(p.Data) {
 			t.Fatalf("tensor %s is missing from %s or of another size", p.Name, b)
@@ -56,8 +75,8 @@ func TestCompareRunFolders(t *testing.T) {
 			worst, name = r, p.Name
 		}
 	}
-	if !(worst <= 1e-5) {
-		t.Fatalf("tensor %s differs by %.3g relative, want <= 1e-5", name, worst)
+	if !(worst <= tol) {
+		t.Fatalf("tensor %s differs by %.3g relative, want <= %g", name, worst, tol)
 	}
 	ea, err := train.ReadMetrics(a, "epochs")
 	if err != nil {
@@ -70,7 +89,7 @@ func TestCompareRunFolders(t *testing.T) {
 	if len(ea) != len(eb) || len(ea) == 0 || ea[len(ea)-1]["val_top1"] != eb[len(eb)-1]["val_top1"] {
 		t.Fatalf("epochs logs differ: %v and %v", ea, eb)
 	}
-	t.Logf("%d tensors agree within %.3g relative (worst %s); top-1 %v", len(ca.Params), worst, name, ea[len(ea)-1]["val_top1"])
+	t.Logf("%d tensors agree within %.3g relative (worst %s); top-1 %v", len(compared), worst, name, ea[len(ea)-1]["val_top1"])
 }
 
 // TestCheckpointLoads is a helper of scripts/test_mpi.sh: with
