@@ -4,7 +4,8 @@
 //
 // exp: LOG2E = log2(e); ROUND = 1.5·2²³ (adding it rounds to an integer);
 // NLN2HI + NLN2LO = −ln 2 (Cody–Waite split); C2 … C5040 = 1/k! Taylor
-// coefficients; EXPMIN = ln 2⁻¹²⁶ (flush below); EXPHI = 89 (input clamp,
+// coefficients; EXPMIN = the least float32 >= ln 2⁻¹²⁶, −87.33654022 (flush
+// below, where e^x would be subnormal); EXPHI = 89 (input clamp,
 // e^89 overflows). erf (Abramowitz & Stegun 7.1.26): ERFP, A1 … A5. I127,
 // ABS, SIGN and NEGINF are bit patterns.
 
@@ -124,14 +125,14 @@ DATA consts<>+336(SB)/4, $0x3f800000
 DATA consts<>+340(SB)/4, $0x3f800000
 DATA consts<>+344(SB)/4, $0x3f800000
 DATA consts<>+348(SB)/4, $0x3f800000
-DATA consts<>+352(SB)/4, $0xc2aeac50
-DATA consts<>+356(SB)/4, $0xc2aeac50
-DATA consts<>+360(SB)/4, $0xc2aeac50
-DATA consts<>+364(SB)/4, $0xc2aeac50
-DATA consts<>+368(SB)/4, $0xc2aeac50
-DATA consts<>+372(SB)/4, $0xc2aeac50
-DATA consts<>+376(SB)/4, $0xc2aeac50
-DATA consts<>+380(SB)/4, $0xc2aeac50
+DATA consts<>+352(SB)/4, $0xc2aeac4f
+DATA consts<>+356(SB)/4, $0xc2aeac4f
+DATA consts<>+360(SB)/4, $0xc2aeac4f
+DATA consts<>+364(SB)/4, $0xc2aeac4f
+DATA consts<>+368(SB)/4, $0xc2aeac4f
+DATA consts<>+372(SB)/4, $0xc2aeac4f
+DATA consts<>+376(SB)/4, $0xc2aeac4f
+DATA consts<>+380(SB)/4, $0xc2aeac4f
 DATA consts<>+384(SB)/4, $0x42b20000
 DATA consts<>+388(SB)/4, $0x42b20000
 DATA consts<>+392(SB)/4, $0x42b20000

@@ -13,7 +13,10 @@ const (
 	expLog2e = 1.44269504088896341
 	expLn2Hi = 0.693359375
 	expLn2Lo = -2.12194440054690583e-4
-	expMin   = -87.33654475055310898 // ln 2⁻¹²⁶: e^x is subnormal below this
+	// expMin is the least float32 at or above ln 2⁻¹²⁶ = −87.3365447…:
+	// e^x is subnormal below ln 2⁻¹²⁶, and the float32 nearest to it,
+	// −87.33654785, lies below it.
+	expMin = -87.33654022216797
 	// Above expFastMax, k = round(x/ln2) can reach 128.
 	expFastMax   = 88
 	expRound     = 12582912 // 1.5·2²³

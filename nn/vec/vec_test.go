@@ -46,6 +46,35 @@ func checkExpValue(t *testing.T, what string, x, got float32) {
 	}
 }
 
+// TestExpSubnormalBoundary: the float32 nearest ln 2⁻¹²⁶ lies below it,
+// so its e^x is subnormal and flushed to 0; the next float32 up gives the
+// least normal results, in every lane of a vector.
+func TestExpSubnormalBoundary(t *testing.T) {
+	below := math.Float32frombits(0xc2aeac50) // −87.33654785 < ln 2⁻¹²⁶
+	above := math.Float32frombits(0xc2aeac4f) // −87.33654022 > ln 2⁻¹²⁶
+	forEachLevel(t, func(t *testing.T) {
+		for _, n := range []int{1, 8, 16, 19} {
+			x := make([]float32, n)
+			for i := range x {
+				x[i] = below
+				if i%2 == 1 {
+					x[i] = above
+				}
+			}
+			d := make([]float32, n)
+			Exp(d, x)
+			for i, v := range d {
+				if x[i] == below && v != 0 {
+					t.Fatalf("n %d: exp(%g) = %g, want 0", n, x[i], v)
+				}
+				if x[i] == above && !(v >= math.SmallestNonzeroFloat32*(1<<23) && v < 1.1755e-38) {
+					t.Fatalf("n %d: exp(%g) = %g, want the least normal float32s (about 1.17549e-38)", n, x[i], v)
+				}
+			}
+		}
+	})
+}
+
 func TestExp(t *testing.T) {
 	forEachLevel(t, func(t *testing.T) {
 		rng := rand.New(rand.NewPCG(1, 1))
