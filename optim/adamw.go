@@ -148,15 +148,15 @@ func (o *AdamW) Moments() (expAvg, expAvgSq [][]float32) { return o.m, o.v }
 // parameter's shape.
 func (o *AdamW) StateTensors() []Tensor {
 	out := []Tensor{stepTensor(o.step)}
-	out = append(out, stateTensors(optimPrefix+"exp_avg.", o.params, o.m)...)
-	return append(out, stateTensors(optimPrefix+"exp_avg_sq.", o.params, o.v)...)
+	out = append(out, stateTensors(OptimizerPrefix+"exp_avg.", o.params, o.m)...)
+	return append(out, stateTensors(OptimizerPrefix+"exp_avg_sq.", o.params, o.v)...)
 }
 
 // LoadState restores the step count and moments from tensors named as
 // StateTensors names them; nothing changes unless all of them are valid.
 func (o *AdamW) LoadState(tensors []Tensor) error {
-	want := append(stateTensors(optimPrefix+"exp_avg.", o.params, o.m), stateTensors(optimPrefix+"exp_avg_sq.", o.params, o.v)...)
-	step, err := loadState(tensors, optimPrefix, want, true)
+	want := append(stateTensors(OptimizerPrefix+"exp_avg.", o.params, o.m), stateTensors(OptimizerPrefix+"exp_avg_sq.", o.params, o.v)...)
+	step, err := loadState(tensors, OptimizerPrefix, want, true)
 	if err != nil {
 		return err
 	}

@@ -2,8 +2,6 @@ package optim
 
 import "fmt"
 
-const emaPrefix = "ema."
-
 // DefaultEMADecay is timm's --model-ema-decay default.
 const DefaultEMADecay = 0.9998
 
@@ -68,12 +66,12 @@ func (e *EMA) Params() []Param {
 
 // StateTensors returns the averages named "ema.<param name>" (live
 // buffers).
-func (e *EMA) StateTensors() []Tensor { return stateTensors(emaPrefix, e.params, e.shadow) }
+func (e *EMA) StateTensors() []Tensor { return stateTensors(EMAPrefix, e.params, e.shadow) }
 
 // LoadState restores the averages from tensors named as StateTensors names
 // them; other tensors without the "ema." prefix are ignored, and nothing
 // changes unless all of them are valid.
 func (e *EMA) LoadState(tensors []Tensor) error {
-	_, err := loadState(tensors, emaPrefix, e.StateTensors(), false)
+	_, err := loadState(tensors, EMAPrefix, e.StateTensors(), false)
 	return err
 }

@@ -134,13 +134,13 @@ func (o *SGD) bufferTensors() []Tensor {
 	if o.buf == nil {
 		return nil
 	}
-	return stateTensors(optimPrefix+"momentum_buffer.", o.params, o.buf)
+	return stateTensors(OptimizerPrefix+"momentum_buffer.", o.params, o.buf)
 }
 
 // LoadState restores the step count and momentum buffers from tensors named
 // as StateTensors names them; nothing changes unless all of them are valid.
 func (o *SGD) LoadState(tensors []Tensor) error {
-	step, err := loadState(tensors, optimPrefix, o.bufferTensors(), true)
+	step, err := loadState(tensors, OptimizerPrefix, o.bufferTensors(), true)
 	if err != nil {
 		return err
 	}

@@ -7,9 +7,15 @@ import (
 	"strings"
 )
 
+// Name prefixes of the state tensors in a checkpoint: an optimiser's
+// ("optim.step", "optim.exp_avg.<param>", …) and the EMA's ("ema.<param>").
 const (
-	optimPrefix    = "optim."
-	stepTensorName = optimPrefix + "step"
+	OptimizerPrefix = "optim."
+	EMAPrefix       = "ema."
+)
+
+const (
+	stepTensorName = OptimizerPrefix + "step"
 	// maxStep bounds the step count read back from a state tensor. A
 	// float32 holds step counts exactly up to 2^24; beyond that the saved
 	// count is rounded, which only touches AdamW's bias correction, by then

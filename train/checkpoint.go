@@ -171,9 +171,9 @@ func decodeCheckpoint(f *safetensors.File) (*Checkpoint, error) {
 	}
 	for _, t := range f.Tensors {
 		switch {
-		case strings.HasPrefix(t.Name, "optim."):
+		case strings.HasPrefix(t.Name, optim.OptimizerPrefix):
 			c.Optim = append(c.Optim, optim.Tensor{Name: t.Name, Shape: t.Shape, Data: t.Data})
-		case strings.HasPrefix(t.Name, "ema."):
+		case strings.HasPrefix(t.Name, optim.EMAPrefix):
 			c.EMA = append(c.EMA, optim.Tensor{Name: t.Name, Shape: t.Shape, Data: t.Data})
 		default:
 			c.Params = append(c.Params, t)
@@ -313,7 +313,7 @@ func (c *Checkpoint) EMAWeights() (*Checkpoint, error) {
 	out.Params = nil
 	averaged := make(map[string]bool, len(c.EMA))
 	for _, t := range c.EMA {
-		name := strings.TrimPrefix(t.Name, "ema.")
+		name := strings.TrimPrefix(t.Name, optim.EMAPrefix)
 		averaged[name] = true
 		out.Params = append(out.Params, safetensors.Tensor{Name: name, Shape: t.Shape, Data: t.Data})
 	}
