@@ -196,7 +196,9 @@ func (r *Reducer) pack(k int, grads [][]float32) []float32 {
 
 // Start begins an overlapped reduction of grads (see [Reducer.AllreduceMean]
 // for its result). The caller then calls Ready(i) once for every tensor i as
-// soon as grads[i] is final, in any order, and finally Wait. A bucket is
+// soon as grads[i] is final, in any order, and finally Wait. grads must have
+// one entry per tensor; entry i may be set (to sizes[i] elements) as late as
+// just before Ready(i). A bucket is
 // reduced by a background goroutine once all its tensors are ready and every
 // bucket before it has been handed over, so the ranks reduce the buckets in
 // the same order whatever the order of their Ready calls. Between Start and
@@ -206,8 +208,8 @@ func (r *Reducer) Start(grads [][]float32) error {
 	if r.started {
 		return fmt.Errorf("comm: reducer: Start before the previous step's Wait")
 	}
-	if err := r.check(grads); err != nil {
-		return err
+	if len(grads) != len(r.sizes) {
+		return fmt.Errorf("comm: reducer: %d gradient tensors, want %d", len(grads), len(r.sizes))
 	}
 	if r.work == nil {
 		r.work = make(chan int, len(r.buckets))
@@ -235,6 +237,9 @@ func (r *Reducer) Ready(i int) error {
 	}
 	if r.ready[i] {
 		return fmt.Errorf("comm: reducer: Ready(%d) called twice in one step", i)
+	}
+	if len(r.grads[i]) != r.sizes[i] {
+		return fmt.Errorf("comm: reducer: gradient %d has %d elements, want %d", i, len(r.grads[i]), r.sizes[i])
 	}
 	r.ready[i] = true
 	k := r.bucketOf[i]

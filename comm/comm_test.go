@@ -207,6 +207,24 @@ func TestReducerErrors(t *testing.T) {
 	if err := red.Wait(); err == nil || !strings.Contains(err.Error(), "tensor 0 never marked ready") {
 		t.Errorf("Wait with tensor 0 not ready: %v", err)
 	}
+	// A gradient may be set as late as just before its Ready, and must
+	// then have its size.
+	late := make([][]float32, 2)
+	if err := red.Start(late[:1]); err == nil || !strings.Contains(err.Error(), "1 gradient tensors, want 2") {
+		t.Errorf("Start with a missing tensor: %v", err)
+	}
+	if err := red.Start(late); err != nil {
+		t.Fatalf("Start with gradients still to come: %v", err)
+	}
+	late[1] = make([]float32, 2)
+	if err := red.Ready(1); err == nil || !strings.Contains(err.Error(), "gradient 1 has 2 elements, want 3") {
+		t.Errorf("Ready with a wrong size: %v", err)
+	}
+	late[0] = []float32{1, 2}
+	if err := red.Ready(0); err != nil {
+		t.Error(err)
+	}
+	_ = red.Wait()
 	red.Close()
 	// Size 1: the mean is the tensor itself.
 	if err := red.AllreduceMean(g); err != nil || !reflect.DeepEqual(g, [][]float32{{1, 2}, {3, 4, 5}}) {

@@ -29,6 +29,7 @@ type Step struct {
 	Extra []*gorgonia.Node
 	Grads []*gorgonia.Node // aligned with Graph.ParamNodes
 	prog  *runner.Program
+	grads *runner.Watch // when each gradient is final in a run
 }
 
 // Differentiate compiles a training step minimising loss, a scalar node of gr.
@@ -53,11 +54,24 @@ func (gr *Graph) Differentiate(loss *gorgonia.Node, extra ...*gorgonia.Node) (*S
 		return nil, err
 	}
 	gr.forward = prog // Value and Predictions read the step's run
-	return &Step{Graph: gr, Loss: loss, Extra: extra, Grads: grads, prog: prog}, nil
+	watch, err := prog.Watch(grads)
+	if err != nil {
+		return nil, err
+	}
+	return &Step{Graph: gr, Loss: loss, Extra: extra, Grads: grads, prog: prog, grads: watch}, nil
 }
 
 // Run computes the loss and the gradients.
 func (s *Step) Run() error { return s.prog.Run() }
+
+// RunReportingGrads is Run that calls ready(i) for every parameter i, once,
+// as soon as the backward pass has computed its gradient (GradValue(i) then
+// holds it), so that a data-parallel job can start averaging the last
+// layers' gradients while the first layers' are still being computed. An
+// error from ready stops the run.
+func (s *Step) RunReportingGrads(ready func(i int) error) error {
+	return s.prog.RunWatch(s.grads, ready)
+}
 
 // BufferBytes is the size of the step's planned activation and gradient
 // buffers (see runner.Program.BufferBytes).

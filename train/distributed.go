@@ -95,13 +95,56 @@ func (t *trainer) newReducer() error {
 		sizes[i] = len(p.Data)
 	}
 	var err error
-	t.reducer, err = comm.NewReducer(t.comm, sizes, 0)
+	if t.reducer, err = comm.NewReducer(t.comm, sizes, 0); err != nil {
+		return err
+	}
+	if t.cfg.Optim.AccumSteps == 1 {
+		t.overlap = true
+		t.trainSlot = make([]int, len(t.params))
+		for i := range t.trainSlot {
+			t.trainSlot[i] = -1
+		}
+		for j, i := range t.train {
+			t.trainSlot[i] = j
+		}
+		t.gradReady = t.handGrad
+	}
+	return nil
+}
+
+// runOverlapped runs the training step forward and backward while the
+// reducer averages its gradients across the ranks: each bucket is reduced
+// as soon as the backward pass has computed all of its gradients (the last
+// layers' first), and the step returns once every bucket is done.
+func (t *trainer) runOverlapped() error {
+	if err := t.reducer.Start(t.grads); err != nil {
+		return err
+	}
+	err := t.obj.Step.RunReportingGrads(t.gradReady)
+	if werr := t.reducer.Wait(); err == nil && werr != nil {
+		err = fmt.Errorf("averaging the gradients of step %d: %w", t.state.Step+1, werr)
+	}
 	return err
 }
 
-// reduceGrads replaces the step's gradient by its mean over the ranks.
+// handGrad gives the reducer parameter i's gradient, just computed.
+func (t *trainer) handGrad(i int) error {
+	j := t.trainSlot[i]
+	if j < 0 {
+		return nil // frozen
+	}
+	g, ok := t.obj.Step.GradValue(i).Data().([]float32)
+	if !ok {
+		return fmt.Errorf("training step: the gradient of %s is %T, want []float32", t.trainP[j].Name, t.obj.Step.GradValue(i).Data())
+	}
+	t.grads[j] = g
+	return t.reducer.Ready(j)
+}
+
+// reduceGrads replaces the step's gradient by its mean over the ranks,
+// unless the backward pass already did (overlap).
 func (t *trainer) reduceGrads(grads [][]float32) error {
-	if t.reducer == nil {
+	if t.reducer == nil || t.overlap {
 		return nil
 	}
 	if err := t.reducer.AllreduceMean(grads); err != nil {

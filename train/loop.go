@@ -22,8 +22,12 @@ import (
 //	    optimizerStep        accum_steps micro-batches, then one update
 //	      microBatch         the next batch forward and backward
 //	        fillInputs       images, targets, teacher logits
+//	        runOverlapped    (data-parallel, one micro-batch per step) the
+//	                         gradients averaged over the ranks, bucket by
+//	                         bucket, while the backward pass goes on
 //	      stepGrads          the micro-batches' mean gradient
-//	      reduceGrads        its mean over the ranks (data-parallel jobs)
+//	      reduceGrads        its mean over the ranks (data-parallel jobs
+//	                         with accumulation)
 //	    logStep              steps.jsonl/csv and the progress bar
 //	  finishEpoch            evaluate, record, checkpoint
 //	  stop                   an interrupt saves a checkpoint; an error keeps the last
@@ -238,7 +242,12 @@ func (t *trainer) microBatch(it *data.Iter) (n int, loss float64, err error) {
 	// the uninterrupted one.
 	t.rng.SetStep(uint64(t.comm.Rank())<<56 | uint64(t.state.Epoch)<<32 | uint64(t.state.Batch))
 	s := t.obj.Step
-	if err := s.Run(); err != nil {
+	if t.overlap {
+		err = t.runOverlapped()
+	} else {
+		err = s.Run()
+	}
+	if err != nil {
 		return 0, 0, err
 	}
 	loss = s.LossValue()

@@ -96,7 +96,13 @@ type trainer struct {
 	comm     comm.Communicator
 	reducer  *comm.Reducer // averages the gradients over the ranks; nil for one process
 	buffers  [][]float32   // the buffers syncBuffers broadcasts (ResNet batch-norm statistics), found on first use
-	stepBuf  []float64     // reduceStep's buffer
+	// overlap averages each step's gradients during its backward pass
+	// (one micro-batch per step in a job of several ranks): gradReady
+	// hands each gradient to the reducer as soon as it is computed.
+	overlap   bool
+	gradReady func(i int) error
+	trainSlot []int     // parameter index -> index in trainP, -1 when frozen
+	stepBuf   []float64 // reduceStep's buffer
 
 	// evaluate scores a graph on a loader (Evaluate; tests substitute it).
 	evaluate func(context.Context, *nn.Graph, *data.Loader) (Evaluation, error)

@@ -20,7 +20,6 @@ import (
 	"github.com/vit-train/vit-train/nn"
 	"github.com/vit-train/vit-train/nn/blas"
 	"github.com/vit-train/vit-train/nn/ops"
-	"github.com/vit-train/vit-train/optim"
 )
 
 // benchResult is what `vit-train bench` reports.
@@ -45,14 +44,19 @@ type benchResult struct {
 	PeakRSSBytes      int64     `json:"peak_rss_bytes"`
 	ActivationBytes   int64     `json:"activation_bytes"`
 	GradCheckpointing bool      `json:"grad_checkpointing"`
-	// Under mpirun: the job's processes, and per step the time spent in the
-	// gradient allreduce (included in TrainMsPerStep, its share in
-	// AllreduceShare) and the gradient bytes each process contributes.
-	// Images/s and GFLOP/s are then the whole job's.
-	Ranks              int     `json:"ranks"`
-	AllreduceMsPerStep float64 `json:"allreduce_ms_per_step"`
-	AllreduceShare     float64 `json:"allreduce_share"`
-	GradBytes          int64   `json:"grad_bytes"`
+	// Under mpirun: the job's processes and the gradient bytes each
+	// contributes. Images/s and GFLOP/s are then the whole job's, with
+	// TrainMsPerStep the step training takes: the gradients averaged
+	// bucket by bucket during the backward pass, waiting
+	// ExposedAllreduceMsPerStep after it. NoOverlapMsPerStep is a step
+	// that averages them after the backward pass, AllreduceMsPerStep of
+	// it in the allreduce (AllreduceShare of the step).
+	Ranks                     int     `json:"ranks"`
+	GradBytes                 int64   `json:"grad_bytes"`
+	NoOverlapMsPerStep        float64 `json:"no_overlap_ms_per_step"`
+	AllreduceMsPerStep        float64 `json:"allreduce_ms_per_step"`
+	AllreduceShare            float64 `json:"allreduce_share"`
+	ExposedAllreduceMsPerStep float64 `json:"exposed_allreduce_ms_per_step"`
 }
 
 func newBenchCommand() *cobra.Command {
@@ -110,8 +114,8 @@ func newBenchCommand() *cobra.Command {
 			fmt.Fprintf(w, "model %s, %d params, batch %d, BLAS %s, %d threads\n", r.Model, r.Params, r.Batch, r.Backend, r.Threads)
 			fmt.Fprintf(w, "train  %9.1f ms/step  %8.2f images/s  %7.1f GFLOP/s\n", r.TrainMsPerStep, r.TrainImagesPerS, r.TrainGFLOPs)
 			if r.Ranks > 1 {
-				fmt.Fprintf(w, "       %d processes × batch %d; gradient allreduce %.1f ms/step (%.1f%% of the step), %s of gradients per process\n",
-					r.Ranks, r.Batch, r.AllreduceMsPerStep, 100*r.AllreduceShare, bytesString(r.GradBytes))
+				fmt.Fprintf(w, "       %d processes × batch %d, %s of gradients per process; averaged after the backward pass: %.1f ms/step, %.1f ms (%.1f%%) of it in the allreduce; overlapped: %.1f ms left to wait\n",
+					r.Ranks, r.Batch, bytesString(r.GradBytes), r.NoOverlapMsPerStep, r.AllreduceMsPerStep, 100*r.AllreduceShare, r.ExposedAllreduceMsPerStep)
 			}
 			fmt.Fprintf(w, "infer  %9.1f ms/batch %8.2f images/s  %7.1f GFLOP/s\n", r.InferMsPerBatch, r.InferImagesPerS, r.InferGFLOPs)
 			fmt.Fprintf(w, "memory peak RSS %s (activation and gradient buffers %s); per training step %.0f allocations, %s; heap growth over the timed steps %s\n",
@@ -131,7 +135,8 @@ func newBenchCommand() *cobra.Command {
 
 // runBench times steps training steps and inference batches of batch
 // images on each process of cm; with several, the gradients are averaged
-// across them by a bucketed allreduce, timed on its own.
+// across them by a bucketed allreduce during the backward pass, and steps
+// that average them after it are timed too (see benchResult).
 func runBench(c vit.Config, batch, steps int, gradCheckpointing bool, cm comm.Communicator) (benchResult, error) {
 	if batch < 1 || steps < 1 {
 		return benchResult{}, fmt.Errorf("bench: --batch and --steps must be positive, got %d and %d", batch, steps)
@@ -140,70 +145,20 @@ func runBench(c vit.Config, batch, steps int, gradCheckpointing bool, cm comm.Co
 	if err != nil {
 		return benchResult{}, err
 	}
-	rng := rand.New(rand.NewPCG(1, 2))
-	step, fill, err := benchStep(m, batch, gradCheckpointing, rng)
+	step, fill, err := benchStep(m, batch, gradCheckpointing, rand.New(rand.NewPCG(1, 2)))
 	if err != nil {
 		return benchResult{}, err
 	}
-	params := models.FromViT(m).Params()
-	opt, err := optim.NewAdamW(params, optim.WeightDecayGroups(params, 0.05, nil), optim.DefaultAdamWConfig())
+	bt, err := newBenchTrainer(step, models.FromViT(m).Params(), cm)
 	if err != nil {
 		return benchResult{}, err
 	}
-	grads := make([][]float32, len(params))
-	sizes := make([]int, len(params))
-	var gradBytes int64
-	for i, p := range params {
-		sizes[i] = len(p.Data)
-		gradBytes += 4 * int64(len(p.Data))
-	}
-	reducer, err := comm.NewReducer(cm, sizes, 0)
-	if err != nil {
-		return benchResult{}, err
-	}
-	var allreduce time.Duration
-	train := func() error {
-		if err := step.Run(); err != nil {
-			return err
-		}
-		for i := range grads {
-			var err error
-			if grads[i], err = step.Grad(i); err != nil {
-				return err
-			}
-		}
-		t := time.Now()
-		if err := reducer.AllreduceMean(grads); err != nil {
-			return err
-		}
-		allreduce += time.Since(t)
-		return opt.Step(1e-4, grads)
-	}
+	r := benchResult{Model: c.Name, Backend: blas.Backend(), Threads: runtime.GOMAXPROCS(0), Batch: batch, Steps: steps,
+		Params: c.ParamCount(), Ranks: cm.Size(), GradBytes: bt.gradBytes(), GradCheckpointing: gradCheckpointing, ActivationBytes: step.BufferBytes()}
 	fill()
-	for i := 0; i < 2; i++ {
-		if err := train(); err != nil {
-			return benchResult{}, err
-		}
+	if err := r.timeTraining(bt); err != nil {
+		return benchResult{}, err
 	}
-	trainMs := make([]float64, steps)
-	runtime.GC()
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	allreduce = 0
-	start := time.Now()
-	for i := range trainMs {
-		t := time.Now()
-		if err := train(); err != nil {
-			return benchResult{}, err
-		}
-		trainMs[i] = msSince(t)
-	}
-	trainTime := time.Since(start).Seconds() / float64(steps)
-	runtime.ReadMemStats(&after)
-	runtime.GC()
-	var settled runtime.MemStats
-	runtime.ReadMemStats(&settled)
-
 	eval, err := m.BuildGraph(batch, false, nil)
 	if err != nil {
 		return benchResult{}, err
@@ -212,33 +167,54 @@ func runBench(c vit.Config, batch, steps int, gradCheckpointing bool, cm comm.Co
 	if err := eval.Run(); err != nil {
 		return benchResult{}, err
 	}
-	inferMs := make([]float64, steps)
-	start = time.Now()
-	for i := range inferMs {
-		t := time.Now()
-		if err := eval.Run(); err != nil {
-			return benchResult{}, err
-		}
-		inferMs[i] = msSince(t)
+	inferTime, inferMs, err := timeSteps(steps, eval.Run)
+	if err != nil {
+		return benchResult{}, err
 	}
-	inferTime := time.Since(start).Seconds() / float64(steps)
+	images := float64(batch * r.Ranks)
+	fwd := float64(c.ForwardFLOPs()) * images
+	r.TrainImagesPerS, r.TrainGFLOPs = images/(r.TrainMsPerStep/1e3), 3*fwd/(r.TrainMsPerStep/1e3)/1e9
+	r.InferMsPerBatch, r.InferImagesPerS, r.InferGFLOPs, r.InferBatchMs = inferTime*1e3, images/inferTime, fwd/inferTime/1e9, inferMs
+	r.PeakRSSBytes = peakRSS()
+	return r, nil
+}
 
-	ranks := cm.Size()
-	fwd := float64(c.ForwardFLOPs()) * float64(batch*ranks)
-	arMs := allreduce.Seconds() * 1e3 / float64(steps)
-	return benchResult{
-		Model: c.Name, Backend: blas.Backend(), Threads: runtime.GOMAXPROCS(0), Batch: batch, Steps: steps, Params: c.ParamCount(),
-		TrainMsPerStep: trainTime * 1e3, TrainImagesPerS: float64(batch*ranks) / trainTime, TrainGFLOPs: 3 * fwd / trainTime / 1e9,
-		InferMsPerBatch: inferTime * 1e3, InferImagesPerS: float64(batch*ranks) / inferTime, InferGFLOPs: fwd / inferTime / 1e9,
-		Ranks: ranks, AllreduceMsPerStep: arMs, AllreduceShare: arMs / (trainTime * 1e3), GradBytes: gradBytes,
-		TrainStepMs: trainMs, InferBatchMs: inferMs,
-		AllocsPerStep:     float64(after.Mallocs-before.Mallocs) / float64(steps),
-		AllocBytesPerStep: float64(after.TotalAlloc-before.TotalAlloc) / float64(steps),
-		HeapGrowthBytes:   int64(settled.HeapAlloc) - int64(before.HeapAlloc),
-		PeakRSSBytes:      peakRSS(),
-		ActivationBytes:   step.BufferBytes(),
-		GradCheckpointing: gradCheckpointing,
-	}, nil
+// timeTraining warms up, then times r.Steps training steps (overlapped in
+// a job of several processes, after as many steps that average the
+// gradients after the backward pass) and the memory they allocate.
+func (r *benchResult) timeTraining(bt *benchTrainer) error {
+	for i := 0; i < 2; i++ {
+		if err := bt.plain(); err != nil {
+			return err
+		}
+	}
+	train := bt.plain
+	if r.Ranks > 1 {
+		plain, _, err := timeSteps(r.Steps, bt.plain)
+		if err != nil {
+			return err
+		}
+		r.NoOverlapMsPerStep = plain * 1e3
+		r.AllreduceMsPerStep = bt.allreduce.Seconds() * 1e3 / float64(r.Steps)
+		r.AllreduceShare = r.AllreduceMsPerStep / r.NoOverlapMsPerStep
+		train = bt.overlapped
+	}
+	runtime.GC()
+	var before, after, settled runtime.MemStats
+	runtime.ReadMemStats(&before)
+	t, ms, err := timeSteps(r.Steps, train)
+	if err != nil {
+		return err
+	}
+	runtime.ReadMemStats(&after)
+	runtime.GC()
+	runtime.ReadMemStats(&settled)
+	r.TrainMsPerStep, r.TrainStepMs = t*1e3, ms
+	r.ExposedAllreduceMsPerStep = bt.wait.Seconds() * 1e3 / float64(r.Steps)
+	r.AllocsPerStep = float64(after.Mallocs-before.Mallocs) / float64(r.Steps)
+	r.AllocBytesPerStep = float64(after.TotalAlloc-before.TotalAlloc) / float64(r.Steps)
+	r.HeapGrowthBytes = int64(settled.HeapAlloc) - int64(before.HeapAlloc)
+	return nil
 }
 
 // benchStep builds the training step a run would use, on random images and

@@ -289,6 +289,19 @@ func makeBacking(dt tensor.Dtype, size int) any {
 
 // Run executes the program once.
 func (p *Program) Run() error {
+	if err := p.loadInputs(); err != nil {
+		return err
+	}
+	for i := range p.steps {
+		if err := p.exec(i); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// loadInputs reads the input nodes' current values into their slots.
+func (p *Program) loadInputs() error {
 	for _, in := range p.inputs {
 		v := in.node.Value()
 		if v == nil {
@@ -296,25 +309,28 @@ func (p *Program) Run() error {
 		}
 		p.slots[in.slot] = v
 	}
-	for i := range p.steps {
-		st := &p.steps[i]
-		for j, s := range st.inputs {
-			st.args[j] = p.slots[s]
-		}
-		var (
-			v   gorgonia.Value
-			err error
-		)
-		if st.prealloc != nil {
-			v, err = st.prealloc.UsePreallocDo(p.slots[st.out], st.args...)
-		} else {
-			v, err = st.op.Do(st.args...)
-		}
-		if err != nil {
-			return fmt.Errorf("runner: node %v (%v): %w", st.node.Name(), st.op, err)
-		}
-		p.slots[st.out] = v
+	return nil
+}
+
+// exec executes step i.
+func (p *Program) exec(i int) error {
+	st := &p.steps[i]
+	for j, s := range st.inputs {
+		st.args[j] = p.slots[s]
 	}
+	var (
+		v   gorgonia.Value
+		err error
+	)
+	if st.prealloc != nil {
+		v, err = st.prealloc.UsePreallocDo(p.slots[st.out], st.args...)
+	} else {
+		v, err = st.op.Do(st.args...)
+	}
+	if err != nil {
+		return fmt.Errorf("runner: node %v (%v): %w", st.node.Name(), st.op, err)
+	}
+	p.slots[st.out] = v
 	return nil
 }
 
