@@ -2,11 +2,8 @@ package ops
 
 import (
 	"fmt"
-	"hash"
 
-	"github.com/chewxy/hm"
 	"gorgonia.org/gorgonia"
-	"gorgonia.org/tensor"
 
 	"github.com/vit-train/vit-train/nn/parallel"
 )
@@ -21,43 +18,11 @@ func Add(a, b *gorgonia.Node) (*gorgonia.Node, error) {
 	if a.Dims() < 1 {
 		return nil, fmt.Errorf("Add: inputs %v need at least 1 dim", a.Shape())
 	}
-	op := &addOp{dims: a.Dims()}
-	op.base = base{name: "Add", arity: 2, params: func(h hash.Hash) { fmt.Fprint(h, op.dims) }}
-	return gorgonia.ApplyOp(op, a, b)
+	return gorgonia.ApplyOp(&addOp{newSameShape2("Add", a.Dims(), addKernel[float32], addKernel[float64])}, a, b)
 }
 
-type addOp struct {
-	base
-	dims int
-}
-
-func (op *addOp) Type() hm.Type { return fnType(op.dims, op.dims, op.dims) }
-
-func (op *addOp) InferShape(in ...gorgonia.DimSizer) (tensor.Shape, error) {
-	s, err := shapeOf(in, 0)
-	if err != nil {
-		return nil, err
-	}
-	return s.Clone(), nil
-}
-
-func (op *addOp) Do(in ...gorgonia.Value) (gorgonia.Value, error) {
-	return op.UsePreallocDo(nil, in...)
-}
-
-func (op *addOp) UsePreallocDo(prealloc gorgonia.Value, in ...gorgonia.Value) (gorgonia.Value, error) {
-	dt, err := checkDtypes("Add", in...)
-	if err != nil {
-		return nil, err
-	}
-	out := output(prealloc, dt, in[0].Shape())
-	if dt == tensor.Float32 {
-		addKernel(floats[float32](in[0]), floats[float32](in[1]), floats[float32](out))
-	} else {
-		addKernel(floats[float64](in[0]), floats[float64](in[1]), floats[float64](out))
-	}
-	return out, nil
-}
+// addOp is Add: a, b → a + b, all one shape.
+type addOp struct{ *sameShape2 }
 
 func addKernel[T Float](a, b, out []T) {
 	parallel.For(len(a), rowsWorkGrain, func(lo, hi int) {

@@ -66,47 +66,13 @@ func reluForward[T Float](x, y []T) {
 func (op *reluOp) DiffWRT(int) []bool { return []bool{true} }
 
 func (op *reluOp) SymDiff(inputs gorgonia.Nodes, output, grad *gorgonia.Node) (gorgonia.Nodes, error) {
-	gop := &reluGrad{dims: op.dims}
-	gop.base = base{name: "ReLUGrad", arity: 2, params: func(h hash.Hash) { fmt.Fprint(h, gop.dims) }}
+	// ReLUGrad: y, dy → dx = dy where y > 0, else 0, all one shape.
+	gop := newSameShape2("ReLUGrad", op.dims, reluBackward[float32], reluBackward[float64])
 	dx, err := gorgonia.ApplyOp(gop, output, grad)
 	if err != nil {
 		return nil, err
 	}
 	return gorgonia.Nodes{dx}, nil
-}
-
-// reluGrad computes dx = dy where y > 0, else 0: y, dy → dx, all one shape.
-type reluGrad struct {
-	base
-	dims int
-}
-
-func (op *reluGrad) Type() hm.Type { return fnType(op.dims, op.dims, op.dims) }
-
-func (op *reluGrad) InferShape(in ...gorgonia.DimSizer) (tensor.Shape, error) {
-	s, err := shapeOf(in, 0)
-	if err != nil {
-		return nil, err
-	}
-	return s.Clone(), nil
-}
-
-func (op *reluGrad) Do(in ...gorgonia.Value) (gorgonia.Value, error) {
-	return op.UsePreallocDo(nil, in...)
-}
-
-func (op *reluGrad) UsePreallocDo(prealloc gorgonia.Value, in ...gorgonia.Value) (gorgonia.Value, error) {
-	dt, err := checkDtypes("ReLUGrad", in...)
-	if err != nil {
-		return nil, err
-	}
-	out := output(prealloc, dt, in[0].Shape())
-	if dt == tensor.Float32 {
-		reluBackward(floats[float32](in[0]), floats[float32](in[1]), floats[float32](out))
-	} else {
-		reluBackward(floats[float64](in[0]), floats[float64](in[1]), floats[float64](out))
-	}
-	return out, nil
 }
 
 func reluBackward[T Float](y, dy, dx []T) {
