@@ -6,8 +6,9 @@
 //	go run ./scripts/experiments/distillation           # the full study (hours)
 //	go run ./scripts/experiments/distillation --quick   # every arm on a few hundred images, in a temporary folder
 //
-// It builds vit-train itself (with -tags openblas when libopenblas-dev is
-// installed), trains two teachers (a ResNet-20 and a ViT of similar
+// It builds vit-train itself (the default build, whose Go assembly
+// kernels train fastest; --blas openblas for the OpenBLAS one), trains two
+// teachers (a ResNet-20 and a ViT of similar
 // accuracy, plus a ResNet-20 at 56 px for the fine-tuning arm), then for
 // each seed the student arms: no distillation (the plain ViT and the
 // distilled architecture without a teacher), soft distillation (DeiT's τ 3,
@@ -72,7 +73,7 @@ func defaults() options {
 		data:             "/usr/share/datasets/fashion-mnist",
 		out:              "docs/experiments",
 		work:             "runs/experiments/distillation",
-		blas:             "auto",
+		blas:             "go",
 	}
 }
 
@@ -121,7 +122,7 @@ func parseFlags(args []string) (options, error) {
 	fs.StringVar(&o.work, "work", o.work, "folder for the run folders and the vit-train binary (the default is relative to the repository root)")
 	fs.StringVar(&o.bin, "bin", "", "vit-train binary to use instead of building one")
 	fs.BoolVar(&o.rebuild, "rebuild", false, "build vit-train again although the work folder holds the one built for the study")
-	fs.StringVar(&o.blas, "blas", o.blas, "build: openblas (-tags openblas), go (pure Go), or auto (openblas when libopenblas-dev is installed)")
+	fs.StringVar(&o.blas, "blas", o.blas, "build: go (the default build, Go assembly kernels: the fastest), openblas (-tags openblas), or auto (openblas when libopenblas-dev is installed)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}

@@ -27,7 +27,7 @@ var errInterrupted = errors.New("interrupted")
 // buildInfo describes the vit-train binary a study runs.
 type buildInfo struct {
 	Bin    string `json:"-"`
-	Tags   string `json:"tags"`   // openblas, pure Go, or given with --bin
+	Tags   string `json:"tags"`   // openblas, default (Go assembly), or given with --bin
 	Commit string `json:"commit"` // the working tree it was built from
 	SHA256 string `json:"-"`
 }
@@ -51,7 +51,7 @@ func buildBinary(ctx context.Context, o options) (b buildInfo, err error) {
 		return b, err
 	}
 	useOpenBLAS := o.blas == "openblas" || (o.blas == "auto" && openBLASInstalled())
-	b = buildInfo{Bin: filepath.Join(o.work, "bin", "vit-train"), Tags: "pure Go"}
+	b = buildInfo{Bin: filepath.Join(o.work, "bin", "vit-train"), Tags: "default (Go assembly)"}
 	if useOpenBLAS {
 		b.Tags = "openblas"
 	}
