@@ -61,9 +61,6 @@ const (
 	metaResNet  = "vit_train.resnet"
 )
 
-// ModelTensors returns m's parameters as safetensors tensors sharing m's
-// data (vit.ViT.Tensors).
-func ModelTensors(m *vit.ViT) []safetensors.Tensor { return m.Tensors() }
 
 // Spec is the network the checkpoint holds, as models.New rebuilds it.
 func (c *Checkpoint) Spec() models.Spec {

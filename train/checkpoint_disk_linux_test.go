@@ -68,7 +68,7 @@ func TestCheckpointFullDisk(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	big.Model, big.Params, big.EMA = wide, ModelTensors(m), nil
+	big.Model, big.Params, big.EMA = wide, m.Tensors(), nil
 	big.State.Epoch++
 	err = big.Save(path)
 	if !errors.Is(err, syscall.ENOSPC) || !strings.Contains(err.Error(), path) {

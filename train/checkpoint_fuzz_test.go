@@ -22,7 +22,7 @@ var fuzzTensorSets = sync.OnceValues(func() ([][]safetensors.Tensor, error) {
 	if err != nil {
 		return nil, err
 	}
-	return [][]safetensors.Tensor{ModelTensors(m), r.Tensors()}, nil
+	return [][]safetensors.Tensor{m.Tensors(), r.Tensors()}, nil
 })
 
 // FuzzCheckpointMetadata fuzzes a checkpoint's metadata — each entry a

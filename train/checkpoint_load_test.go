@@ -41,7 +41,7 @@ func tinyCheckpoint(t testing.TB) *Checkpoint {
 	}
 	cfg := DefaultConfig()
 	ck := &Checkpoint{Arch: models.ArchViT, Model: tinyViT, Config: &cfg, State: State{Epoch: 2, Batch: 5, Step: 40, BestTop1: 61.5, BestEpoch: 1},
-		Mean: []float32{0.5}, Std: []float32{0.25}, Classes: []string{"a", "b", "c"}, Params: ModelTensors(m)}
+		Mean: []float32{0.5}, Std: []float32{0.25}, Classes: []string{"a", "b", "c"}, Params: m.Tensors()}
 	for _, p := range ck.Params {
 		ck.EMA = append(ck.EMA, optim.Tensor{Name: "ema." + p.Name, Shape: p.Shape, Data: p.Data})
 	}

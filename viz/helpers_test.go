@@ -59,7 +59,7 @@ func tinyCheckpoint(t *testing.T, distilled bool) string {
 	}
 	path := filepath.Join(t.TempDir(), "tiny.safetensors")
 	ck := train.Checkpoint{Model: cfg, Mean: []float32{0.5}, Std: []float32{0.25},
-		Classes: []string{"zero", "one", "two"}, Params: train.ModelTensors(m)}
+		Classes: []string{"zero", "one", "two"}, Params: m.Tensors()}
 	if err := ck.Save(path); err != nil {
 		t.Fatal(err)
 	}

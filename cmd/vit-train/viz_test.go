@@ -30,7 +30,7 @@ func tinyVizCheckpoint(t *testing.T) string {
 		}
 	}
 	path := filepath.Join(t.TempDir(), "tiny.safetensors")
-	ck := train.Checkpoint{Model: cfg, Mean: []float32{0.5}, Std: []float32{0.25}, Params: train.ModelTensors(m)}
+	ck := train.Checkpoint{Model: cfg, Mean: []float32{0.5}, Std: []float32{0.25}, Params: m.Tensors()}
 	if err := ck.Save(path); err != nil {
 		t.Fatal(err)
 	}
