@@ -6,8 +6,9 @@
 #     blocked in a collective; a binary built without MPI refusing to run as
 #     one of several processes;
 #   - vit-train train (built with -tags mpi): 2 ranks with data.batch_size 8
-#     end with the weights (within 1e-5 relative) and top-1 of 1 rank with
-#     16; a rank killed with SIGKILL mid-run ends the job within seconds with
+#     take the steps (losses within 1e-5 relative) and end with the weights
+#     (within 1e-5) and top-1 of 1 rank with 16, for a ViT and for DeiT
+#     distillation from a ResNet; a rank killed with SIGKILL mid-run ends the job within seconds with
 #     a non-zero status, leaving a last.safetensors that loads; a rank that
 #     cannot read its data aborts the job with a message naming the rank;
 #     Ctrl-C on mpirun (SIGINT) saves a checkpoint that resumes to the
@@ -95,8 +96,8 @@ else
 fi
 
 echo "== vit-train train under mpirun"
-# A short run: 96 training images, 6 optimiser steps of 16 images.
-tiny=(--set data.train_subset=96 --set data.eval_subset=48 --set data.eval_batch_size=48 --set epochs=1
+# A short run: 320 training images, 20 optimiser steps of 16 images.
+tiny=(--set data.train_subset=320 --set data.eval_subset=48 --set data.eval_batch_size=48 --set epochs=1
   --set progress=false --set model.drop_path_rate=0 --set aug.mixup=0 --set aug.cutmix=0
   --set optim.name=sgd --set optim.lr=0.05)
 timeout 300 "${mpirun[@]}" -np 2 "$tmp/vt-mpi" train --out "$tmp/np2" "${tiny[@]}" --set data.batch_size=8 >"$tmp/np2.out" 2>&1
@@ -110,6 +111,25 @@ if [ "$rc2" = 0 ] && [ "$rc1" = 0 ] &&
 else
   cat "$tmp/np2.out" "$tmp/np1.out" "$tmp/cmp.out" 2>/dev/null
   fail "2 ranks × batch 8 against 1 rank × batch 16 (exit $rc2 and $rc1)"
+fi
+
+# DeiT distillation from a ResNet teacher (trained here by one process):
+# 2 ranks × batch 8 against 1 rank × batch 16, as above.
+if timeout 300 "$tmp/vt-mpi" train --out "$tmp/teacher" "${tiny[@]}" --set model.name=resnet20 --set data.batch_size=16 >"$tmp/teacher.out" 2>&1; then
+  deit=(--set model.name=deit_fmnist_distilled_patch4_28 --set distill.type=hard --set "distill.teacher=$tmp/teacher/last.safetensors")
+  timeout 300 "${mpirun[@]}" -np 2 "$tmp/vt-mpi" train --out "$tmp/deit2" "${tiny[@]}" "${deit[@]}" --set data.batch_size=8 >"$tmp/deit2.out" 2>&1
+  rc2=$?
+  timeout 300 "${mpirun[@]}" -np 1 "$tmp/vt-mpi" train --out "$tmp/deit1" "${tiny[@]}" "${deit[@]}" --set data.batch_size=16 >"$tmp/deit1.out" 2>&1
+  rc1=$?
+else
+  rc2=teacher rc1=teacher
+fi
+if [ "$rc2" = 0 ] && [ "$rc1" = 0 ] &&
+  VT_COMPARE="$tmp/deit2:$tmp/deit1" "$tmp/cmd.test" -test.run '^TestCompareRunFolders$' -test.v >"$tmp/cmp3.out" 2>&1; then
+  ok "DeiT distillation: 2 ranks × batch 8 equal 1 rank × batch 16 ($(grep -o 'agree within [^ ]* relative' "$tmp/cmp3.out"))"
+else
+  cat "$tmp/teacher.out" "$tmp/deit2.out" "$tmp/deit1.out" "$tmp/cmp3.out" 2>/dev/null | tail -40
+  fail "DeiT distillation, 2 ranks × batch 8 against 1 rank × batch 16 (exit $rc2 and $rc1)"
 fi
 
 # Kill rank 1 with SIGKILL once the first epoch's checkpoint exists: the job

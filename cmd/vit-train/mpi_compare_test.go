@@ -16,8 +16,8 @@ import (
 // TestCompareRunFolders is a helper of scripts/test_mpi.sh: with
 // VT_COMPARE=DIR_A:DIR_B it fails unless the last checkpoints of the two run
 // folders hold the same position and every parameter tensor within 1e-5
-// relative (‖a − b‖ / ‖b‖), and the same evaluation top-1 in their epochs
-// logs. VT_COMPARE_TOL sets another tolerance; 0 asks for bit-identical
+// relative (‖a − b‖ / ‖b‖), every logged step's loss terms within 1e-5
+// relative, and the same evaluation top-1 in their epochs logs. VT_COMPARE_TOL sets another tolerance; 0 asks for bit-identical
 // parameters and optimiser state. Without VT_COMPARE it is skipped.
 func TestCompareRunFolders(t *testing.T) {
 	spec := os.Getenv("VT_COMPARE")
@@ -77,6 +77,27 @@ func TestCompareRunFolders(t *testing.T) {
 	}
 	if !(worst <= tol) {
 		t.Fatalf("tensor %s differs by %.3g relative, want <= %g", name, worst, tol)
+	}
+	sa, err := train.ReadMetrics(a, "steps")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb, err := train.ReadMetrics(b, "steps")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sa) != len(sb) || len(sa) == 0 {
+		t.Fatalf("steps logs hold %d and %d records", len(sa), len(sb))
+	}
+	for i := range sa {
+		for k, v := range sb[i] {
+			if !strings.HasPrefix(k, "loss") {
+				continue
+			}
+			if d := math.Abs(sa[i][k] - v); !(d <= tol*math.Abs(v)) {
+				t.Fatalf("step %v: %s %v and %v differ by more than %g relative", sb[i]["step"], k, sa[i][k], v, tol)
+			}
+		}
 	}
 	ea, err := train.ReadMetrics(a, "epochs")
 	if err != nil {
