@@ -97,7 +97,7 @@ fi
 
 echo "== vit-train train under mpirun"
 # A short run: 320 training images, 20 optimiser steps of 16 images.
-tiny=(--set data.train_subset=320 --set data.eval_subset=48 --set data.eval_batch_size=48 --set epochs=1
+tiny=(--set data.train_subset=320 --set data.eval_subset=48 --set data.eval_batch_size=48 --set epochs=1 --set log_every=1
   --set progress=false --set model.drop_path_rate=0 --set aug.mixup=0 --set aug.cutmix=0
   --set optim.name=sgd --set optim.lr=0.05)
 timeout 300 "${mpirun[@]}" -np 2 "$tmp/vt-mpi" train --out "$tmp/np2" "${tiny[@]}" --set data.batch_size=8 >"$tmp/np2.out" 2>&1
