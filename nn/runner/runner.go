@@ -79,21 +79,28 @@ func CompileRecompute(g *gorgonia.ExprGraph, segments []Segment, outputs ...*gor
 	for _, o := range outputs {
 		isOutput[o] = true
 	}
-	sched := schedule(g, execNodes, segments, isOutput)
+	entries, lastUse := p.resolve(g, schedule(g, execNodes, segments, isOutput))
+	p.allocate(entries, lastUse, isOutput)
+	return p, nil
+}
 
-	// Give recomputed values their own slots and resolve every entry's
-	// inputs to the slot current at that point of the schedule.
+// entry is one scheduled node with the slots it writes and reads.
+type entry struct {
+	node   *gorgonia.Node
+	out    int
+	inputs []int
+}
+
+// resolve gives recomputed values their own slots and resolves every
+// scheduled node's inputs to the slot current at that point of the
+// schedule. lastUse maps each slot to the last entry that reads it.
+func (p *Program) resolve(g *gorgonia.ExprGraph, sched []scheduled) (entries []entry, lastUse map[int]int) {
 	current := make(map[*gorgonia.Node]int, len(p.index))
 	for n, i := range p.index {
 		current[n] = i
 	}
-	type entry struct {
-		node   *gorgonia.Node
-		out    int
-		inputs []int
-	}
-	entries := make([]entry, len(sched))
-	lastUse := make(map[int]int)
+	entries = make([]entry, len(sched))
+	lastUse = make(map[int]int)
 	for j, e := range sched {
 		out := p.index[e.node]
 		if e.recompute {
@@ -108,9 +115,13 @@ func CompileRecompute(g *gorgonia.ExprGraph, segments []Segment, outputs ...*gor
 		current[e.node] = out
 		entries[j] = ent
 	}
+	return entries, lastUse
+}
 
-	// Plan buffers: a buffer freed by its last reader is handed to the next
-	// node of the same dtype and size.
+// allocate turns the entries into steps and plans their buffers: a buffer
+// freed by its last reader is handed to the next node of the same dtype
+// and size; outputs keep theirs.
+func (p *Program) allocate(entries []entry, lastUse map[int]int, isOutput map[*gorgonia.Node]bool) {
 	type key struct {
 		dt   tensor.Dtype
 		size int
@@ -147,7 +158,6 @@ func CompileRecompute(g *gorgonia.ExprGraph, segments []Segment, outputs ...*gor
 			free[k] = append(free[k], p.slots[in].(*tensor.Dense).Data())
 		}
 	}
-	return p, nil
 }
 
 // plan returns the op nodes the outputs need, leaves first, and a Program
