@@ -108,3 +108,27 @@ func TestSignalsStopTrainingWithTheirExitStatus(t *testing.T) {
 		t.Fatalf("the last resume: %v\n%s", err, out)
 	}
 }
+
+func TestMpirunCtrlCNote(t *testing.T) {
+	env := func(kv ...string) func(string) string {
+		m := map[string]string{}
+		for i := 0; i+1 < len(kv); i += 2 {
+			m[kv[i]] = kv[i+1]
+		}
+		return func(k string) string { return m[k] }
+	}
+	for _, c := range []struct {
+		env  func(string) string
+		want string
+	}{
+		{env(), ""}, // not under Open MPI
+		{env("OMPI_COMM_WORLD_SIZE", "2"), "is 1 (the default) s"},
+		{env("OMPI_COMM_WORLD_SIZE", "2", "OMPI_MCA_odls_base_sigkill_timeout", "5"), "is 5 s"},
+		{env("OMPI_COMM_WORLD_SIZE", "2", "OMPI_MCA_odls_base_sigkill_timeout", "60"), ""},
+	} {
+		got := mpirunCtrlCNote(c.env)
+		if (c.want == "") != (got == "") || !strings.Contains(got, c.want) {
+			t.Errorf("note %q, want one containing %q", got, c.want)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 
 	"github.com/spf13/cobra"
 
@@ -78,6 +79,11 @@ func (f *trainFlags) runRank(cmd *cobra.Command, pre []string, c comm.Communicat
 	}
 	sig := catchSignals(w, "stopping after the current optimiser step and saving a checkpoint")
 	defer sig.stop()
+	if c.Size() > 1 {
+		if note := mpirunCtrlCNote(os.Getenv); note != "" {
+			fmt.Fprintln(w, note)
+		}
+	}
 	_, err = train.Run(sig.ctx, cfg, train.Options{Dir: out, Resume: f.resume, Out: w, Comm: c, AfterEpoch: redrawCharts})
 	if errors.Is(err, train.ErrInterrupted) {
 		msg := fmt.Sprintf("training interrupted; resume with: vit-train %s --out %s --resume", cmd.Name(), out)
@@ -218,3 +224,25 @@ func fileExists(p string) bool {
 	_, err := os.Stat(p)
 	return err == nil
 }
+
+// mpirunCtrlCNote warns, under Open MPI's mpirun, when Ctrl-C on mpirun
+// cannot save a checkpoint: mpirun does not forward SIGINT, but sends the
+// processes SIGTERM and then SIGKILL odls_base_sigkill_timeout seconds
+// apart (1 s by default), too little for a step and a save.
+func mpirunCtrlCNote(getenv func(string) string) string {
+	if getenv("OMPI_COMM_WORLD_SIZE") == "" {
+		return ""
+	}
+	v := getenv("OMPI_MCA_odls_base_sigkill_timeout")
+	if s, err := strconv.Atoi(v); err == nil && s >= minSigkillTimeout {
+		return ""
+	}
+	if v == "" {
+		v = "1 (the default)"
+	}
+	return fmt.Sprintf("note: mpirun's odls_base_sigkill_timeout is %s s: Ctrl-C on mpirun kills the processes before they can save a checkpoint; start mpirun with --mca odls_base_sigkill_timeout 60 (longer than a step), or stop the job with SIGINT to the vit-train processes", v)
+}
+
+// minSigkillTimeout is the odls_base_sigkill_timeout from which
+// mpirunCtrlCNote stays quiet.
+const minSigkillTimeout = 10
