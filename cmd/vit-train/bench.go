@@ -190,6 +190,7 @@ func (r *benchResult) timeTraining(bt *benchTrainer) error {
 	}
 	train := bt.plain
 	if r.Ranks > 1 {
+		bt.allreduce = 0 // the warm-up's allreduces are not timed
 		plain, _, err := timeSteps(r.Steps, bt.plain)
 		if err != nil {
 			return err
