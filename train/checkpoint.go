@@ -61,7 +61,6 @@ const (
 	metaResNet  = "vit_train.resnet"
 )
 
-
 // Spec is the network the checkpoint holds, as models.New rebuilds it.
 func (c *Checkpoint) Spec() models.Spec {
 	if c.Arch == models.ArchResNet && c.ResNet != nil {
