@@ -42,14 +42,20 @@ func Gemm[T float32 | float64](transA, transB bool, m, n, k int, alpha T, a []T,
 	}
 	workers := runtime.GOMAXPROCS(0)
 	if splitRows && workers > 1 && m >= 2*workers && m*n*k >= parallelWork {
-		// Split the rows of C (and of op(A)) over the cores; each part is a
-		// single-threaded product.
-		parallel.For(m, m/workers, func(r0, r1 int) {
-			aOff := r0 * lda
-			if transA {
-				aOff = r0
+		// Split the rows of C (and of op(A)) into one part per core, each a
+		// single-threaded product. The parts are fixed by m and the core
+		// count, whoever runs them, so the result does not depend on which
+		// workers were free (a product's rounding depends on its size).
+		chunk := (m + workers - 1) / workers
+		parallel.For((m+chunk-1)/chunk, 1, func(lo, hi int) {
+			for part := lo; part < hi; part++ {
+				r0, r1 := part*chunk, min((part+1)*chunk, m)
+				aOff := r0 * lda
+				if transA {
+					aOff = r0
+				}
+				gemm(transA, transB, r1-r0, n, k, alpha, a[aOff:], lda, b, ldb, beta, c[r0*ldc:], ldc)
 			}
-			gemm(transA, transB, r1-r0, n, k, alpha, a[aOff:], lda, b, ldb, beta, c[r0*ldc:], ldc)
 		})
 		return
 	}
