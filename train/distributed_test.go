@@ -320,7 +320,8 @@ func TestResumeWithOtherProcessCount(t *testing.T) {
 // TestDataParallelResNetSharesBatchNormStatistics trains a ResNet with 2
 // ranks, whose batch-norm running statistics follow their own shards: every
 // rank evaluates with rank 0's (the ranks end with the same buffers), so
-// the reported top-1 is that of the checkpoint rank 0 writes (the loss up to the order of the summation).
+// the reported top-1 is that of the checkpoint rank 0 writes (the loss up
+// to the rounding of a sum taken in another order).
 func TestDataParallelResNetSharesBatchNormStatistics(t *testing.T) {
 	cfg := dataParallelConfig(t, 8, "model.name=resnet20", "epochs=1", "data.eval_subset=200", "data.eval_batch_size=50")
 	dir := t.TempDir()
@@ -344,7 +345,7 @@ func TestDataParallelResNetSharesBatchNormStatistics(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := runs[0].sum.Last; ev.N != 200 || got.Top1 != ev.Top1 || math.Abs(got.Loss-ev.Loss) > 1e-9*ev.Loss {
+	if got := runs[0].sum.Last; ev.N != 200 || got.Top1 != ev.Top1 || math.Abs(got.Loss-ev.Loss) > 1e-6*ev.Loss {
 		t.Fatalf("the run reported top-1 %v, loss %v; its checkpoint evaluates to %v, %v on %d images", got.Top1, got.Loss, ev.Top1, ev.Loss, ev.N)
 	}
 }
