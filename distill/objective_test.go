@@ -66,11 +66,10 @@ func wantDistillLoss(cls, dist, teacher, targets []float32, b, c int, d Config) 
 	return base, kd, (1-d.Alpha)*base + d.Alpha*kd
 }
 
-// TestDistillObjectiveMatchesDeiT runs the training step of a distilled ViT
-// with each distillation setting and checks the loss and its logged terms
-// against DeiT's formula evaluated on the step's own logits.
-func TestDistillObjectiveMatchesDeiT(t *testing.T) {
-	mc, err := vit.Preset("deit_fmnist_distilled_patch4_28", vit.Overrides{})
+// oneBlock returns the preset with one encoder block.
+func oneBlock(t *testing.T, preset string) *vit.ViT {
+	t.Helper()
+	mc, err := vit.Preset(preset, vit.Overrides{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,6 +78,14 @@ func TestDistillObjectiveMatchesDeiT(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return m
+}
+
+// TestDistillObjectiveMatchesDeiT runs the training step of a distilled ViT
+// with each distillation setting and checks the loss and its logged terms
+// against DeiT's formula evaluated on the step's own logits.
+func TestDistillObjectiveMatchesDeiT(t *testing.T) {
+	m := oneBlock(t, "deit_fmnist_distilled_patch4_28")
 	const b, c = 4, 10
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, d := range []Config{
@@ -163,15 +170,7 @@ func TestObjectiveWithoutTeacher(t *testing.T) {
 		preset string
 		names  []string
 	}{{"vit_fmnist_patch4_28", nil}, {"deit_fmnist_distilled_patch4_28", []string{"loss_cls", "loss_dist_head"}}} {
-		mc, err := vit.Preset(c.preset, vit.Overrides{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		mc.Depth = 1
-		m, err := vit.New(mc, 3)
-		if err != nil {
-			t.Fatal(err)
-		}
+		m := oneBlock(t, c.preset)
 		g, err := m.BuildGraph(2, true, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -180,7 +179,7 @@ func TestObjectiveWithoutTeacher(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if obj.Teacher != nil || !slices.Equal(obj.Names, c.names) || len(obj.Targets) != 2*mc.NumClasses {
+		if obj.Teacher != nil || !slices.Equal(obj.Names, c.names) || len(obj.Targets) != 2*m.Config.NumClasses {
 			t.Errorf("%s: teacher %v, terms %v, %d targets", c.preset, obj.Teacher, obj.Names, len(obj.Targets))
 		}
 	}
