@@ -133,11 +133,9 @@ func (t *trainer) handGrad(i int) error {
 	if j < 0 {
 		return nil // frozen
 	}
-	g, ok := t.obj.Step.GradValue(i).Data().([]float32)
-	if !ok {
-		return fmt.Errorf("training step: the gradient of %s is %T, want []float32", t.trainP[j].Name, t.obj.Step.GradValue(i).Data())
+	if err := t.readGrad(j, i); err != nil {
+		return err
 	}
-	t.grads[j] = g
 	return t.reducer.Ready(j)
 }
 

@@ -285,18 +285,27 @@ func (t *trainer) fillInputs(b *data.Batch) error {
 // collectGrads reads the last micro-batch's gradients into t.grads and,
 // when accumulating, adds them to the accumulator.
 func (t *trainer) collectGrads() error {
-	s := t.obj.Step
 	for j, i := range t.train {
-		g, ok := s.GradValue(i).Data().([]float32)
-		if !ok {
-			return fmt.Errorf("training step: the gradient of %s is %T, want []float32", t.trainP[j].Name, s.GradValue(i).Data())
+		if err := t.readGrad(j, i); err != nil {
+			return err
 		}
-		t.grads[j] = g
 	}
 	if t.accum == nil {
 		return nil
 	}
 	return t.accum.Add(t.grads, 1)
+}
+
+// readGrad points t.grads[j] at the last run's gradient of parameter i,
+// trainable parameter j.
+func (t *trainer) readGrad(j, i int) error {
+	v := t.obj.Step.GradValue(i).Data()
+	g, ok := v.([]float32)
+	if !ok {
+		return fmt.Errorf("training step: the gradient of %s is %T, want []float32", t.trainP[j].Name, v)
+	}
+	t.grads[j] = g
+	return nil
 }
 
 // stepGrads is the gradient of the optimiser step: the last micro-batch's,
