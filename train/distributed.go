@@ -58,24 +58,9 @@ func (t *trainer) syncReplicas() error {
 	return nil
 }
 
-// syncBuffers gives every rank rank 0's buffers: the tensors a checkpoint
-// holds besides the parameters. A ViT has none.
+// syncBuffers gives every rank rank 0's buffers (t.buffers, found by
+// newReducer). A ViT has none.
 func (t *trainer) syncBuffers() error {
-	if t.comm.Size() <= 1 {
-		return nil
-	}
-	if t.buffers == nil {
-		params := map[string]bool{}
-		for _, p := range t.params {
-			params[p.Name] = true
-		}
-		t.buffers = [][]float32{}
-		for _, b := range t.net.Tensors() {
-			if !params[b.Name] {
-				t.buffers = append(t.buffers, b.Data)
-			}
-		}
-	}
 	if len(t.buffers) == 0 {
 		return nil
 	}
@@ -83,6 +68,22 @@ func (t *trainer) syncBuffers() error {
 		return fmt.Errorf("broadcasting rank 0's batch-norm statistics: %w", err)
 	}
 	return nil
+}
+
+// bufferData returns the data of the tensors a checkpoint holds besides
+// the parameters: a ResNet's batch-norm running statistics.
+func (t *trainer) bufferData() [][]float32 {
+	params := make(map[string]bool, len(t.params))
+	for _, p := range t.params {
+		params[p.Name] = true
+	}
+	var out [][]float32
+	for _, b := range t.net.Tensors() {
+		if !params[b.Name] {
+			out = append(out, b.Data)
+		}
+	}
+	return out
 }
 
 // newReducer creates the gradient reducer of a job of several ranks.
@@ -98,6 +99,7 @@ func (t *trainer) newReducer() error {
 	if t.reducer, err = comm.NewReducer(t.comm, sizes, 0); err != nil {
 		return err
 	}
+	t.buffers = t.bufferData()
 	if t.cfg.Optim.AccumSteps == 1 {
 		t.overlap = true
 		t.trainSlot = make([]int, len(t.params))

@@ -95,7 +95,7 @@ type trainer struct {
 	saved    *State    // the position of last.safetensors; nil until one exists
 	comm     comm.Communicator
 	reducer  *comm.Reducer // averages the gradients over the ranks; nil for one process
-	buffers  [][]float32   // the buffers syncBuffers broadcasts (ResNet batch-norm statistics), found on first use
+	buffers  [][]float32   // the buffers syncBuffers broadcasts (ResNet batch-norm statistics); nil for one process
 	// overlap averages each step's gradients during its backward pass
 	// (one micro-batch per step in a job of several ranks): gradReady
 	// hands each gradient to the reducer as soon as it is computed.
