@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -78,23 +79,11 @@ func TestReadFileGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !equalInts(shape, tc.shape) || !equalFloats(data, tc.data) {
+			if !slices.Equal(shape, tc.shape) || !equalFloats(data, tc.data) {
 				t.Fatalf("got %v %v, want %v %v", shape, data, tc.shape, tc.data)
 			}
 		})
 	}
-}
-
-func equalInts(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // equalFloats compares bit patterns, so NaNs and −0 count.
@@ -133,7 +122,7 @@ func TestWriteFileReadFileRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatalf("shape %v: %v", shape, err)
 		}
-		if !equalInts(gotShape, shape) || !equalFloats(got, data) {
+		if !slices.Equal(gotShape, shape) || !equalFloats(got, data) {
 			t.Fatalf("shape %v: read back %v with different data", shape, gotShape)
 		}
 		info, _ := os.Stat(path)

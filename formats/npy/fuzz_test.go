@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -45,7 +46,7 @@ func checkDecoded(t *testing.T, a *Array) {
 	if err != nil {
 		t.Fatalf("re-reading what Encode wrote: %v", err)
 	}
-	if !equalInts(a.Shape, written.Shape) || !equalFloats(a.Data, written.Data) {
+	if !slices.Equal(a.Shape, written.Shape) || !equalFloats(a.Data, written.Data) {
 		t.Fatalf("Encode and Decode changed the array: shape %v → %v", a.Shape, written.Shape)
 	}
 }
