@@ -94,7 +94,11 @@ func (s *Step) Grad(i int) ([]float32, error) {
 	if i < 0 || i >= len(s.Grads) {
 		return nil, fmt.Errorf("step: gradient %d of %d", i, len(s.Grads))
 	}
-	d, ok := s.prog.Value(s.Grads[i]).Data().([]float32)
+	v := s.prog.Value(s.Grads[i])
+	if t, ok := v.(*tensor.Dense); ok && t.Dtype() == tensor.Float32 && !t.IsScalar() {
+		return t.Float32s(), nil // Data would box a new slice header
+	}
+	d, ok := v.Data().([]float32)
 	if !ok {
 		return nil, fmt.Errorf("step: gradient %d is %v, not float32 (use GradValue)", i, s.Grads[i].Dtype())
 	}

@@ -68,6 +68,7 @@ func newBenchCommand() *cobra.Command {
 		ckpt      bool
 		asJSON    bool
 		profile   string
+		memprof   string
 	)
 	cmd := &cobra.Command{
 		Use:   "bench",
@@ -97,7 +98,7 @@ func newBenchCommand() *cobra.Command {
 				return err
 			}
 			defer cm.Close()
-			r, err := runBench(c, batch, steps, ckpt, cm)
+			r, err := runBench(c, batch, steps, ckpt, memprof, cm)
 			if err != nil {
 				if cm.Size() > 1 {
 					cm.Abort(1, fmt.Sprintf("vit-train bench: rank %d of %d: %v", cm.Rank(), cm.Size(), err))
@@ -130,6 +131,7 @@ func newBenchCommand() *cobra.Command {
 	cmd.Flags().BoolVar(&ckpt, "grad-checkpointing", false, "recompute each block's activations in the backward pass")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	cmd.Flags().StringVar(&profile, "cpuprofile", "", "write a CPU profile (go tool pprof) to this file")
+	cmd.Flags().StringVar(&memprof, "memprofile", "", "write a profile of every heap allocation of the timed training steps (go tool pprof -sample_index=alloc_objects) to this file")
 	return cmd
 }
 
@@ -137,7 +139,7 @@ func newBenchCommand() *cobra.Command {
 // images on each process of cm; with several, the gradients are averaged
 // across them by a bucketed allreduce during the backward pass, and steps
 // that average them after it are timed too (see benchResult).
-func runBench(c vit.Config, batch, steps int, gradCheckpointing bool, cm comm.Communicator) (benchResult, error) {
+func runBench(c vit.Config, batch, steps int, gradCheckpointing bool, memProfile string, cm comm.Communicator) (benchResult, error) {
 	if batch < 1 || steps < 1 {
 		return benchResult{}, fmt.Errorf("bench: --batch and --steps must be positive, got %d and %d", batch, steps)
 	}
@@ -156,7 +158,7 @@ func runBench(c vit.Config, batch, steps int, gradCheckpointing bool, cm comm.Co
 	r := benchResult{Model: c.Name, Backend: blas.Backend(), Threads: runtime.GOMAXPROCS(0), Batch: batch, Steps: steps,
 		Params: c.ParamCount(), Ranks: cm.Size(), GradBytes: bt.gradBytes(), GradCheckpointing: gradCheckpointing, ActivationBytes: step.BufferBytes()}
 	fill()
-	if err := r.timeTraining(bt); err != nil {
+	if err := r.timeTraining(bt, memProfile); err != nil {
 		return benchResult{}, err
 	}
 	eval, err := m.BuildGraph(batch, false, nil)
@@ -181,8 +183,9 @@ func runBench(c vit.Config, batch, steps int, gradCheckpointing bool, cm comm.Co
 
 // timeTraining warms up, then times r.Steps training steps (overlapped in
 // a job of several processes, after as many steps that average the
-// gradients after the backward pass) and the memory they allocate.
-func (r *benchResult) timeTraining(bt *benchTrainer) error {
+// gradients after the backward pass) and the memory they allocate. With a
+// memProfile path, every allocation of the timed steps is recorded there.
+func (r *benchResult) timeTraining(bt *benchTrainer, memProfile string) error {
 	for i := 0; i < 2; i++ {
 		if err := bt.plain(); err != nil {
 			return err
@@ -203,11 +206,15 @@ func (r *benchResult) timeTraining(bt *benchTrainer) error {
 	runtime.GC()
 	var before, after, settled runtime.MemStats
 	runtime.ReadMemStats(&before)
+	stopProfile := startAllocProfile(memProfile)
 	t, ms, err := timeSteps(r.Steps, train)
 	if err != nil {
 		return err
 	}
 	runtime.ReadMemStats(&after)
+	if err := stopProfile(); err != nil {
+		return err
+	}
 	runtime.GC()
 	runtime.ReadMemStats(&settled)
 	r.TrainMsPerStep, r.TrainStepMs = t*1e3, ms
@@ -216,6 +223,34 @@ func (r *benchResult) timeTraining(bt *benchTrainer) error {
 	r.AllocBytesPerStep = float64(after.TotalAlloc-before.TotalAlloc) / float64(r.Steps)
 	r.HeapGrowthBytes = int64(settled.HeapAlloc) - int64(before.HeapAlloc)
 	return nil
+}
+
+// startAllocProfile records every heap allocation from now until the
+// returned function writes them to path (nothing when path is empty).
+// Allocations before the call are sampled at the default rate, so the
+// profile is that of the code between the two calls.
+func startAllocProfile(path string) func() error {
+	if path == "" {
+		return func() error { return nil }
+	}
+	rate := runtime.MemProfileRate
+	runtime.MemProfileRate = 1
+	return func() error {
+		// The profile is written at the rate its samples were taken at, so
+		// that pprof scales each by one; it counts allocations up to the
+		// last collection.
+		defer func() { runtime.MemProfileRate = rate }()
+		runtime.GC()
+		f, err := os.Create(path)
+		if err != nil {
+			return err
+		}
+		if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+			f.Close()
+			return err
+		}
+		return f.Close()
+	}
 }
 
 // benchStep builds the training step a run would use, on random images and

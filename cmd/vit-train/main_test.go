@@ -47,9 +47,14 @@ func TestInfoJSON(t *testing.T) {
 }
 
 func TestBenchJSON(t *testing.T) {
-	out, err := run(t, "bench", "--model", "vit_fmnist_patch4_28", "--batch", "8", "--steps", "2", "--distilled", "--json")
+	memProfile := filepath.Join(t.TempDir(), "mem.prof")
+	out, err := run(t, "bench", "--model", "vit_fmnist_patch4_28", "--batch", "8", "--steps", "2", "--distilled", "--json", "--memprofile", memProfile)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// A pprof profile is a gzipped protocol buffer.
+	if b, err := os.ReadFile(memProfile); err != nil || len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b {
+		t.Fatalf("--memprofile wrote no gzipped profile (%d bytes, %v)", len(b), err)
 	}
 	var r benchResult
 	if err := json.Unmarshal([]byte(out), &r); err != nil {

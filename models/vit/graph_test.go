@@ -197,6 +197,13 @@ func TestEveryPresetTrains(t *testing.T) {
 			if !nonzero {
 				t.Errorf("%s: %s receives no gradient", name, p.Name)
 			}
+			if len(grad) != p.Value.Shape().TotalSize() {
+				t.Errorf("%s: %s: gradient of %d elements for %v", name, p.Name, len(grad), p.Value.Shape())
+			}
+		}
+		// The trainer reads every gradient every step.
+		if n := testing.AllocsPerRun(10, func() { _, _ = s.Grad(0) }); n != 0 {
+			t.Errorf("%s: Grad allocates %v times per call", name, n)
 		}
 	}
 }

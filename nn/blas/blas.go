@@ -47,19 +47,35 @@ func Gemm[T float32 | float64](transA, transB bool, m, n, k int, alpha T, a []T,
 		// count, whoever runs them, so the result does not depend on which
 		// workers were free (a product's rounding depends on its size).
 		chunk := (m + workers - 1) / workers
-		parallel.For((m+chunk-1)/chunk, 1, func(lo, hi int) {
-			for part := lo; part < hi; part++ {
-				r0, r1 := part*chunk, min((part+1)*chunk, m)
-				aOff := r0 * lda
-				if transA {
-					aOff = r0
-				}
-				gemm(transA, transB, r1-r0, n, k, alpha, a[aOff:], lda, b, ldb, beta, c[r0*ldc:], ldc)
-			}
-		})
+		parallel.Loop((m+chunk-1)/chunk, 1, rowParts[T]{transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, chunk})
 		return
 	}
 	gemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+}
+
+// rowParts is Gemm over a range of its chunk-row parts.
+type rowParts[T float32 | float64] struct {
+	transA, transB bool
+	m, n, k        int
+	alpha          T
+	a              []T
+	lda            int
+	b              []T
+	ldb            int
+	beta           T
+	c              []T
+	ldc, chunk     int
+}
+
+func (p *rowParts[T]) Range(lo, hi int) {
+	for part := lo; part < hi; part++ {
+		r0, r1 := part*p.chunk, min((part+1)*p.chunk, p.m)
+		aOff := r0 * p.lda
+		if p.transA {
+			aOff = r0
+		}
+		gemm(p.transA, p.transB, r1-r0, p.n, p.k, p.alpha, p.a[aOff:], p.lda, p.b, p.ldb, p.beta, p.c[r0*p.ldc:], p.ldc)
+	}
 }
 
 // parallelWork is the product size m·n·k from which Gemm splits its rows

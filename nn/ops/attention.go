@@ -140,28 +140,47 @@ func headViews[T Float](qkv []T, bi, h, n, d, dh int) (q, k, v []T) {
 }
 
 func attentionForward[T Float](qkv, out, probs, dropped []T, keep []uint8, dropP float64, b, n, d, heads int) {
-	dh := d / heads
-	scale := T(1 / math.Sqrt(float64(dh)))
-	inv := T(1 / (1 - dropP))
-	parallel.For(b*heads, 1, func(lo, hi int) {
-		for bh := lo; bh < hi; bh++ {
-			bi, h := bh/heads, bh%heads
-			q, k, v := headViews(qkv, bi, h, n, d, dh)
-			p := probs[bh*n*n : (bh+1)*n*n]
-			blas.Gemm(false, true, n, n, dh, scale, q, 3*d, k, 3*d, 0, p, n)
-			for r := 0; r < n; r++ { // serial: this loop is already spread over the cores
-				SoftmaxRow(p[r*n:(r+1)*n], p[r*n:(r+1)*n])
-			}
-			if dropP > 0 {
-				pd, mask := dropped[bh*n*n:(bh+1)*n*n], keep[bh*n*n:(bh+1)*n*n]
-				for i, pv := range p {
-					pd[i] = pv * T(mask[i]) * inv
-				}
-				p = pd
-			}
-			blas.Gemm(false, false, n, dh, n, 1, p, n, v, 3*d, 0, out[bi*n*d+h*dh:], d)
+	parallel.Loop(b*heads, 1, attentionHeads[T]{qkv: qkv, out: out, probs: probs, dropped: dropped, keep: keep, dropP: dropP, n: n, d: d, heads: heads})
+}
+
+// attentionHeads is the attention of a range of (sample, head) pairs bh:
+// its operands, and the probabilities (and their dropped-out copy) its
+// backward pass reads. dout and dqkv are the backward's.
+type attentionHeads[T Float] struct {
+	qkv, out, probs, dropped []T
+	dout, dqkv, scratch      []T
+	keep                     []uint8
+	dropP                    float64
+	n, d, heads              int
+}
+
+// constants returns the head width, the score scale 1/√dh and the
+// dropout's 1/(1 − p).
+func (k *attentionHeads[T]) constants() (dh int, scale, inv T) {
+	dh = k.d / k.heads
+	return dh, T(1 / math.Sqrt(float64(dh))), T(1 / (1 - k.dropP))
+}
+
+func (k *attentionHeads[T]) Range(lo, hi int) {
+	n, d, heads := k.n, k.d, k.heads
+	dh, scale, inv := k.constants()
+	for bh := lo; bh < hi; bh++ {
+		bi, h := bh/heads, bh%heads
+		q, kk, v := headViews(k.qkv, bi, h, n, d, dh)
+		p := k.probs[bh*n*n : (bh+1)*n*n]
+		blas.Gemm(false, true, n, n, dh, scale, q, 3*d, kk, 3*d, 0, p, n)
+		for r := 0; r < n; r++ { // serial: this loop is already spread over the cores
+			SoftmaxRow(p[r*n:(r+1)*n], p[r*n:(r+1)*n])
 		}
-	})
+		if k.dropP > 0 {
+			pd, mask := k.dropped[bh*n*n:(bh+1)*n*n], k.keep[bh*n*n:(bh+1)*n*n]
+			for i, pv := range p {
+				pd[i] = pv * T(mask[i]) * inv
+			}
+			p = pd
+		}
+		blas.Gemm(false, false, n, dh, n, 1, p, n, v, 3*d, 0, k.out[bi*n*d+h*dh:], d)
+	}
 }
 
 func (op *Attention) DiffWRT(int) []bool { return []bool{true} }
@@ -213,48 +232,53 @@ func (op *attentionGrad) UsePreallocDo(prealloc gorgonia.Value, in ...gorgonia.V
 }
 
 func attentionBackward[T Float](qkv, dout, dqkv, probs, dropped, scratch []T, keep []uint8, dropP float64, b, n, d, heads int) {
-	dh := d / heads
-	scale := T(1 / math.Sqrt(float64(dh)))
-	inv := T(1 / (1 - dropP))
-	parallel.For(b*heads, 1, func(lo, hi int) {
-		for bh := lo; bh < hi; bh++ {
-			bi, h := bh/heads, bh%heads
-			q, k, v := headViews(qkv, bi, h, n, d, dh)
-			dq, dk, dv := headViews(dqkv, bi, h, n, d, dh)
-			do := dout[bi*n*d+h*dh:]
-			p := probs[bh*n*n : (bh+1)*n*n]
-			dp := scratch[bh*n*n : (bh+1)*n*n]
-			// dV = P̃ᵀ·dO and dP̃ = dO·Vᵀ, where P̃ is P after dropout.
-			pv := p
-			if dropP > 0 {
-				pv = dropped[bh*n*n : (bh+1)*n*n]
-			}
-			blas.Gemm(true, false, n, dh, n, 1, pv, n, do, d, 0, dv, 3*d)
-			blas.Gemm(false, true, n, n, dh, 1, do, d, v, 3*d, 0, dp, n)
-			if dropP > 0 {
-				for i, m := range keep[bh*n*n : (bh+1)*n*n] {
-					dp[i] *= T(m) * inv
-				}
-			}
-			// dS = P ⊙ (dP − Σ_j dP⊙P), in place in dp.
-			for r := 0; r < n; r++ {
-				pr, dr := p[r*n:(r+1)*n], dp[r*n:(r+1)*n]
-				if p32, ok := any(pr).([]float32); ok {
-					d32 := any(dr).([]float32)
-					vec.MulDiff(d32, p32, d32, vec.Dot(p32, d32))
-					continue
-				}
-				var dot T
-				for j, pv := range pr {
-					dot += pv * dr[j]
-				}
-				for j, pv := range pr {
-					dr[j] = pv * (dr[j] - dot)
-				}
-			}
-			// dQ = scale·dS·K, dK = scale·dSᵀ·Q
-			blas.Gemm(false, false, n, dh, n, scale, dp, n, k, 3*d, 0, dq, 3*d)
-			blas.Gemm(true, false, n, dh, n, scale, dp, n, q, 3*d, 0, dk, 3*d)
+	parallel.Loop(b*heads, 1, attentionHeadsGrad[T]{qkv: qkv, dout: dout, dqkv: dqkv, probs: probs, dropped: dropped, scratch: scratch, keep: keep, dropP: dropP, n: n, d: d, heads: heads})
+}
+
+// attentionHeadsGrad is the backward pass of attentionHeads.
+type attentionHeadsGrad[T Float] attentionHeads[T]
+
+func (g *attentionHeadsGrad[T]) Range(lo, hi int) {
+	k := (*attentionHeads[T])(g)
+	n, d, heads := k.n, k.d, k.heads
+	dh, scale, inv := k.constants()
+	for bh := lo; bh < hi; bh++ {
+		bi, h := bh/heads, bh%heads
+		q, kk, v := headViews(k.qkv, bi, h, n, d, dh)
+		dq, dk, dv := headViews(k.dqkv, bi, h, n, d, dh)
+		do := k.dout[bi*n*d+h*dh:]
+		p := k.probs[bh*n*n : (bh+1)*n*n]
+		dp := k.scratch[bh*n*n : (bh+1)*n*n]
+		// dV = P̃ᵀ·dO and dP̃ = dO·Vᵀ, where P̃ is P after dropout.
+		pv := p
+		if k.dropP > 0 {
+			pv = k.dropped[bh*n*n : (bh+1)*n*n]
 		}
-	})
+		blas.Gemm(true, false, n, dh, n, 1, pv, n, do, d, 0, dv, 3*d)
+		blas.Gemm(false, true, n, n, dh, 1, do, d, v, 3*d, 0, dp, n)
+		if k.dropP > 0 {
+			for i, m := range k.keep[bh*n*n : (bh+1)*n*n] {
+				dp[i] *= T(m) * inv
+			}
+		}
+		// dS = P ⊙ (dP − Σ_j dP⊙P), in place in dp.
+		for r := 0; r < n; r++ {
+			pr, dr := p[r*n:(r+1)*n], dp[r*n:(r+1)*n]
+			if p32, ok := any(pr).([]float32); ok {
+				d32 := any(dr).([]float32)
+				vec.MulDiff(d32, p32, d32, vec.Dot(p32, d32))
+				continue
+			}
+			var dot T
+			for j, pv := range pr {
+				dot += pv * dr[j]
+			}
+			for j, pv := range pr {
+				dr[j] = pv * (dr[j] - dot)
+			}
+		}
+		// dQ = scale·dS·K, dK = scale·dSᵀ·Q
+		blas.Gemm(false, false, n, dh, n, scale, dp, n, kk, 3*d, 0, dq, 3*d)
+		blas.Gemm(true, false, n, dh, n, scale, dp, n, q, 3*d, 0, dk, 3*d)
+	}
 }

@@ -175,45 +175,82 @@ func bnChannel[T Float](l bnLayout, x []T, b, ch int) []T {
 // bnBatchStats computes each channel's mean, biased variance and
 // 1/sqrt(variance + eps), two passes in float64.
 func bnBatchStats[T Float](l bnLayout, x []T, s *bnStats) {
-	n := float64(l.batch * l.plane)
-	parallel.For(l.c, l.grain(), func(lo, hi int) {
-		for ch := lo; ch < hi; ch++ {
-			var sum float64
-			for b := 0; b < l.batch; b++ {
-				for _, v := range bnChannel(l, x, b, ch) {
-					sum += float64(v)
-				}
-			}
-			mean := sum / n
-			var ss float64
-			for b := 0; b < l.batch; b++ {
-				for _, v := range bnChannel(l, x, b, ch) {
-					d := float64(v) - mean
-					ss += d * d
-				}
-			}
-			s.mean[ch] = mean
-			s.variance[ch] = ss / n
-			s.invStd[ch] = 1 / math.Sqrt(ss/n+BatchNormEps)
-		}
-	})
+	parallel.Loop(l.c, l.grain(), bnChannels[T]{pass: bnStatsPass, l: l, s: s, x: x})
 }
 
 // bnNormalize writes y = (x − mean)·invStd·w + b per channel.
 func bnNormalize[T Float](l bnLayout, x, w, bias, y []T, s *bnStats) {
-	parallel.For(l.c, l.grain(), func(lo, hi int) {
-		for ch := lo; ch < hi; ch++ {
-			scale := float64(w[ch]) * s.invStd[ch]
-			shift := T(float64(bias[ch]) - s.mean[ch]*scale)
-			sc := T(scale)
-			for b := 0; b < l.batch; b++ {
-				src, dst := bnChannel(l, x, b, ch), bnChannel(l, y, b, ch)
-				for i, v := range src {
-					dst[i] = v*sc + shift
-				}
-			}
+	parallel.Loop(l.c, l.grain(), bnChannels[T]{pass: bnNormalizePass, l: l, s: s, x: x, w: w, b: bias, out: y})
+}
+
+// bnPass names one of batch norm's per-channel loops.
+type bnPass int
+
+const (
+	bnStatsPass      bnPass = iota // s from x
+	bnNormalizePass                // out = (x − mean)·invStd·w + b
+	bnGradWeightPass               // out = dw from x, dy
+	bnGradInputEval                // out = dx from w, dy
+	bnGradInputTrain               // out = dx from x, w, dy, dw and db (in b)
+)
+
+// bnChannels runs one pass of batch norm over a range of channels.
+type bnChannels[T Float] struct {
+	pass            bnPass
+	l               bnLayout
+	s               *bnStats
+	x, w, b, dy, dw []T
+	out             []T
+}
+
+func (k *bnChannels[T]) Range(lo, hi int) {
+	for ch := lo; ch < hi; ch++ {
+		switch k.pass {
+		case bnStatsPass:
+			k.stats(ch)
+		case bnNormalizePass:
+			k.normalize(ch)
+		case bnGradWeightPass:
+			k.gradWeight(ch)
+		case bnGradInputEval:
+			k.gradInputEval(ch)
+		case bnGradInputTrain:
+			k.gradInputTrain(ch)
 		}
-	})
+	}
+}
+
+func (k *bnChannels[T]) stats(ch int) {
+	l, n := k.l, float64(k.l.batch*k.l.plane)
+	var sum float64
+	for b := 0; b < l.batch; b++ {
+		for _, v := range bnChannel(l, k.x, b, ch) {
+			sum += float64(v)
+		}
+	}
+	mean := sum / n
+	var ss float64
+	for b := 0; b < l.batch; b++ {
+		for _, v := range bnChannel(l, k.x, b, ch) {
+			d := float64(v) - mean
+			ss += d * d
+		}
+	}
+	k.s.mean[ch] = mean
+	k.s.variance[ch] = ss / n
+	k.s.invStd[ch] = 1 / math.Sqrt(ss/n+BatchNormEps)
+}
+
+func (k *bnChannels[T]) normalize(ch int) {
+	scale := float64(k.w[ch]) * k.s.invStd[ch]
+	shift := T(float64(k.b[ch]) - k.s.mean[ch]*scale)
+	sc := T(scale)
+	for b := 0; b < k.l.batch; b++ {
+		src, dst := bnChannel(k.l, k.x, b, ch), bnChannel(k.l, k.out, b, ch)
+		for i, v := range src {
+			dst[i] = v*sc + shift
+		}
+	}
 }
 
 func (op *batchNormOp) DiffWRT(inputs int) []bool { return []bool{true, true, true} }

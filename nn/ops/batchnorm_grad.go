@@ -54,19 +54,20 @@ func (op *batchNormGradWeight) UsePreallocDo(prealloc gorgonia.Value, in ...gorg
 }
 
 func bnGradWeight[T Float](l bnLayout, x, dy, dw []T, s *bnStats) {
-	parallel.For(l.c, l.grain(), func(lo, hi int) {
-		for ch := lo; ch < hi; ch++ {
-			mean := s.mean[ch]
-			var acc float64
-			for b := 0; b < l.batch; b++ {
-				g := bnChannel(l, dy, b, ch)
-				for i, v := range bnChannel(l, x, b, ch) {
-					acc += float64(g[i]) * (float64(v) - mean)
-				}
-			}
-			dw[ch] = T(acc * s.invStd[ch])
+	parallel.Loop(l.c, l.grain(), bnChannels[T]{pass: bnGradWeightPass, l: l, s: s, x: x, dy: dy, out: dw})
+}
+
+// gradWeight sets out[ch] = Σ dy·x̂ over the channel.
+func (k *bnChannels[T]) gradWeight(ch int) {
+	mean := k.s.mean[ch]
+	var acc float64
+	for b := 0; b < k.l.batch; b++ {
+		g := bnChannel(k.l, k.dy, b, ch)
+		for i, v := range bnChannel(k.l, k.x, b, ch) {
+			acc += float64(g[i]) * (float64(v) - mean)
 		}
-	})
+	}
+	k.out[ch] = T(acc * k.s.invStd[ch])
 }
 
 // batchNormGradInput computes dx. In training mode, from x, w, dy and the
@@ -135,37 +136,39 @@ func (op *batchNormGradInput) UsePreallocDo(prealloc gorgonia.Value, in ...gorgo
 
 func bnGradInput[T Float](l bnLayout, in []gorgonia.Value, dx []T, s *bnStats, training bool) {
 	if !training {
-		w, dy := floats[T](in[0]), floats[T](in[1])
-		parallel.For(l.c, l.grain(), func(lo, hi int) {
-			for ch := lo; ch < hi; ch++ {
-				scale := T(float64(w[ch]) * s.invStd[ch])
-				for b := 0; b < l.batch; b++ {
-					g, d := bnChannel(l, dy, b, ch), bnChannel(l, dx, b, ch)
-					for i, v := range g {
-						d[i] = v * scale
-					}
-				}
-			}
-		})
+		parallel.Loop(l.c, l.grain(), bnChannels[T]{pass: bnGradInputEval, l: l, s: s, w: floats[T](in[0]), dy: floats[T](in[1]), out: dx})
 		return
 	}
-	x, w, dy, dw, db := floats[T](in[0]), floats[T](in[1]), floats[T](in[2]), floats[T](in[3]), floats[T](in[4])
-	n := float64(l.batch * l.plane)
-	parallel.For(l.c, l.grain(), func(lo, hi int) {
-		for ch := lo; ch < hi; ch++ {
-			is := s.invStd[ch]
-			scale := float64(w[ch]) * is
-			// dx = scale·(dy − db/n − (x − mean)·is·dw/n) = a·dy + bx·(x − mean) + c.
-			a := T(scale)
-			bx := T(-scale * is * float64(dw[ch]) / n)
-			c := T(-scale * float64(db[ch]) / n)
-			mean := T(s.mean[ch])
-			for b := 0; b < l.batch; b++ {
-				xs, g, d := bnChannel(l, x, b, ch), bnChannel(l, dy, b, ch), bnChannel(l, dx, b, ch)
-				for i, v := range xs {
-					d[i] = a*g[i] + bx*(v-mean) + c
-				}
-			}
+	parallel.Loop(l.c, l.grain(), bnChannels[T]{pass: bnGradInputTrain, l: l, s: s,
+		x: floats[T](in[0]), w: floats[T](in[1]), dy: floats[T](in[2]), dw: floats[T](in[3]), b: floats[T](in[4]), out: dx})
+}
+
+// gradInputEval sets dx = dy·w·invStd over the channel.
+func (k *bnChannels[T]) gradInputEval(ch int) {
+	scale := T(float64(k.w[ch]) * k.s.invStd[ch])
+	for b := 0; b < k.l.batch; b++ {
+		g, d := bnChannel(k.l, k.dy, b, ch), bnChannel(k.l, k.out, b, ch)
+		for i, v := range g {
+			d[i] = v * scale
 		}
-	})
+	}
+}
+
+// gradInputTrain sets dx = w·invStd·(dy − db/n − x̂·dw/n) over the
+// channel, db being in k.b.
+func (k *bnChannels[T]) gradInputTrain(ch int) {
+	n := float64(k.l.batch * k.l.plane)
+	is := k.s.invStd[ch]
+	scale := float64(k.w[ch]) * is
+	// dx = scale·(dy − db/n − (x − mean)·is·dw/n) = a·dy + bx·(x − mean) + c.
+	a := T(scale)
+	bx := T(-scale * is * float64(k.dw[ch]) / n)
+	c := T(-scale * float64(k.b[ch]) / n)
+	mean := T(k.s.mean[ch])
+	for b := 0; b < k.l.batch; b++ {
+		xs, g, d := bnChannel(k.l, k.x, b, ch), bnChannel(k.l, k.dy, b, ch), bnChannel(k.l, k.out, b, ch)
+		for i, v := range xs {
+			d[i] = a*g[i] + bx*(v-mean) + c
+		}
+	}
 }

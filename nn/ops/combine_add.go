@@ -25,12 +25,17 @@ func Add(a, b *gorgonia.Node) (*gorgonia.Node, error) {
 type addOp struct{ *sameShape2 }
 
 func addKernel[T Float](a, b, out []T) {
-	parallel.For(len(a), rowsWorkGrain, func(lo, hi int) {
-		bs, os := b[lo:hi], out[lo:hi]
-		for i, v := range a[lo:hi] {
-			os[i] = v + bs[i]
-		}
-	})
+	parallel.Loop(len(a), rowsWorkGrain, addElems[T]{a, b, out})
+}
+
+// addElems sets out = a + b over a range of elements.
+type addElems[T Float] struct{ a, b, out []T }
+
+func (k *addElems[T]) Range(lo, hi int) {
+	bs, os := k.b[lo:hi], k.out[lo:hi]
+	for i, v := range k.a[lo:hi] {
+		os[i] = v + bs[i]
+	}
 }
 
 func (op *addOp) DiffWRT(int) []bool { return []bool{true, true} }

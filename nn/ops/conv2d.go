@@ -117,34 +117,46 @@ func biasOf[T Float](bias bool, in []gorgonia.Value) []T {
 // conv2dForward computes y_s = W·im2col(x_s) (+ b) for every sample s,
 // several samples per product.
 func conv2dForward[T Float](g convGeom, x, w, b, y []T, batch, o int) {
+	forGroups(g, batch, convGroups[T]{g: g, x: x, w: w, b: b, y: y, o: o})
+}
+
+// convGroups holds a convolution's operands, for the per-group products of
+// the forward pass (x, w, b → y) and of the input gradient (dy, w → dx).
+type convGroups[T Float] struct {
+	g                  convGeom
+	x, w, b, y, dy, dx []T
+	o                  int
+}
+
+// group computes y for samples s0…s0+m−1.
+func (c *convGroups[T]) group(s0, m int) {
+	g, o := c.g, c.o
 	k, n, img := g.colRows(), g.colCols(), g.imageSize()
-	g.forGroups(batch, func(s0, m int) {
-		ld := m * n
-		col := getScratch[T](k * ld)
-		defer putScratch(col)
-		for j := 0; j < m; j++ {
-			im2col(g, x[(s0+j)*img:][:img], col[j*n:], ld)
-		}
-		dst := y[s0*o*n:][:o*n]
-		if m > 1 {
-			dst = getScratch[T](o * ld)
-			defer putScratch(dst)
-		}
-		beta := T(0)
-		if b != nil {
-			for i, v := range b {
-				row := dst[i*ld:][:ld]
-				for j := range row {
-					row[j] = v
-				}
+	ld := m * n
+	col := getScratch[T](k * ld)
+	defer putScratch(col)
+	for j := 0; j < m; j++ {
+		im2col(g, c.x[(s0+j)*img:][:img], col[j*n:], ld)
+	}
+	dst := c.y[s0*o*n:][:o*n]
+	if m > 1 {
+		dst = getScratch[T](o * ld)
+		defer putScratch(dst)
+	}
+	beta := T(0)
+	if c.b != nil {
+		for i, v := range c.b {
+			row := dst[i*ld:][:ld]
+			for j := range row {
+				row[j] = v
 			}
-			beta = 1
 		}
-		blas.Gemm(false, false, o, ld, k, 1, w, k, col, ld, beta, dst, ld)
-		if m > 1 {
-			scatterGroup(dst, y, s0, m, o, n)
-		}
-	})
+		beta = 1
+	}
+	blas.Gemm(false, false, o, ld, k, 1, c.w, k, col, ld, beta, dst, ld)
+	if m > 1 {
+		scatterGroup(dst, c.y, s0, m, o, n)
+	}
 }
 
 func (op *conv2dOp) DiffWRT(inputs int) []bool {

@@ -56,20 +56,27 @@ func (op *conv2dGradInput) UsePreallocDo(prealloc gorgonia.Value, in ...gorgonia
 }
 
 func conv2dBackwardInput[T Float](g convGeom, dy, w, dx []T, batch, o int) {
+	forGroups(g, batch, convInputGradGroups[T]{g: g, dy: dy, w: w, dx: dx, o: o})
+}
+
+// convInputGradGroups is the input gradient's per-group product.
+type convInputGradGroups[T Float] convGroups[T]
+
+// group computes dx for samples s0…s0+m−1.
+func (c *convInputGradGroups[T]) group(s0, m int) {
+	g, o := c.g, c.o
 	k, n, img := g.colRows(), g.colCols(), g.imageSize()
-	g.forGroups(batch, func(s0, m int) {
-		ld := m * n
-		dys := convGroupOf(dy, s0, m, o, n)
-		if m > 1 {
-			defer putScratch(dys)
-		}
-		col := getScratch[T](k * ld)
-		defer putScratch(col)
-		blas.Gemm(true, false, k, ld, o, 1, w, k, dys, ld, 0, col, ld)
-		for j := 0; j < m; j++ {
-			col2im(g, col[j*n:], ld, dx[(s0+j)*img:][:img])
-		}
-	})
+	ld := m * n
+	dys := convGroupOf(c.dy, s0, m, o, n)
+	if m > 1 {
+		defer putScratch(dys)
+	}
+	col := getScratch[T](k * ld)
+	defer putScratch(col)
+	blas.Gemm(true, false, k, ld, o, 1, c.w, k, dys, ld, 0, col, ld)
+	for j := 0; j < m; j++ {
+		col2im(g, col[j*n:], ld, c.dx[(s0+j)*img:][:img])
+	}
 }
 
 // conv2dGradWeight computes dW = Σ_s dy_s·im2col(x_s)ᵀ:
@@ -120,53 +127,57 @@ func (op *conv2dGradWeight) UsePreallocDo(prealloc gorgonia.Value, in ...gorgoni
 // the buffers are added into dw in run order, so the result does not
 // depend on which worker ran what.
 func conv2dBackwardWeight[T Float](g convGeom, x, dy, dw []T, batch, o int) {
-	k, n, img := g.colRows(), g.colCols(), g.imageSize()
 	size := g.group(batch)
 	groups := (batch + size - 1) / size
 	runs := parallelWorkers(groups, 1)
 	perRun := (groups + runs - 1) / runs
 	runs = (groups + perRun - 1) / perRun
-	var parts [maxRuns][]T
-	if runs > maxRuns {
-		runs, perRun = 1, groups
-	}
-	parallel.For(runs, 1, func(rlo, rhi int) {
-		for r := rlo; r < rhi; r++ {
-			part := getScratch[T](o * k)
-			for gi := r * perRun; gi < min((r+1)*perRun, groups); gi++ {
-				s0 := gi * size
-				m := min(size, batch-s0)
-				ld := m * n
-				col := getScratch[T](k * ld)
-				for j := 0; j < m; j++ {
-					im2col(g, x[(s0+j)*img:][:img], col[j*n:], ld)
-				}
-				dys := convGroupOf(dy, s0, m, o, n)
-				var beta T
-				if gi > r*perRun {
-					beta = 1
-				}
-				blas.Gemm(false, true, o, k, ld, 1, dys, ld, col, ld, beta, part, k)
-				putScratch(col)
-				if m > 1 {
-					putScratch(dys)
-				}
-			}
-			parts[r] = part
-		}
-	})
-	copy(dw, parts[0])
-	putScratch(parts[0])
-	for _, part := range parts[1:runs] {
-		for i, v := range part {
+	parts := getScratch[T](runs * len(dw))
+	defer putScratch(parts)
+	parallel.Loop(runs, 1, convWeightGradRuns[T]{g: g, x: x, dy: dy, parts: parts, o: o, batch: batch, size: size, perRun: perRun})
+	copy(dw, parts[:len(dw)])
+	for r := 1; r < runs; r++ {
+		for i, v := range parts[r*len(dw) : (r+1)*len(dw)] {
 			dw[i] += v
 		}
-		putScratch(part)
 	}
 }
 
-// maxRuns bounds the per-core partial sums of conv2dBackwardWeight.
-const maxRuns = 256
+// convWeightGradRuns sums the weight gradient of the groups of each run r
+// (perRun groups of size samples) into parts[r·O·K : (r+1)·O·K].
+type convWeightGradRuns[T Float] struct {
+	g                      convGeom
+	x, dy, parts           []T
+	o, batch, size, perRun int
+}
+
+func (c *convWeightGradRuns[T]) Range(rlo, rhi int) {
+	g, o := c.g, c.o
+	k, n, img := g.colRows(), g.colCols(), g.imageSize()
+	groups := (c.batch + c.size - 1) / c.size
+	for r := rlo; r < rhi; r++ {
+		part := c.parts[r*o*k : (r+1)*o*k]
+		for gi := r * c.perRun; gi < min((r+1)*c.perRun, groups); gi++ {
+			s0 := gi * c.size
+			m := min(c.size, c.batch-s0)
+			ld := m * n
+			col := getScratch[T](k * ld)
+			for j := 0; j < m; j++ {
+				im2col(g, c.x[(s0+j)*img:][:img], col[j*n:], ld)
+			}
+			dys := convGroupOf(c.dy, s0, m, o, n)
+			var beta T
+			if gi > r*c.perRun {
+				beta = 1
+			}
+			blas.Gemm(false, true, o, k, ld, 1, dys, ld, col, ld, beta, part, k)
+			putScratch(col)
+			if m > 1 {
+				putScratch(dys)
+			}
+		}
+	}
+}
 
 // channelSum sums a (B, C, ...) tensor over every axis but the channel
 // axis → (C): the gradient of a per-channel bias or shift.
@@ -221,16 +232,25 @@ func channelSumKernel[T Float](x, out []T, batch, c int) {
 		clear(out)
 		return
 	}
-	plane := len(x) / (batch * c)
-	parallel.For(c, 4, func(lo, hi int) {
-		for ch := lo; ch < hi; ch++ {
-			var acc float64
-			for b := 0; b < batch; b++ {
-				for _, v := range x[(b*c+ch)*plane : (b*c+ch+1)*plane] {
-					acc += float64(v)
-				}
+	parallel.Loop(c, 4, channelSums[T]{x, out, batch})
+}
+
+// channelSums is channelSumKernel over a range of channels.
+type channelSums[T Float] struct {
+	x, out []T
+	batch  int
+}
+
+func (k *channelSums[T]) Range(lo, hi int) {
+	c := len(k.out)
+	plane := len(k.x) / (k.batch * c)
+	for ch := lo; ch < hi; ch++ {
+		var acc float64
+		for b := 0; b < k.batch; b++ {
+			for _, v := range k.x[(b*c+ch)*plane : (b*c+ch+1)*plane] {
+				acc += float64(v)
 			}
-			out[ch] = T(acc)
 		}
-	})
+		k.out[ch] = T(acc)
+	}
 }

@@ -28,17 +28,32 @@ func (g convGeom) group(batch int) int {
 	return max(1, min(perWorker, (groupCols+g.colCols()-1)/g.colCols()))
 }
 
-// forGroups calls fn(s0, m) for consecutive groups of m samples starting at
-// s0 that cover [0, batch), the groups spread over the workers.
-func (g convGeom) forGroups(batch int, fn func(s0, m int)) {
+// groupBody is a loop body over groups of samples: group(s0, m) handles
+// samples s0…s0+m−1.
+type groupBody[B any] interface {
+	*B
+	group(s0, m int)
+}
+
+// forGroups calls body.group(s0, m) for consecutive groups of m samples
+// starting at s0 that cover [0, batch), the groups spread over the
+// workers.
+func forGroups[B any, P groupBody[B]](g convGeom, batch int, body B) {
 	size := g.group(batch)
-	groups := (batch + size - 1) / size
-	parallel.For(groups, 1, func(lo, hi int) {
-		for gi := lo; gi < hi; gi++ {
-			s0 := gi * size
-			fn(s0, min(size, batch-s0))
-		}
-	})
+	parallel.Loop((batch+size-1)/size, 1, sampleGroups[B, P]{body, size, batch})
+}
+
+// sampleGroups is forGroups over a range of groups.
+type sampleGroups[B any, P groupBody[B]] struct {
+	body        B
+	size, batch int
+}
+
+func (k *sampleGroups[B, P]) Range(lo, hi int) {
+	for gi := lo; gi < hi; gi++ {
+		s0 := gi * k.size
+		P(&k.body).group(s0, min(k.size, k.batch-s0))
+	}
 }
 
 // gatherGroup copies samples s0…s0+m−1 of src (B, rows, n) side by side

@@ -7,8 +7,6 @@ import (
 	"github.com/chewxy/hm"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
-
-	"github.com/vit-train/vit-train/nn/parallel"
 )
 
 // Dropout is inverted dropout, PyTorch's nn.Dropout(p) in training mode:
@@ -117,25 +115,32 @@ func (op *maskOp) keepFor(n int) []uint8 {
 // applyKeep sets y = x·scale where the keep decision of x's group is 1 and
 // 0 elsewhere; group consecutive elements share decision keep[i/group].
 func applyKeep[T Float](x, y []T, keep []uint8, group int, scale T) {
-	factor := [2]T{0, scale}
-	if group == 1 {
-		parallel.For(len(x), rowsWorkGrain, func(lo, hi int) {
-			ys, ks := y[lo:hi], keep[lo:hi]
-			for i, v := range x[lo:hi] {
-				ys[i] = v * factor[ks[i]&1]
-			}
-		})
+	parallelRows(len(keep), group, keepGroups[T]{x, y, keep, group, [2]T{0, scale}})
+}
+
+// keepGroups is applyKeep over a range of groups.
+type keepGroups[T Float] struct {
+	x, y   []T
+	keep   []uint8
+	group  int
+	factor [2]T // by keep decision
+}
+
+func (k *keepGroups[T]) Range(lo, hi int) {
+	if k.group == 1 {
+		ys, ks := k.y[lo:hi], k.keep[lo:hi]
+		for i, v := range k.x[lo:hi] {
+			ys[i] = v * k.factor[ks[i]&1]
+		}
 		return
 	}
-	parallelRows(len(keep), group, func(lo, hi int) {
-		for g := lo; g < hi; g++ {
-			f := factor[keep[g]&1]
-			ys := y[g*group : (g+1)*group]
-			for i, v := range x[g*group : (g+1)*group] {
-				ys[i] = v * f
-			}
+	for g := lo; g < hi; g++ {
+		f := k.factor[k.keep[g]&1]
+		ys := k.y[g*k.group : (g+1)*k.group]
+		for i, v := range k.x[g*k.group : (g+1)*k.group] {
+			ys[i] = v * f
 		}
-	})
+	}
 }
 
 func (op *maskOp) DiffWRT(int) []bool { return []bool{true} }

@@ -96,26 +96,36 @@ func (op *geluOp) UsePreallocDo(prealloc gorgonia.Value, in ...gorgonia.Value) (
 
 // geluDo sets y = GELU(x) and, when slope is not nil, slope = GELU'(x).
 func geluDo[T Float](x, y, slope []T) {
-	parallel.For(len(x), rowsWorkGrain, func(lo, hi int) {
-		if slope != nil {
-			geluForwardSlope(x[lo:hi], y[lo:hi], slope[lo:hi])
-		} else {
-			geluForward(x[lo:hi], y[lo:hi])
-		}
-	})
+	parallel.Loop(len(x), rowsWorkGrain, geluElems[T]{x, y, slope})
+}
+
+// geluElems is geluDo over a range of elements.
+type geluElems[T Float] struct{ x, y, slope []T }
+
+func (k *geluElems[T]) Range(lo, hi int) {
+	if k.slope != nil {
+		geluForwardSlope(k.x[lo:hi], k.y[lo:hi], k.slope[lo:hi])
+	} else {
+		geluForward(k.x[lo:hi], k.y[lo:hi])
+	}
 }
 
 // scaleBy sets out = dy·s elementwise, in parallel.
 func scaleBy[T Float](dy, s, out []T) {
-	parallel.For(len(dy), rowsWorkGrain, func(lo, hi int) {
-		if dy32, ok := any(dy).([]float32); ok {
-			vec.Mul(any(out).([]float32)[lo:hi], dy32[lo:hi], any(s).([]float32)[lo:hi])
-			return
-		}
-		for i := lo; i < hi; i++ {
-			out[i] = dy[i] * s[i]
-		}
-	})
+	parallel.Loop(len(dy), rowsWorkGrain, productElems[T]{dy, s, out})
+}
+
+// productElems sets out = a·b over a range of elements.
+type productElems[T Float] struct{ a, b, out []T }
+
+func (k *productElems[T]) Range(lo, hi int) {
+	if a32, ok := any(k.a).([]float32); ok {
+		vec.Mul(any(k.out).([]float32)[lo:hi], a32[lo:hi], any(k.b).([]float32)[lo:hi])
+		return
+	}
+	for i := lo; i < hi; i++ {
+		k.out[i] = k.a[i] * k.b[i]
+	}
 }
 
 // geluForwardSlope sets y = x·Φ(x) and s = Φ(x) + x·φ(x).

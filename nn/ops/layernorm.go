@@ -97,39 +97,53 @@ func (op *layerNormOp) UsePreallocDo(prealloc gorgonia.Value, in ...gorgonia.Val
 
 func layerNormForward[T Float](x, w, b, y []T, mean, rstd []float64, d int, eps float64) {
 	if x32, ok := any(x).([]float32); ok {
-		layerNormForward32(x32, any(w).([]float32), any(b).([]float32), any(y).([]float32), mean, rstd, d, eps)
+		parallelRows(len(mean), d, layerNormRows32{x32, any(w).([]float32)[:d], any(b).([]float32)[:d], any(y).([]float32), mean, rstd, eps})
 		return
 	}
-	w, b = w[:d], b[:d]
-	parallelRows(len(mean), d, func(lo, hi int) {
-		for r := lo; r < hi; r++ {
-			xr, yr := x[r*d:(r+1)*d], y[r*d:(r+1)*d]
-			m := sumF64(xr) / float64(d)
-			s := 1 / math.Sqrt(sumSqDevF64(xr, m)/float64(d)+eps)
-			mean[r], rstd[r] = m, s
-			mt, st := T(m), T(s)
-			yr, w, b := yr[:len(xr)], w[:len(xr)], b[:len(xr)] // no bounds checks below
-			for j, v := range xr {
-				yr[j] = (v-mt)*st*w[j] + b[j]
-			}
-		}
-	})
+	parallelRows(len(mean), d, layerNormRows[T]{x, w[:d], b[:d], y, mean, rstd, eps})
 }
 
-// layerNormForward32 is layerNormForward in float32 with the SIMD kernels of
+// layerNormRows normalizes rows of len(w) elements of x into y, recording
+// each row's mean and 1/std.
+type layerNormRows[T Float] struct {
+	x, w, b, y []T
+	mean, rstd []float64
+	eps        float64
+}
+
+func (k *layerNormRows[T]) Range(lo, hi int) {
+	d := len(k.w)
+	for r := lo; r < hi; r++ {
+		xr, yr := k.x[r*d:(r+1)*d], k.y[r*d:(r+1)*d]
+		m := sumF64(xr) / float64(d)
+		s := 1 / math.Sqrt(sumSqDevF64(xr, m)/float64(d)+k.eps)
+		k.mean[r], k.rstd[r] = m, s
+		mt, st := T(m), T(s)
+		yr, w, b := yr[:len(xr)], k.w[:len(xr)], k.b[:len(xr)] // no bounds checks below
+		for j, v := range xr {
+			yr[j] = (v-mt)*st*w[j] + b[j]
+		}
+	}
+}
+
+// layerNormRows32 is layerNormRows in float32 with the SIMD kernels of
 // package vec: the row mean and variance in two passes with float32 sums,
 // 1/sqrt(var + eps) in float64.
-func layerNormForward32(x, w, b, y []float32, mean, rstd []float64, d int, eps float64) {
-	w, b = w[:d], b[:d]
-	parallelRows(len(mean), d, func(lo, hi int) {
-		for r := lo; r < hi; r++ {
-			xr, yr := x[r*d:(r+1)*d], y[r*d:(r+1)*d]
-			m, v := vec.MeanVar(xr)
-			s := 1 / math.Sqrt(float64(v)+eps)
-			mean[r], rstd[r] = float64(m), s
-			vec.LayerNormRow(yr, xr, w, b, m, float32(s))
-		}
-	})
+type layerNormRows32 struct {
+	x, w, b, y []float32
+	mean, rstd []float64
+	eps        float64
+}
+
+func (k *layerNormRows32) Range(lo, hi int) {
+	d := len(k.w)
+	for r := lo; r < hi; r++ {
+		xr, yr := k.x[r*d:(r+1)*d], k.y[r*d:(r+1)*d]
+		m, v := vec.MeanVar(xr)
+		s := 1 / math.Sqrt(float64(v)+k.eps)
+		k.mean[r], k.rstd[r] = float64(m), s
+		vec.LayerNormRow(yr, xr, k.w, k.b, m, float32(s))
+	}
 }
 
 // sumSqDevF64 returns Σ (x − m)², accumulated in float64.
@@ -245,31 +259,49 @@ func (op *layerNormGrad) UsePreallocDo(prealloc gorgonia.Value, in ...gorgonia.V
 }
 
 func layerNormGradInput[T Float](x, w, dy, dx []T, mean, rstd []float64) {
-	d := len(w)
 	if x32, ok := any(x).([]float32); ok {
-		w32, dy32, dx32 := any(w).([]float32), any(dy).([]float32), any(dx).([]float32)
-		parallelRows(len(mean), d, func(lo, hi int) {
-			for r := lo; r < hi; r++ {
-				xr, gr, dr := x32[r*d:(r+1)*d], dy32[r*d:(r+1)*d], dx32[r*d:(r+1)*d]
-				mt, st := float32(mean[r]), float32(rstd[r])
-				sg, sgx := vec.LayerNormGradSums(xr, gr, w32, mt, st)
-				vec.LayerNormGradRow(dr, xr, gr, w32, mt, st, float32(float64(sg)/float64(d)), float32(float64(sgx)/float64(d)))
-			}
-		})
+		parallelRows(len(mean), len(w), layerNormGradRows32{x32, any(w).([]float32), any(dy).([]float32), any(dx).([]float32), mean, rstd})
 		return
 	}
-	parallelRows(len(mean), d, func(lo, hi int) {
-		for r := lo; r < hi; r++ {
-			xr, gr, dr := x[r*d:(r+1)*d], dy[r*d:(r+1)*d], dx[r*d:(r+1)*d]
-			mt, st := T(mean[r]), T(rstd[r])
-			sg, sgx := layerNormGradSums(xr, gr, w, mt, st)
-			a, c := T(sg/float64(d)), T(sgx/float64(d))
-			gr, w, dr := gr[:len(xr)], w[:len(xr)], dr[:len(xr)]
-			for j, v := range xr {
-				dr[j] = st * (gr[j]*w[j] - a - (v-mt)*st*c)
-			}
+	parallelRows(len(mean), len(w), layerNormGradRows[T]{x, w, dy, dx, mean, rstd})
+}
+
+// layerNormGradRows sets dx, row by row, from the rows' dy, x, mean and
+// 1/std.
+type layerNormGradRows[T Float] struct {
+	x, w, dy, dx []T
+	mean, rstd   []float64
+}
+
+func (k *layerNormGradRows[T]) Range(lo, hi int) {
+	d := len(k.w)
+	for r := lo; r < hi; r++ {
+		xr, gr, dr := k.x[r*d:(r+1)*d], k.dy[r*d:(r+1)*d], k.dx[r*d:(r+1)*d]
+		mt, st := T(k.mean[r]), T(k.rstd[r])
+		sg, sgx := layerNormGradSums(xr, gr, k.w, mt, st)
+		a, c := T(sg/float64(d)), T(sgx/float64(d))
+		gr, w, dr := gr[:len(xr)], k.w[:len(xr)], dr[:len(xr)]
+		for j, v := range xr {
+			dr[j] = st * (gr[j]*w[j] - a - (v-mt)*st*c)
 		}
-	})
+	}
+}
+
+// layerNormGradRows32 is layerNormGradRows with the SIMD kernels of package
+// vec.
+type layerNormGradRows32 struct {
+	x, w, dy, dx []float32
+	mean, rstd   []float64
+}
+
+func (k *layerNormGradRows32) Range(lo, hi int) {
+	d := len(k.w)
+	for r := lo; r < hi; r++ {
+		xr, gr, dr := k.x[r*d:(r+1)*d], k.dy[r*d:(r+1)*d], k.dx[r*d:(r+1)*d]
+		mt, st := float32(k.mean[r]), float32(k.rstd[r])
+		sg, sgx := vec.LayerNormGradSums(xr, gr, k.w, mt, st)
+		vec.LayerNormGradRow(dr, xr, gr, k.w, mt, st, float32(float64(sg)/float64(d)), float32(float64(sgx)/float64(d)))
+	}
 }
 
 // layerNormGradSums returns Σ g and Σ g·x̂ over a row, g = dy·weight and
@@ -303,25 +335,7 @@ func layerNormGradWeight[T Float](x, dy, dw []T, mean, rstd, partial []float64) 
 		partial = make([]float64, workers*d)
 	}
 	partial = partial[:workers*d]
-	chunk := (rows + workers - 1) / workers
-	parallel.For(workers, 1, func(wlo, whi int) {
-		for wk := wlo; wk < whi; wk++ {
-			acc := partial[wk*d : (wk+1)*d]
-			clear(acc)
-			for r := wk * chunk; r < min((wk+1)*chunk, rows); r++ {
-				xr, gr := x[r*d:(r+1)*d], dy[r*d:(r+1)*d]
-				if x32, ok := any(xr).([]float32); ok {
-					vec.LayerNormGradWeightAcc(acc, x32, any(gr).([]float32), float32(mean[r]), float32(rstd[r]))
-					continue
-				}
-				mt, st := T(mean[r]), T(rstd[r])
-				gr, acc := gr[:len(xr)], acc[:len(xr)]
-				for j, v := range xr {
-					acc[j] += float64(gr[j] * (v - mt) * st)
-				}
-			}
-		}
-	})
+	parallel.Loop(workers, 1, layerNormGradWeightPartials[T]{x, dy, mean, rstd, partial, d, (rows + workers - 1) / workers})
 	for j := range dw {
 		s := 0.0
 		for wk := range workers {
@@ -330,6 +344,34 @@ func layerNormGradWeight[T Float](x, dy, dw []T, mean, rstd, partial []float64) 
 		dw[j] = T(s)
 	}
 	return partial
+}
+
+// layerNormGradWeightPartials sums dy·x̂ over the rows of each worker
+// wk's chunk into partial[wk·d : (wk+1)·d].
+type layerNormGradWeightPartials[T Float] struct {
+	x, dy               []T
+	mean, rstd, partial []float64
+	d, chunk            int
+}
+
+func (k *layerNormGradWeightPartials[T]) Range(wlo, whi int) {
+	d, rows := k.d, len(k.mean)
+	for wk := wlo; wk < whi; wk++ {
+		acc := k.partial[wk*d : (wk+1)*d]
+		clear(acc)
+		for r := wk * k.chunk; r < min((wk+1)*k.chunk, rows); r++ {
+			xr, gr := k.x[r*d:(r+1)*d], k.dy[r*d:(r+1)*d]
+			if x32, ok := any(xr).([]float32); ok {
+				vec.LayerNormGradWeightAcc(acc, x32, any(gr).([]float32), float32(k.mean[r]), float32(k.rstd[r]))
+				continue
+			}
+			mt, st := T(k.mean[r]), T(k.rstd[r])
+			gr, acc := gr[:len(xr)], acc[:len(xr)]
+			for j, v := range xr {
+				acc[j] += float64(gr[j] * (v - mt) * st)
+			}
+		}
+	}
 }
 
 // parallelWorkers is the number of partial sums a reduction over n items

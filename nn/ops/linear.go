@@ -101,11 +101,7 @@ func linearForward[T Float](x, w, b gorgonia.Value, out *tensor.Dense, m, n, k i
 	beta := T(0)
 	if b != nil {
 		bias := floats[T](b)
-		parallel.For(m, 256, func(lo, hi int) {
-			for r := lo; r < hi; r++ {
-				copy(y[r*n:(r+1)*n], bias)
-			}
-		})
+		parallel.Loop(m, 256, broadcastRows[T]{y, bias})
 		beta = 1
 	}
 	blas.Gemm(false, true, m, n, k, 1, floats[T](x), k, floats[T](w), k, beta, y, n)
@@ -260,23 +256,34 @@ func (op *sumRows) UsePreallocDo(prealloc gorgonia.Value, in ...gorgonia.Value) 
 	n := s[len(s)-1]
 	out := output(prealloc, dt, tensor.Shape{n})
 	if dt == tensor.Float32 {
-		sumRowsKernel(floats[float32](in[0]), floats[float32](out), n)
+		parallel.Loop(n, 64, sumColumns[float32]{floats[float32](in[0]), floats[float32](out)})
 	} else {
-		sumRowsKernel(floats[float64](in[0]), floats[float64](out), n)
+		parallel.Loop(n, 64, sumColumns[float64]{floats[float64](in[0]), floats[float64](out)})
 	}
 	return out, nil
 }
 
-func sumRowsKernel[T Float](x, out []T, n int) {
-	rows := len(x) / n
-	parallel.For(n, 64, func(lo, hi int) {
-		acc := out[lo:hi]
-		clear(acc)
-		for r := 0; r < rows; r++ {
-			row := x[r*n+lo : r*n+hi]
-			for j, v := range row {
-				acc[j] += v
-			}
+// broadcastRows copies row into each len(row)-element row of y.
+type broadcastRows[T Float] struct{ y, row []T }
+
+func (k *broadcastRows[T]) Range(lo, hi int) {
+	n := len(k.row)
+	for r := lo; r < hi; r++ {
+		copy(k.y[r*n:(r+1)*n], k.row)
+	}
+}
+
+// sumColumns sets out[j] to the sum of column j of x, whose rows have
+// len(out) elements.
+type sumColumns[T Float] struct{ x, out []T }
+
+func (k *sumColumns[T]) Range(lo, hi int) {
+	n := len(k.out)
+	acc := k.out[lo:hi]
+	clear(acc)
+	for r := 0; r < len(k.x)/n; r++ {
+		for j, v := range k.x[r*n+lo : r*n+hi] {
+			acc[j] += v
 		}
-	})
+	}
 }

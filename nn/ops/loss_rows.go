@@ -8,20 +8,34 @@ import "math"
 
 // lossRows sets rows[b] to the unnormalized loss of row b of z, t (B, c).
 func lossRows[T Float](p lossParams, z, t []T, rows []float64, c int) {
-	parallelRows(len(rows), c, func(lo, hi int) {
-		for r := lo; r < hi; r++ {
-			rows[r] = lossRow(p, z[r*c:(r+1)*c], t[r*c:(r+1)*c])
-		}
-	})
+	parallelRows(len(rows), c, lossRowsOf[T]{p: p, z: z, t: t, rows: rows, c: c})
 }
 
 // lossRowsGrad sets dz to scale times the gradient of each row loss.
 func lossRowsGrad[T Float](p lossParams, z, t, dz []T, c int, scale float64) {
-	parallelRows(len(z)/c, c, func(lo, hi int) {
-		for r := lo; r < hi; r++ {
-			lossRowGrad(p, z[r*c:(r+1)*c], t[r*c:(r+1)*c], dz[r*c:(r+1)*c], scale)
+	parallelRows(len(z)/c, c, lossRowsOf[T]{p: p, z: z, t: t, dz: dz, c: c, scale: scale})
+}
+
+// lossRowsOf computes the rows' losses into rows or, when dz is set, their
+// gradients times scale into dz.
+type lossRowsOf[T Float] struct {
+	p        lossParams
+	z, t, dz []T
+	rows     []float64
+	c        int
+	scale    float64
+}
+
+func (k *lossRowsOf[T]) Range(lo, hi int) {
+	c := k.c
+	for r := lo; r < hi; r++ {
+		z, t := k.z[r*c:(r+1)*c], k.t[r*c:(r+1)*c]
+		if k.dz != nil {
+			lossRowGrad(k.p, z, t, k.dz[r*c:(r+1)*c], k.scale)
+		} else {
+			k.rows[r] = lossRow(k.p, z, t)
 		}
-	})
+	}
 }
 
 // lossRow returns one row's loss:

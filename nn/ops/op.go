@@ -112,15 +112,16 @@ func floats[T Float](v gorgonia.Value) []T {
 }
 
 // output returns prealloc when it has the wanted shape and dtype, or a new
-// zeroed tensor otherwise.
+// zeroed tensor otherwise. It keeps a copy of shape, never shape itself,
+// so that a caller's shape literal stays on its stack.
 func output(prealloc gorgonia.Value, dt tensor.Dtype, shape tensor.Shape) *tensor.Dense {
 	if d, ok := prealloc.(*tensor.Dense); ok && d.Dtype() == dt && d.Shape().TotalSize() == shape.TotalSize() {
 		if !d.Shape().Eq(shape) {
-			_ = d.Reshape(shape...)
+			_ = d.Reshape(shape.Clone()...)
 		}
 		return d
 	}
-	return tensor.New(tensor.Of(dt), tensor.WithShape(shape...))
+	return tensor.New(tensor.Of(dt), tensor.WithShape(shape.Clone()...))
 }
 
 // reuse returns prealloc when it is a dense tensor of dtype dt with size

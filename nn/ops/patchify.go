@@ -69,27 +69,37 @@ func (op *patchify) UsePreallocDo(prealloc gorgonia.Value, in ...gorgonia.Value)
 // patchCopy moves data between images (B, C, H, W) and patches
 // (B, Np, C·P·P): images → patches when toPatches, patches → images otherwise.
 func patchCopy[T Float](img, patches []T, b, c, h, w, p int, toPatches bool) {
+	parallel.Loop(b*(h/p)*(w/p), 16, patchRows[T]{img, patches, c, h, w, p, toPatches})
+}
+
+// patchRows is patchCopy over a range of (image, patch) pairs.
+type patchRows[T Float] struct {
+	img, patches []T
+	c, h, w, p   int
+	toPatches    bool
+}
+
+func (k *patchRows[T]) Range(lo, hi int) {
+	c, h, w, p := k.c, k.h, k.w, k.p
 	gw := w / p
 	np := (h / p) * gw
 	feat := c * p * p
-	parallel.For(b*np, 16, func(lo, hi int) {
-		for bp := lo; bp < hi; bp++ {
-			bi, pi := bp/np, bp%np
-			gy, gx := pi/gw, pi%gw
-			dst := patches[bp*feat : (bp+1)*feat]
-			for ci := 0; ci < c; ci++ {
-				for py := 0; py < p; py++ {
-					row := img[((bi*c+ci)*h+gy*p+py)*w+gx*p:][:p]
-					f := dst[(ci*p+py)*p:][:p]
-					if toPatches {
-						copy(f, row)
-					} else {
-						copy(row, f)
-					}
+	for bp := lo; bp < hi; bp++ {
+		bi, pi := bp/np, bp%np
+		gy, gx := pi/gw, pi%gw
+		dst := k.patches[bp*feat : (bp+1)*feat]
+		for ci := 0; ci < c; ci++ {
+			for py := 0; py < p; py++ {
+				row := k.img[((bi*c+ci)*h+gy*p+py)*w+gx*p:][:p]
+				f := dst[(ci*p+py)*p:][:p]
+				if k.toPatches {
+					copy(f, row)
+				} else {
+					copy(row, f)
 				}
 			}
 		}
-	})
+	}
 }
 
 func (op *patchify) DiffWRT(int) []bool { return []bool{true} }

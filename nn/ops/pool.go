@@ -62,16 +62,21 @@ func avgPlanes[T Float](x, y []T) {
 	if len(y) == 0 {
 		return
 	}
-	plane := len(x) / len(y)
-	parallel.For(len(y), max(1, 16384/max(1, plane)), func(lo, hi int) {
-		for r := lo; r < hi; r++ {
-			var acc float64
-			for _, v := range x[r*plane : (r+1)*plane] {
-				acc += float64(v)
-			}
-			y[r] = T(acc / float64(plane))
+	parallel.Loop(len(y), max(1, 16384/max(1, len(x)/len(y))), planeMeans[T]{x, y})
+}
+
+// planeMeans is avgPlanes over a range of planes.
+type planeMeans[T Float] struct{ x, y []T }
+
+func (k *planeMeans[T]) Range(lo, hi int) {
+	plane := len(k.x) / len(k.y)
+	for r := lo; r < hi; r++ {
+		var acc float64
+		for _, v := range k.x[r*plane : (r+1)*plane] {
+			acc += float64(v)
 		}
-	})
+		k.y[r] = T(acc / float64(plane))
+	}
 }
 
 func (op *globalAvgPoolOp) DiffWRT(int) []bool { return []bool{true} }
@@ -125,14 +130,20 @@ func spreadPlanes[T Float](dy, dx []T) {
 	if len(dy) == 0 {
 		return
 	}
-	plane := len(dx) / len(dy)
-	parallel.For(len(dy), max(1, 16384/max(1, plane)), func(lo, hi int) {
-		for r := lo; r < hi; r++ {
-			v := T(float64(dy[r]) / float64(plane))
-			row := dx[r*plane : (r+1)*plane]
-			for i := range row {
-				row[i] = v
-			}
+	parallel.Loop(len(dy), max(1, 16384/max(1, len(dx)/len(dy))), planeSpread[T]{dx, dy})
+}
+
+// planeSpread is spreadPlanes over a range of planes: x (planes of dx) from
+// y (dy).
+type planeSpread[T Float] planeMeans[T]
+
+func (k *planeSpread[T]) Range(lo, hi int) {
+	plane := len(k.x) / len(k.y)
+	for r := lo; r < hi; r++ {
+		v := T(float64(k.y[r]) / float64(plane))
+		row := k.x[r*plane : (r+1)*plane]
+		for i := range row {
+			row[i] = v
 		}
-	})
+	}
 }

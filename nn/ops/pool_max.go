@@ -104,18 +104,39 @@ func argmaxWindow[T Float](g convGeom, plane []T, oy, ox int) int {
 }
 
 func maxPoolForward[T Float](g convGeom, x, y []T) {
+	planes := len(y) / max(1, g.oh*g.ow)
+	parallel.Loop(planes, max(1, 4096/max(1, g.oh*g.ow*g.kh*g.kw)), maxPoolPlanes[T]{g: g, x: x, y: y})
+}
+
+// maxPoolPlanes is max pooling over a range of planes: y from x forward,
+// dx from x and dy backward (dy set).
+type maxPoolPlanes[T Float] struct {
+	g            convGeom
+	x, y, dy, dx []T
+}
+
+func (k *maxPoolPlanes[T]) Range(lo, hi int) {
+	g := k.g
 	in, on := g.h*g.w, g.oh*g.ow
-	planes := len(y) / max(1, on)
-	parallel.For(planes, max(1, 4096/max(1, on*g.kh*g.kw)), func(lo, hi int) {
-		for p := lo; p < hi; p++ {
-			plane, out := x[p*in:(p+1)*in], y[p*on:(p+1)*on]
+	for p := lo; p < hi; p++ {
+		plane := k.x[p*in : (p+1)*in]
+		if k.dy == nil {
+			out := k.y[p*on : (p+1)*on]
 			for oy := 0; oy < g.oh; oy++ {
 				for ox := 0; ox < g.ow; ox++ {
 					out[oy*g.ow+ox] = plane[argmaxWindow(g, plane, oy, ox)]
 				}
 			}
+			continue
 		}
-	})
+		grad, d := k.dy[p*on:(p+1)*on], k.dx[p*in:(p+1)*in]
+		clear(d)
+		for oy := 0; oy < g.oh; oy++ {
+			for ox := 0; ox < g.ow; ox++ {
+				d[argmaxWindow(g, plane, oy, ox)] += grad[oy*g.ow+ox]
+			}
+		}
+	}
 }
 
 func (op *maxPoolOp) DiffWRT(int) []bool { return []bool{true} }
@@ -175,17 +196,6 @@ func (op *maxPoolGrad) UsePreallocDo(prealloc gorgonia.Value, in ...gorgonia.Val
 }
 
 func maxPoolBackward[T Float](g convGeom, x, dy, dx []T) {
-	in, on := g.h*g.w, g.oh*g.ow
-	planes := len(dy) / max(1, on)
-	parallel.For(planes, max(1, 4096/max(1, on*g.kh*g.kw)), func(lo, hi int) {
-		for p := lo; p < hi; p++ {
-			plane, grad, d := x[p*in:(p+1)*in], dy[p*on:(p+1)*on], dx[p*in:(p+1)*in]
-			clear(d)
-			for oy := 0; oy < g.oh; oy++ {
-				for ox := 0; ox < g.ow; ox++ {
-					d[argmaxWindow(g, plane, oy, ox)] += grad[oy*g.ow+ox]
-				}
-			}
-		}
-	})
+	planes := len(dy) / max(1, g.oh*g.ow)
+	parallel.Loop(planes, max(1, 4096/max(1, g.oh*g.ow*g.kh*g.kw)), maxPoolPlanes[T]{g: g, x: x, dy: dy, dx: dx})
 }

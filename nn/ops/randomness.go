@@ -66,16 +66,23 @@ func splitMix64(z uint64) uint64 {
 // the result depends on key alone, whatever the split over workers.
 func fillKeep(keep []uint8, key uint64, p float64) {
 	threshold := uint64(p * (1 << 32)) // keep when a uniform 32-bit draw is ≥ threshold
-	words := (len(keep) + 1) / 2
-	parallel.For(words, 1<<14, func(lo, hi int) {
-		for w := lo; w < hi; w++ {
-			u := splitMix64(key + uint64(w+1)*splitMixGamma)
-			keep[2*w] = keepBit(u&0xffffffff, threshold)
-			if 2*w+1 < len(keep) {
-				keep[2*w+1] = keepBit(u>>32, threshold)
-			}
+	parallel.Loop((len(keep)+1)/2, 1<<14, keepWords{keep, key, threshold})
+}
+
+// keepWords is fillKeep over a range of 64-bit words.
+type keepWords struct {
+	keep           []uint8
+	key, threshold uint64
+}
+
+func (k *keepWords) Range(lo, hi int) {
+	for w := lo; w < hi; w++ {
+		u := splitMix64(k.key + uint64(w+1)*splitMixGamma)
+		k.keep[2*w] = keepBit(u&0xffffffff, k.threshold)
+		if 2*w+1 < len(k.keep) {
+			k.keep[2*w+1] = keepBit(u>>32, k.threshold)
 		}
-	})
+	}
 }
 
 func keepBit(u, threshold uint64) uint8 {

@@ -53,14 +53,31 @@ func (op *reluOp) UsePreallocDo(prealloc gorgonia.Value, in ...gorgonia.Value) (
 }
 
 func reluForward[T Float](x, y []T) {
-	parallel.For(len(x), 32768, func(lo, hi int) {
-		for i, v := range x[lo:hi] {
+	parallel.Loop(len(x), 32768, reluElems[T]{x: x, y: y})
+}
+
+// reluElems sets y = max(x, 0) over a range of elements or, for the
+// backward pass (dy set), y = dy where x > 0 and 0 elsewhere, x being the
+// forward's output.
+type reluElems[T Float] struct{ x, dy, y []T }
+
+func (k *reluElems[T]) Range(lo, hi int) {
+	if k.dy == nil {
+		for i, v := range k.x[lo:hi] {
 			if v < 0 {
 				v = 0
 			}
-			y[lo+i] = v
+			k.y[lo+i] = v
 		}
-	})
+		return
+	}
+	for i, v := range k.x[lo:hi] {
+		g := k.dy[lo+i]
+		if !(v > 0) {
+			g = 0
+		}
+		k.y[lo+i] = g
+	}
 }
 
 func (op *reluOp) DiffWRT(int) []bool { return []bool{true} }
@@ -76,13 +93,5 @@ func (op *reluOp) SymDiff(inputs gorgonia.Nodes, output, grad *gorgonia.Node) (g
 }
 
 func reluBackward[T Float](y, dy, dx []T) {
-	parallel.For(len(y), 32768, func(lo, hi int) {
-		for i, v := range y[lo:hi] {
-			g := dy[lo+i]
-			if !(v > 0) {
-				g = 0
-			}
-			dx[lo+i] = g
-		}
-	})
+	parallel.Loop(len(y), 32768, reluElems[T]{x: y, dy: dy, y: dx})
 }

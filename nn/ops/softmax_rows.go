@@ -20,10 +20,11 @@ import (
 // rowsWorkGrain is the number of elements below which a worker is not worth starting.
 const rowsWorkGrain = 1 << 14
 
-// parallelRows runs fn over [0, rows) like parallel.For, with enough rows per
-// worker that each gets at least rowsWorkGrain elements of n-element rows.
-func parallelRows(rows, n int, fn func(lo, hi int)) {
-	parallel.For(rows, max(1, rowsWorkGrain/max(n, 1)), fn)
+// parallelRows runs body over [0, rows) like parallel.Loop, with enough
+// rows per worker that each gets at least rowsWorkGrain elements of
+// n-element rows.
+func parallelRows[B any, P parallel.Body[B]](rows, n int, body B) {
+	parallel.Loop[B, P](rows, max(1, rowsWorkGrain/max(n, 1)), body)
 }
 
 // SoftmaxRow sets out[:len(x)] to softmax(x). out may be x itself.
@@ -72,11 +73,7 @@ func SoftmaxRows[T Float](x, out []T, n int) {
 	if n <= 0 {
 		return
 	}
-	parallelRows(len(x)/n, n, func(lo, hi int) {
-		for r := lo; r < hi; r++ {
-			SoftmaxRow(x[r*n:(r+1)*n], out[r*n:(r+1)*n])
-		}
-	})
+	parallelRows(len(x)/n, n, rowsOf[T]{x, nil, out, n, softmaxRow})
 }
 
 // LogSoftmaxRows applies LogSoftmaxRow to each n-element row of x (R, n),
@@ -85,11 +82,7 @@ func LogSoftmaxRows[T Float](x, out []T, n int) {
 	if n <= 0 {
 		return
 	}
-	parallelRows(len(x)/n, n, func(lo, hi int) {
-		for r := lo; r < hi; r++ {
-			LogSoftmaxRow(x[r*n:(r+1)*n], out[r*n:(r+1)*n])
-		}
-	})
+	parallelRows(len(x)/n, n, rowsOf[T]{x, nil, out, n, logSoftmaxRow})
 }
 
 // SoftmaxRowGrad is the backward of SoftmaxRow: given y = softmax(x) and
@@ -147,11 +140,7 @@ func SoftmaxRowsGrad[T Float](y, dy, dx []T, n int) {
 	if n <= 0 {
 		return
 	}
-	parallelRows(len(y)/n, n, func(lo, hi int) {
-		for r := lo; r < hi; r++ {
-			SoftmaxRowGrad(y[r*n:(r+1)*n], dy[r*n:(r+1)*n], dx[r*n:(r+1)*n])
-		}
-	})
+	parallelRows(len(y)/n, n, rowsOf[T]{y, dy, dx, n, softmaxRowGrad})
 }
 
 // LogSoftmaxRowsGrad applies LogSoftmaxRowGrad to each n-element row of y, dy, dx (R, n).
@@ -159,11 +148,42 @@ func LogSoftmaxRowsGrad[T Float](y, dy, dx []T, n int) {
 	if n <= 0 {
 		return
 	}
-	parallelRows(len(y)/n, n, func(lo, hi int) {
-		for r := lo; r < hi; r++ {
-			LogSoftmaxRowGrad(y[r*n:(r+1)*n], dy[r*n:(r+1)*n], dx[r*n:(r+1)*n])
+	parallelRows(len(y)/n, n, rowsOf[T]{y, dy, dx, n, logSoftmaxRowGrad})
+}
+
+// rowFunc names one of the row functions above.
+type rowFunc int
+
+const (
+	softmaxRow rowFunc = iota
+	logSoftmaxRow
+	softmaxRowGrad
+	logSoftmaxRowGrad
+)
+
+// rowsOf applies fn to each n-element row: fn(x, out) forward, fn(x, dy,
+// out) backward, x then being the forward's output.
+type rowsOf[T Float] struct {
+	x, dy, out []T
+	n          int
+	fn         rowFunc
+}
+
+func (k *rowsOf[T]) Range(lo, hi int) {
+	n := k.n
+	for r := lo; r < hi; r++ {
+		x, out := k.x[r*n:(r+1)*n], k.out[r*n:(r+1)*n]
+		switch k.fn {
+		case softmaxRow:
+			SoftmaxRow(x, out)
+		case logSoftmaxRow:
+			LogSoftmaxRow(x, out)
+		case softmaxRowGrad:
+			SoftmaxRowGrad(x, k.dy[r*n:(r+1)*n], out)
+		case logSoftmaxRowGrad:
+			LogSoftmaxRowGrad(x, k.dy[r*n:(r+1)*n], out)
 		}
-	})
+	}
 }
 
 // maxOf returns the largest element of a non-empty x, or NaN if x holds one.

@@ -81,22 +81,33 @@ func (op *embedTokens) UsePreallocDo(prealloc gorgonia.Value, in ...gorgonia.Val
 func embedTokensKernel[T Float](in []gorgonia.Value, out *tensor.Dense, prefix int) {
 	s := in[0].Shape()
 	b, np, d := s[0], s[1], s[2]
+	parallel.Loop(b, 1, embedRows[T]{in, floats[T](in[0]), floats[T](in[1]), floats[T](out), prefix, np, d})
+}
+
+// embedRows writes a range of images' token rows: each prefix token
+// in[2+i] plus its position embedding, then the image's patches plus
+// theirs.
+type embedRows[T Float] struct {
+	in              []gorgonia.Value
+	patches, pos, y []T
+	prefix, np, d   int
+}
+
+func (k *embedRows[T]) Range(lo, hi int) {
+	prefix, np, d := k.prefix, k.np, k.d
 	t := np + prefix
-	patches, pos, y := floats[T](in[0]), floats[T](in[1]), floats[T](out)
-	parallel.For(b, 1, func(lo, hi int) {
-		for bi := lo; bi < hi; bi++ {
-			for i := 0; i < prefix; i++ {
-				tok, p, dst := floats[T](in[2+i]), pos[i*d:(i+1)*d], y[(bi*t+i)*d:][:d]
-				for j := range dst {
-					dst[j] = tok[j] + p[j]
-				}
-			}
-			src, p, dst := patches[bi*np*d:(bi+1)*np*d], pos[prefix*d:], y[(bi*t+prefix)*d:(bi+1)*t*d]
+	for bi := lo; bi < hi; bi++ {
+		for i := 0; i < prefix; i++ {
+			tok, p, dst := floats[T](k.in[2+i]), k.pos[i*d:(i+1)*d], k.y[(bi*t+i)*d:][:d]
 			for j := range dst {
-				dst[j] = src[j] + p[j]
+				dst[j] = tok[j] + p[j]
 			}
 		}
-	})
+		src, p, dst := k.patches[bi*np*d:(bi+1)*np*d], k.pos[prefix*d:], k.y[(bi*t+prefix)*d:(bi+1)*t*d]
+		for j := range dst {
+			dst[j] = src[j] + p[j]
+		}
+	}
 }
 
 func (op *embedTokens) DiffWRT(inputs int) []bool {
@@ -202,25 +213,48 @@ func (op *tokenRangeOp) UsePreallocDo(prealloc gorgonia.Value, in ...gorgonia.Va
 
 func tokenRangeKernel[T Float](x, y []T, op *tokenRangeOp) {
 	b, t, d := op.inShape[0], op.inShape[1], op.inShape[2]
-	width := (op.to - op.from) * d
+	rows := tokenRows[T]{full: x, part: y, t: t, d: d, from: op.from, width: (op.to - op.from) * d}
 	if !op.sumBatch {
-		parallel.For(b, 8, func(lo, hi int) {
-			for bi := lo; bi < hi; bi++ {
-				copy(y[bi*width:(bi+1)*width], x[(bi*t+op.from)*d:])
-			}
-		})
+		parallel.Loop(b, 8, rows)
 		return
 	}
-	parallel.For(width, 1024, func(lo, hi int) {
-		acc := y[lo:hi]
-		clear(acc)
-		for bi := 0; bi < b; bi++ {
-			src := x[(bi*t+op.from)*d+lo:][:hi-lo]
-			for j, v := range src {
-				acc[j] += v
-			}
+	parallel.Loop(rows.width, 1024, tokenBatchSum[T](rows))
+}
+
+// tokenRows copies tokens [from, from + width/d) of a range of images of
+// full (B, t, d) into part (B, width/d, d) or, when scatter, back into
+// full's rows, zeroing the rest.
+type tokenRows[T Float] struct {
+	full, part        []T
+	t, d, from, width int
+	scatter           bool
+}
+
+func (k *tokenRows[T]) Range(lo, hi int) {
+	for bi := lo; bi < hi; bi++ {
+		row, part := k.full[bi*k.t*k.d:(bi+1)*k.t*k.d], k.part[bi*k.width:(bi+1)*k.width]
+		if k.scatter {
+			clear(row)
+			copy(row[k.from*k.d:], part)
+		} else {
+			copy(part, row[k.from*k.d:])
 		}
-	})
+	}
+}
+
+// tokenBatchSum sums the tokens tokenRows would copy over the batch: part
+// (width/d, d) over a range of its elements.
+type tokenBatchSum[T Float] tokenRows[T]
+
+func (k *tokenBatchSum[T]) Range(lo, hi int) {
+	acc := k.part[lo:hi]
+	clear(acc)
+	for bi := 0; bi < len(k.full)/(k.t*k.d); bi++ {
+		src := k.full[(bi*k.t+k.from)*k.d+lo:][:hi-lo]
+		for j, v := range src {
+			acc[j] += v
+		}
+	}
 }
 
 func (op *tokenRangeOp) DiffWRT(int) []bool { return []bool{!op.sumBatch} }
@@ -269,12 +303,5 @@ func (op *tokenScatter) UsePreallocDo(prealloc gorgonia.Value, in ...gorgonia.Va
 
 func tokenScatterKernel[T Float](g, y []T, op *tokenScatter) {
 	b, t, d := op.shape[0], op.shape[1], op.shape[2]
-	width := (op.to - op.from) * d
-	parallel.For(b, 8, func(lo, hi int) {
-		for bi := lo; bi < hi; bi++ {
-			row := y[bi*t*d : (bi+1)*t*d]
-			clear(row)
-			copy(row[op.from*d:], g[bi*width:(bi+1)*width])
-		}
-	})
+	parallel.Loop(b, 8, tokenRows[T]{full: y, part: g, t: t, d: d, from: op.from, width: (op.to - op.from) * d, scatter: true})
 }

@@ -34,9 +34,8 @@ const chunksPerWorker = 4
 //
 // If some calls of fn panic, For lets the other chunks finish and then
 // panics with the value of the first panic. fn escapes: For itself
-// allocates nothing, but a closure that captures variables may be
-// allocated by the caller, so hot loops should pass a func value that is
-// built once.
+// allocates nothing, but a closure that captures variables is allocated by
+// the caller, so hot loops pass a func value built once, or use Loop.
 func For(n, grain int, fn func(lo, hi int)) {
 	if n <= 0 {
 		return
