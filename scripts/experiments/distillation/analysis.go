@@ -70,7 +70,10 @@ type report struct {
 	Build    string
 	Commit   string
 	Binaries []string // the distinct binaries' SHA-256, in run order
-	missing  []string
+	// WallS and CPUS are the finished runs' vit-train processes, training,
+	// evaluation and logits together.
+	WallS, CPUS float64
+	missing     []string
 }
 
 const (
@@ -92,6 +95,12 @@ func analyse(o options, p *plan, res *results) *report {
 		}
 		if rep.Build == "" {
 			rep.Build, rep.Commit = rr.Done.Build, rr.Done.Commit
+		}
+		rep.WallS += rr.Done.WallS
+		rep.CPUS += rr.Done.CPUS
+		for _, a := range rr.Post {
+			rep.WallS += a.WallS
+			rep.CPUS += a.CPUS
 		}
 		if !slices.Contains(rep.Binaries, rr.Done.Binary) {
 			rep.Binaries = append(rep.Binaries, rr.Done.Binary)

@@ -430,3 +430,26 @@ func TestExistingRunsMustMatchTheFlags(t *testing.T) {
 		t.Errorf("changed recipe before any run: %v", err)
 	}
 }
+
+// TestReportStatesBudgetAndCompute checks that a study run with fewer
+// epochs than the defaults says so at the top, and that the report adds up
+// the runs' compute.
+func TestReportStatesBudgetAndCompute(t *testing.T) {
+	o := testOptions(t, 3)
+	o.quick = false
+	d := defaults()
+	o.epochs, o.teacherEpochs, o.vitTeacherEpochs = d.epochs, d.teacherEpochs, d.vitTeacherEpochs
+	teachers := []teacherResult{{ID: teacherCNN}, {ID: teacherViT}, {ID: teacherCNN56}}
+	full := (&report{Opts: o, Teachers: teachers, WallS: 7200, CPUS: 3 * 3600}).Markdown()
+	if strings.Contains(full, "Short budget") {
+		t.Error("a study at the default epochs is reported as a short budget")
+	}
+	if !strings.Contains(full, "took 2.0 h of wall-clock time and 3.0 h of CPU time") {
+		t.Errorf("the compute line is missing or wrong:\n%s", full)
+	}
+	o.epochs = 3
+	short := (&report{Opts: o, Teachers: teachers}).Markdown()
+	if !strings.Contains(short, "**Short budget**: students 3 epochs") {
+		t.Errorf("a 3-epoch study does not say it is a short budget:\n%s", short)
+	}
+}

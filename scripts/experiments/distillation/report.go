@@ -34,6 +34,10 @@ func (r *report) Markdown() string {
 		w("> **Quick mode** (`--quick`): a check of the pipeline on %d training and %d test images, %s per run, %s. "+
 			"Its numbers say nothing about distillation; the verdicts below are computed from them as in the full study.\n\n", o.trainSubset, o.evalSubset, plural(o.epochs, "epoch"), plural(o.seeds, "seed"))
 	}
+	if d := defaults(); !o.quick && (o.epochs < d.epochs || o.teacherEpochs < d.teacherEpochs || o.vitTeacherEpochs < d.vitTeacherEpochs) {
+		w("> **Short budget**: students %s, teachers %s (ResNet-20) and %s (ViT), against the script's defaults of %d, %d and %d epochs and DeiT's 300. "+
+			"The verdicts below are about this budget.\n\n", plural(o.epochs, "epoch"), plural(o.teacherEpochs, "epoch"), plural(o.vitTeacherEpochs, "epoch"), d.epochs, d.teacherEpochs, d.vitTeacherEpochs)
+	}
 	w("This report is written by `go run ./scripts/experiments/distillation%s`; every number, and every verdict, is computed from the run folders in `%s`.\n\n",
 		flagsLine(o), relPath(o.work))
 
@@ -59,8 +63,9 @@ func (r *report) Markdown() string {
 	case n > 1:
 		bins = fmt.Sprintf("the runs ran %d different binaries (the study was continued with --rebuild or --bin); the first: %s build of commit %s", n, r.Build, r.Commit)
 	}
-	w("- **Build and machine**: vit-train, %s build of commit %s; %s; %d CPUs (%s); report written %s.\n\n",
+	w("- **Build and machine**: vit-train, %s build of commit %s; %s; %d CPUs (%s); report written %s.\n",
 		r.Build, r.Commit, bins, runtime.NumCPU(), cpuModel(), time.Now().UTC().Format("2006-01-02"))
+	w("- **Compute**: the finished runs' vit-train processes (training, evaluation, logits) took %s of wall-clock time and %s of CPU time.\n\n", minutes(r.WallS), minutes(r.CPUS))
 
 	w("## Teachers\n\n")
 	w("| teacher | model | parameters | epochs | test top-1 (%%) | training loop | wall-clock |\n|---|---|---|---|---|---|---|\n")
