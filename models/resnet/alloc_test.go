@@ -2,14 +2,13 @@ package resnet
 
 import (
 	"math/rand/v2"
-	"reflect"
 	"runtime"
-	"strings"
 	"testing"
 
 	"gorgonia.org/tensor"
 
 	"github.com/vit-train/vit-train/internal/race"
+	"github.com/vit-train/vit-train/nn/ops/opstest"
 )
 
 // TestStepAllocations checks that a ResNet training step and a teacher's
@@ -37,12 +36,7 @@ func TestStepAllocations(t *testing.T) {
 				outputs = nil
 			}
 			p := compile(t, lg.g, append(outputs, lg.logits)...)
-			gorgoniaOps := 0
-			for _, n := range lg.g.AllNodes() {
-				if op := n.Op(); op != nil && strings.HasPrefix(reflect.TypeOf(op).PkgPath(), "gorgonia.org/") {
-					gorgoniaOps++
-				}
-			}
+			limit, gorgoniaOps := opstest.AllocationBudget(lg.g)
 			run(t, p)
 			var before, after runtime.MemStats
 			const runs = 10
@@ -54,7 +48,7 @@ func TestStepAllocations(t *testing.T) {
 			runtime.GOMAXPROCS(old)
 			perRun := float64(after.Mallocs-before.Mallocs) / runs
 			t.Logf("%s, GOMAXPROCS=%d: %.1f allocations, %d Gorgonia ops", name, procs, perRun, gorgoniaOps)
-			if limit := float64(4*gorgoniaOps + 4); perRun > limit {
+			if perRun > limit {
 				t.Errorf("%s, GOMAXPROCS=%d: %.1f allocations, more than %v for %d Gorgonia ops", name, procs, perRun, limit, gorgoniaOps)
 			}
 		}

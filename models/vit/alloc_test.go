@@ -1,12 +1,11 @@
 package vit
 
 import (
-	"reflect"
 	"runtime"
-	"strings"
 	"testing"
 
 	"github.com/vit-train/vit-train/internal/race"
+	"github.com/vit-train/vit-train/nn/ops/opstest"
 )
 
 // TestTrainingStepAllocations checks that a training step, dropout,
@@ -27,12 +26,7 @@ func TestTrainingStepAllocations(t *testing.T) {
 			t.Fatal(err)
 		}
 		s := lossStep(t, m, 4, true, 7)
-		gorgoniaOps := 0
-		for _, n := range s.G.AllNodes() {
-			if op := n.Op(); op != nil && strings.HasPrefix(reflect.TypeOf(op).PkgPath(), "gorgonia.org/") {
-				gorgoniaOps++
-			}
-		}
+		limit, gorgoniaOps := opstest.AllocationBudget(s.G)
 		step := func() {
 			if err := s.Run(); err != nil {
 				t.Fatal(err)
@@ -54,7 +48,7 @@ func TestTrainingStepAllocations(t *testing.T) {
 		runtime.GOMAXPROCS(old)
 		perStep := float64(after.Mallocs-before.Mallocs) / runs
 		t.Logf("GOMAXPROCS=%d: %.1f allocations per step, %d Gorgonia ops, %d steps", procs, perStep, gorgoniaOps, s.Steps())
-		if limit := float64(4*gorgoniaOps + 4); perStep > limit {
+		if perStep > limit {
 			t.Errorf("GOMAXPROCS=%d: %.1f allocations per step, more than %v for %d Gorgonia ops", procs, perStep, limit, gorgoniaOps)
 		}
 	}
