@@ -15,6 +15,8 @@ import (
 
 	gblas "gonum.org/v1/gonum/blas"
 	"gorgonia.org/gorgonia"
+
+	"github.com/vit-train/vit-train/internal/allocs"
 )
 
 // useKernel makes kern (nil: gonum) the active float32 kernel until the
@@ -394,24 +396,6 @@ func TestGorgoniaUsesKernel(t *testing.T) {
 	})
 }
 
-// mallocs counts heap allocations per call of f at the current GOMAXPROCS
-// (testing.AllocsPerRun pins it to 1, where nothing is split). A goroutine
-// that blocks takes a runtime record from a per-P cache that the runtime
-// refills by allocating now and then, so the count may be a small
-// fraction, never a whole allocation per call.
-func mallocs(runs int, f func()) float64 {
-	for range 10 {
-		f()
-	}
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	for range runs {
-		f()
-	}
-	runtime.ReadMemStats(&after)
-	return float64(after.Mallocs-before.Mallocs) / float64(runs)
-}
-
 func TestSgemmAllocs(t *testing.T) {
 	forEachKernel(t, func(t *testing.T) {
 		for _, sh := range [][3]int{{65, 65, 64}, {197, 64, 197}, {300, 300, 300}} {
@@ -424,7 +408,7 @@ func TestSgemmAllocs(t *testing.T) {
 				if got := testing.AllocsPerRun(20, f); got != 0 {
 					t.Errorf("%v tr=%d: %v allocations per call", sh, tr, got)
 				}
-				if got := mallocs(50, f); got >= 0.5 {
+				if got := allocs.PerRun(50, f); got >= 0.5 {
 					t.Errorf("%v tr=%d, GOMAXPROCS=%d: %v allocations per call", sh, tr, runtime.GOMAXPROCS(0), got)
 				}
 			}

@@ -5,7 +5,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/vit-train/vit-train/internal/race"
+	"github.com/vit-train/vit-train/internal/allocs"
 )
 
 // countBody adds 1 to every element of its range and records whether a
@@ -93,13 +93,13 @@ func (k *nestedBody) Range(lo, hi int) {
 }
 
 func TestLoopAllocs(t *testing.T) {
-	if race.Enabled {
+	if allocs.RaceDetector {
 		t.Skip("the race detector's sync.Pool drops loops at random")
 	}
 	withProcs(t, 2)
 	var spread atomic.Int32
 	data32, data64 := make([]int32, 1<<14), make([]float64, 1<<14)
-	if a := mallocs(500, func() { addOnes(data32, &spread); addOnes(data64, &spread) }); a >= 0.5 {
+	if a := allocs.PerRun(500, func() { addOnes(data32, &spread); addOnes(data64, &spread) }); a >= 0.5 {
 		t.Fatalf("two Loop calls allocate %v times", a)
 	}
 	if spread.Load() == 0 {
@@ -113,7 +113,7 @@ func TestLoopAllocs(t *testing.T) {
 // TestLoopReleasesArguments checks that a finished Loop keeps no
 // reference to its body's arguments.
 func TestLoopReleasesArguments(t *testing.T) {
-	if race.Enabled {
+	if allocs.RaceDetector {
 		t.Skip("the race detector's sync.Pool drops loops at random")
 	}
 	var spread atomic.Int32

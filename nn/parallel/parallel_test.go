@@ -6,6 +6,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/vit-train/vit-train/internal/allocs"
 )
 
 // cover runs For(n, grain) and checks that every index is visited once,
@@ -186,22 +188,6 @@ func TestForPanic(t *testing.T) {
 	cover(t, 1000, 1) // the pool still works
 }
 
-// mallocs returns the heap allocations per call of f over runs calls at
-// the current GOMAXPROCS (testing.AllocsPerRun would pin it to 1, where
-// For runs inline). A goroutine that blocks takes a runtime record from a
-// per-P cache that the runtime refills by allocating now and then, so the
-// count may be a fraction; an allocation of every call counts 1.
-func mallocs(runs int, f func()) float64 {
-	f()
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	for range runs {
-		f()
-	}
-	runtime.ReadMemStats(&after)
-	return float64(after.Mallocs-before.Mallocs) / float64(runs)
-}
-
 func TestForAllocs(t *testing.T) {
 	withProcs(t, 2)
 	data := make([]float64, 1<<14)
@@ -214,7 +200,7 @@ func TestForAllocs(t *testing.T) {
 			data[i] += 1
 		}
 	}
-	if a := mallocs(500, func() { For(len(data), 64, fn) }); a >= 0.5 {
+	if a := allocs.PerRun(500, func() { For(len(data), 64, fn) }); a >= 0.5 {
 		t.Fatalf("For allocates %v times per call", a)
 	}
 	if spread.Load() == 0 {
