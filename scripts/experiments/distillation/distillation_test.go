@@ -44,18 +44,19 @@ func sets(args []string) (config string, kv map[string]string, list []string) {
 func TestPlanRunsEveryArmPerSeed(t *testing.T) {
 	o := testOptions(t, 3)
 	p := newPlan(o, filepath.Join(o.work, "configs"))
-	if want := 3 + 3*(len(studentArms)+1) + 2; len(p.runs) != want {
+	teachers := []string{teacherCNN, teacherViT, teacherCNNMatched, teacherCNN56}
+	if want := len(teachers) + 3*(len(studentArms)+1) + 2; len(p.runs) != want {
 		t.Fatalf("%d runs, want %d", len(p.runs), want)
 	}
 	// Teachers first, then whole seeds.
-	for i, id := range []string{teacherCNN, teacherViT, teacherCNN56} {
+	for i, id := range teachers {
 		if p.runs[i].ID != id {
 			t.Errorf("run %d is %s, want %s", i, p.runs[i].ID, id)
 		}
 	}
 	seen := map[int]bool{}
 	last := -1
-	for _, r := range p.runs[3:] {
+	for _, r := range p.runs[len(teachers):] {
 		if r.Arm == "" {
 			continue
 		}
@@ -88,6 +89,13 @@ func TestPlanRunsEveryArmPerSeed(t *testing.T) {
 	npy := p.byID[seedRunID(studentArms[armIndex("hard_npy")], 1)]
 	if _, kv, _ := sets(npy.Args); kv["distill.teacher_logits"] != p.byID[teacherCNN].trainLogits() {
 		t.Errorf(".npy arm reads %q", kv["distill.teacher_logits"])
+	}
+	matched := p.byID[seedRunID(studentArms[armIndex("hard_cnn_matched")], 0)]
+	if _, kv, _ := sets(matched.Args); kv["distill.teacher"] != p.byID[teacherCNNMatched].last() || kv["distill.type"] != "hard" {
+		t.Errorf("matched-teacher arm distils %s from %q", kv["distill.type"], kv["distill.teacher"])
+	}
+	if _, kv, _ := sets(p.byID[teacherCNNMatched].Args); kv["epochs"] != strconv.Itoa(o.matchedTeacherEpochs) {
+		t.Errorf("matched teacher trains %s epochs, want %d", kv["epochs"], o.matchedTeacherEpochs)
 	}
 	ft := p.byID[seedRunID(finetuneArm, 2)]
 	if ft.Args[0] != "finetune" || !slices.Contains(ft.Args, p.byID[seedRunID(studentArms[armIndex("hard_cnn")], 2)].last()) {
@@ -331,6 +339,24 @@ func TestFindingsFollowTheNumbers(t *testing.T) {
 		if v[claim] != doesNotHold {
 			t.Errorf("flipped numbers: %q %s", claim, v[claim])
 		}
+	}
+
+	// The CNN of the ViT's accuracy decides the teacher type, not the
+	// stronger CNN.
+	matched := map[string][]float64{}
+	for k, x := range deit {
+		matched[k] = x
+	}
+	matched["hard_cnn_matched"] = []float64{86, 86.1, 85.9}
+	withMatched := build(matched)
+	withMatched.Teachers = append(withMatched.Teachers, teacherResult{ID: teacherCNNMatched, Done: true, Top1: 91.2})
+	withMatched.Teachers[0].Top1 = 95
+	f := teacherTypeFinding(withMatched, func(k string) *armResult { return withMatched.arm(k) })
+	if f.Verdict != doesNotHold || !strings.HasPrefix(f.Detail, "hard, α 0.5, CNN teacher of the ViT teacher's accuracy: 86.00") || !strings.Contains(f.Detail, "CNN − ViT -0.30 points, within") {
+		t.Errorf("with a CNN of the ViT's accuracy: %s: %s", f.Verdict, f.Detail)
+	}
+	if !strings.Contains(f.Detail, "Beside it, hard, α 0.5, CNN teacher: 87.00") || !strings.Contains(f.Detail, "+3.50 points, more than 1 point apart") {
+		t.Errorf("the stronger CNN's arm is not reported beside it: %s", f.Detail)
 	}
 
 	delete(deit, "hard_vit")

@@ -125,6 +125,8 @@ func kindLabel(r runSpec) string {
 		return "ResNet-20 teacher"
 	case teacherViT:
 		return "ViT teacher"
+	case teacherCNNMatched:
+		return "ResNet-20 teacher of the ViT's accuracy"
 	case teacherCNN56:
 		return "ResNet-20 teacher at 56 px"
 	case checkLive:
@@ -162,10 +164,10 @@ func (e *estimate) Summary() string {
 func (e *estimate) Markdown() string {
 	var b strings.Builder
 	d := defaults()
-	fmt.Fprintf(&b, "The full study at the default flags (%s, %s per student, teachers %d, %d and %d epochs, %s of fine-tuning), "+
+	fmt.Fprintf(&b, "The full study at the default flags (%s, %s per student, teachers %d, %d, %d and %d epochs, %s of fine-tuning), "+
 		"extrapolated from this run's CPU time per image (a vit-train process's start-up, %.1f CPU seconds, excluded) and from its training throughput. "+
 		"Quick runs are short and a shared machine makes them noisy: take these as the order of magnitude.\n\n",
-		plural(d.seeds, "seed"), plural(d.epochs, "epoch"), d.teacherEpochs, d.vitTeacherEpochs, d.teacher56Epochs, plural(d.finetuneEpochs, "epoch"), e.StartupS)
+		plural(d.seeds, "seed"), plural(d.epochs, "epoch"), d.teacherEpochs, d.vitTeacherEpochs, d.matchedTeacherEpochs, d.teacher56Epochs, plural(d.finetuneEpochs, "epoch"), e.StartupS)
 	b.WriteString("| runs | count | epochs each | CPU ms per training image | CPU time | wall-clock at this run's throughput |\n|---|---|---|---|---|---|\n")
 	for _, r := range e.Rows {
 		fmt.Fprintf(&b, "| %s | %d | %d | %s | %s | %s |\n", r.What, r.Runs, r.Epochs, fmt.Sprintf("%.1f", r.CPUPerImageMs), hours(r.CPUS), hours(r.AtLoadS))

@@ -35,6 +35,14 @@ var (
 		color.RGBA{R: 0x94, G: 0x67, B: 0xbd, A: 0xff},
 		color.RGBA{R: 0xff, G: 0x7f, B: 0x0e, A: 0xff},
 		color.RGBA{R: 0x2c, G: 0xa0, B: 0x2c, A: 0xff},
+		color.RGBA{R: 0xbc, G: 0xbd, B: 0x22, A: 0xff},
+	}
+	// teacherColors are the teachers' lines, in the report's teacher order.
+	teacherColors = []color.Color{
+		color.RGBA{R: 0xd6, G: 0x27, B: 0x28, A: 0xff},
+		color.RGBA{R: 0x94, G: 0x67, B: 0xbd, A: 0xff},
+		color.RGBA{R: 0xe3, G: 0x77, B: 0xc2, A: 0xff},
+		color.Black,
 	}
 )
 
@@ -134,7 +142,7 @@ func barChart(r *report) (*plot.Plot, error) {
 		}
 		l.Dashes = []vg.Length{vg.Points(6), vg.Points(3 + 2*float64(i))}
 		l.Width = vg.Points(1.2)
-		l.Color = []color.Color{color.RGBA{R: 0xd6, G: 0x27, B: 0x28, A: 0xff}, color.RGBA{R: 0x94, G: 0x67, B: 0xbd, A: 0xff}, color.Black}[i%3]
+		l.Color = teacherColors[i%len(teacherColors)]
 		p.Add(l)
 		p.Legend.Add(fmt.Sprintf("%s teacher %.2f%%", t.Name, t.Top1), l)
 		lo, hi = math.Min(lo, t.Top1), math.Max(hi, t.Top1)

@@ -7,14 +7,14 @@
 //	go run ./scripts/experiments/distillation --quick   # every arm on a few hundred images, in a temporary folder
 //
 // It builds vit-train itself (the default build, whose Go assembly
-// kernels train fastest; --blas openblas for the OpenBLAS one), trains two
-// teachers (a ResNet-20 and a ViT of similar
-// accuracy, plus a ResNet-20 at 56 px for the fine-tuning arm), then for
-// each seed the student arms: no distillation (the plain ViT and the
+// kernels train fastest; --blas openblas for the OpenBLAS one), trains the
+// teachers (a ResNet-20, a ViT, a second ResNet-20 stopped early at the
+// ViT's accuracy, and a ResNet-20 at 56 px for the fine-tuning arm), then
+// for each seed the student arms: no distillation (the plain ViT and the
 // distilled architecture without a teacher), soft distillation (DeiT's τ 3,
-// α 0.1 and τ 1, α 0.5), hard distillation from the CNN, from the ViT and
-// from the CNN's logits read from a .npy file, and hard distillation while
-// fine-tuning at 56 px. Two more runs check that teacher logits from a file
+// α 0.1 and τ 1, α 0.5), hard distillation from the CNN, from the ViT, from
+// the CNN of the ViT's accuracy and from the CNN's logits read from a .npy
+// file, and hard distillation while fine-tuning at 56 px. Two more runs check that teacher logits from a file
 // train the same student as the live teacher.
 //
 // Each run has its own folder under --work. The command can be stopped
@@ -46,11 +46,14 @@ type options struct {
 	epochs           int // student epochs at 28 px
 	teacherEpochs    int // the CNN teacher's epochs
 	vitTeacherEpochs int
-	teacher56Epochs  int
-	finetuneEpochs   int
-	checkEpochs      int
-	trainSubset      int // first N training images, 0 for all
-	evalSubset       int // first N test images, 0 for all
+	// matchedTeacherEpochs are the epochs of the second ResNet-20, stopped
+	// early so that its top-1 is close to the ViT teacher's.
+	matchedTeacherEpochs int
+	teacher56Epochs      int
+	finetuneEpochs       int
+	checkEpochs          int
+	trainSubset          int // first N training images, 0 for all
+	evalSubset           int // first N test images, 0 for all
 
 	data string // Fashion-MNIST IDX folder
 	out  string // report and figures
@@ -63,25 +66,26 @@ type options struct {
 // --quick changes, unless given on the command line.
 func defaults() options {
 	return options{
-		seeds:            3,
-		epochs:           10,
-		teacherEpochs:    15,
-		vitTeacherEpochs: 20,
-		teacher56Epochs:  3,
-		finetuneEpochs:   1,
-		checkEpochs:      2,
-		data:             "/usr/share/datasets/fashion-mnist",
-		out:              "docs/experiments",
-		work:             "runs/experiments/distillation",
-		blas:             "go",
+		seeds:                3,
+		epochs:               10,
+		teacherEpochs:        15,
+		vitTeacherEpochs:     20,
+		matchedTeacherEpochs: 2,
+		teacher56Epochs:      3,
+		finetuneEpochs:       1,
+		checkEpochs:          2,
+		data:                 "/usr/share/datasets/fashion-mnist",
+		out:                  "docs/experiments",
+		work:                 "runs/experiments/distillation",
+		blas:                 "go",
 	}
 }
 
 func quickDefaults(o *options, set map[string]bool) {
 	q := map[string]*int{
 		"seeds": &o.seeds, "epochs": &o.epochs, "teacher-epochs": &o.teacherEpochs,
-		"vit-teacher-epochs": &o.vitTeacherEpochs, "teacher56-epochs": &o.teacher56Epochs,
-		"finetune-epochs": &o.finetuneEpochs, "check-epochs": &o.checkEpochs,
+		"vit-teacher-epochs": &o.vitTeacherEpochs, "matched-teacher-epochs": &o.matchedTeacherEpochs,
+		"teacher56-epochs": &o.teacher56Epochs, "finetune-epochs": &o.finetuneEpochs, "check-epochs": &o.checkEpochs,
 	}
 	for name, p := range q {
 		if !set[name] {
@@ -112,6 +116,7 @@ func parseFlags(args []string) (options, error) {
 	fs.IntVar(&o.epochs, "epochs", o.epochs, "epochs of every student arm at 28 px")
 	fs.IntVar(&o.teacherEpochs, "teacher-epochs", o.teacherEpochs, "epochs of the ResNet-20 teacher")
 	fs.IntVar(&o.vitTeacherEpochs, "vit-teacher-epochs", o.vitTeacherEpochs, "epochs of the ViT teacher")
+	fs.IntVar(&o.matchedTeacherEpochs, "matched-teacher-epochs", o.matchedTeacherEpochs, "epochs of the second ResNet-20 teacher, the one of the ViT teacher's accuracy (choose them so that the report's teacher gap is within a point)")
 	fs.IntVar(&o.teacher56Epochs, "teacher56-epochs", o.teacher56Epochs, "epochs of the ResNet-20 teacher at 56 px")
 	fs.IntVar(&o.finetuneEpochs, "finetune-epochs", o.finetuneEpochs, "epochs of fine-tuning at 56 px")
 	fs.IntVar(&o.checkEpochs, "check-epochs", o.checkEpochs, "epochs of the live-teacher vs .npy exactness check")
@@ -135,7 +140,7 @@ func parseFlags(args []string) (options, error) {
 		quickDefaults(&o, set)
 	}
 	for name, v := range map[string]int{"seeds": o.seeds, "epochs": o.epochs, "teacher-epochs": o.teacherEpochs,
-		"vit-teacher-epochs": o.vitTeacherEpochs, "teacher56-epochs": o.teacher56Epochs,
+		"vit-teacher-epochs": o.vitTeacherEpochs, "matched-teacher-epochs": o.matchedTeacherEpochs, "teacher56-epochs": o.teacher56Epochs,
 		"finetune-epochs": o.finetuneEpochs, "check-epochs": o.checkEpochs} {
 		if v < 1 {
 			return o, fmt.Errorf("--%s %d: must be at least 1", name, v)

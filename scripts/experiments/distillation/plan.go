@@ -61,11 +61,12 @@ func (p *plan) started() bool {
 
 // Teachers' run IDs.
 const (
-	teacherCNN   = "teachers/resnet20"
-	teacherViT   = "teachers/vit"
-	teacherCNN56 = "teachers/resnet20_56px"
-	checkLive    = "checks/hard_live_noaug"
-	checkNPY     = "checks/hard_npy_noaug"
+	teacherCNN        = "teachers/resnet20"
+	teacherViT        = "teachers/vit"
+	teacherCNNMatched = "teachers/resnet20_matched" // stopped early, at the ViT's accuracy
+	teacherCNN56      = "teachers/resnet20_56px"
+	checkLive         = "checks/hard_live_noaug"
+	checkNPY          = "checks/hard_npy_noaug"
 )
 
 // teacherKind says which teacher an arm distils from.
@@ -75,7 +76,8 @@ const (
 	noTeacher teacherKind = iota
 	cnnTeacher
 	vitTeacher
-	cnnLogits // the CNN's logits read from a .npy file
+	cnnMatchedTeacher // the ResNet-20 stopped early at the ViT's accuracy
+	cnnLogits         // the CNN's logits read from a .npy file
 	cnn56Teacher
 )
 
@@ -108,6 +110,7 @@ var (
 		{Key: "soft_tau1_alpha0.5", Label: "soft, τ 1, α 0.5, CNN teacher", Short: "soft τ1 α0.5", Model: "deit_fmnist_distilled_patch4_28", Type: "soft", Alpha: 0.5, Tau: 1, Teacher: cnnTeacher},
 		{Key: "hard_cnn", Label: "hard, α 0.5, CNN teacher", Short: "hard CNN", Model: "deit_fmnist_distilled_patch4_28", Type: "hard", Alpha: 0.5, Teacher: cnnTeacher},
 		{Key: "hard_vit", Label: "hard, α 0.5, ViT teacher", Short: "hard ViT", Model: "deit_fmnist_distilled_patch4_28", Type: "hard", Alpha: 0.5, Teacher: vitTeacher},
+		{Key: "hard_cnn_matched", Label: "hard, α 0.5, CNN teacher of the ViT teacher's accuracy", Short: "hard CNN≈ViT", Model: "deit_fmnist_distilled_patch4_28", Type: "hard", Alpha: 0.5, Teacher: cnnMatchedTeacher},
 		{Key: "hard_npy", Label: "hard, α 0.5, CNN logits from .npy", Short: "hard .npy", Model: "deit_fmnist_distilled_patch4_28", Type: "hard", Alpha: 0.5, Teacher: cnnLogits},
 	}
 	finetuneArm = arm{Key: "finetune56_hard_cnn", Label: "hard CNN student fine-tuned at 56 px, hard, α 0.5, CNN teacher at 56 px", Short: "56 px",
@@ -201,6 +204,9 @@ func newPlan(o options, cfgDir string) *plan {
 	cnn.TrainLogits, cnn.ResNet = true, true
 	p.add(cnn)
 	p.add(newRun(teacherViT, 0, o.vitTeacherEpochs, 28, "train", "--config", cfg("vit_teacher.yaml")))
+	matched := newRun(teacherCNNMatched, 0, o.matchedTeacherEpochs, 28, "train", "--config", cfg("resnet20.yaml"))
+	matched.ResNet = true
+	p.add(matched)
 	cnn56 := newRun(teacherCNN56, 0, o.teacher56Epochs, 56, "train", "--config", cfg("resnet20.yaml"), "--set", "model.img_size=56")
 	cnn56.ResNet = true
 	p.add(cnn56)
@@ -211,6 +217,8 @@ func newPlan(o options, cfgDir string) *plan {
 			return []string{"--set", "distill.teacher=" + p.byID[teacherCNN].last()}
 		case vitTeacher:
 			return []string{"--set", "distill.teacher=" + p.byID[teacherViT].last()}
+		case cnnMatchedTeacher:
+			return []string{"--set", "distill.teacher=" + p.byID[teacherCNNMatched].last()}
 		case cnnLogits:
 			return []string{"--set", "distill.teacher_logits=" + p.byID[teacherCNN].trainLogits()}
 		case cnn56Teacher:
