@@ -524,7 +524,8 @@ func teacherTypeFinding(r *report, get func(string) *armResult) finding {
 			c.arm.Arm.Label, pm(summarize(c.arm.Avg)), studentArms[armIndex("hard_vit")].Label, pm(summarize(hardViT.Avg)),
 			compare(c.arm.Seeds, c.arm.Avg, hardViT.Seeds, hardViT.Avg))
 		if g := gap(c); !math.IsNaN(g) {
-			text += fmt.Sprintf("; teachers %.2f%% and %.2f%% (CNN − ViT %+.2f points, %s)", c.teacher.Top1, tv.Top1, g, similarity(g))
+			text += fmt.Sprintf("; teachers %.2f%% and %.2f%% (CNN − ViT %+.2f points, %s)", c.teacher.Top1, tv.Top1, g,
+				teacherGapReading(g, mean > summarize(hardViT.Avg).Mean))
 		}
 		if i == 0 {
 			f.Verdict, f.Detail = verdict(mean, summarize(hardViT.Avg).Mean), text
@@ -541,5 +542,20 @@ func similarity(g float64) string {
 	if math.Abs(g) <= similarGapPt {
 		return fmt.Sprintf("within %.0f point: similar accuracy", similarGapPt)
 	}
-	return fmt.Sprintf("more than %.0f point apart: the comparison mixes teacher type with teacher accuracy", similarGapPt)
+	return fmt.Sprintf("more than %.0f point apart", similarGapPt)
+}
+
+// teacherGapReading reads a teacher-type comparison whose teachers are g
+// points apart (CNN − ViT) and whose CNN student won or not: between
+// teachers of different accuracy, only a win of the weaker teacher's
+// student separates teacher type from teacher accuracy (DeiT's weaker
+// RegNetY-4GF still beats its DeiT-B teacher).
+func teacherGapReading(g float64, cnnWins bool) string {
+	switch {
+	case math.Abs(g) <= similarGapPt:
+		return similarity(g)
+	case (g > 0) == cnnWins:
+		return similarity(g) + "; the stronger teacher's student wins, so teacher type and teacher accuracy are confounded"
+	}
+	return similarity(g) + "; the weaker teacher's student wins, so teacher accuracy does not explain the difference"
 }

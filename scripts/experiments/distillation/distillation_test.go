@@ -355,8 +355,16 @@ func TestFindingsFollowTheNumbers(t *testing.T) {
 	if f.Verdict != doesNotHold || !strings.HasPrefix(f.Detail, "hard, α 0.5, CNN teacher of the ViT teacher's accuracy: 86.00") || !strings.Contains(f.Detail, "CNN − ViT -0.30 points, within") {
 		t.Errorf("with a CNN of the ViT's accuracy: %s: %s", f.Verdict, f.Detail)
 	}
-	if !strings.Contains(f.Detail, "Beside it, hard, α 0.5, CNN teacher: 87.00") || !strings.Contains(f.Detail, "+3.50 points, more than 1 point apart") {
+	if !strings.Contains(f.Detail, "Beside it, hard, α 0.5, CNN teacher: 87.00") || !strings.Contains(f.Detail, "+3.50 points, more than 1 point apart; the stronger teacher's student wins, so teacher type and teacher accuracy are confounded") {
 		t.Errorf("the stronger CNN's arm is not reported beside it: %s", f.Detail)
+	}
+
+	// A weaker CNN whose student wins separates type from accuracy.
+	withMatched.arm("hard_cnn_matched").Avg = []float64{87, 87, 87}
+	withMatched.Teachers[len(withMatched.Teachers)-1].Top1 = 88
+	f = teacherTypeFinding(withMatched, func(k string) *armResult { return withMatched.arm(k) })
+	if f.Verdict != holds || !strings.Contains(f.Detail, "-3.50 points, more than 1 point apart; the weaker teacher's student wins, so teacher accuracy does not explain") {
+		t.Errorf("a weaker CNN teacher whose student wins: %s: %s", f.Verdict, f.Detail)
 	}
 
 	delete(deit, "hard_vit")

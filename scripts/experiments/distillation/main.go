@@ -116,7 +116,7 @@ func parseFlags(args []string) (options, error) {
 	fs.IntVar(&o.epochs, "epochs", o.epochs, "epochs of every student arm at 28 px")
 	fs.IntVar(&o.teacherEpochs, "teacher-epochs", o.teacherEpochs, "epochs of the ResNet-20 teacher")
 	fs.IntVar(&o.vitTeacherEpochs, "vit-teacher-epochs", o.vitTeacherEpochs, "epochs of the ViT teacher")
-	fs.IntVar(&o.matchedTeacherEpochs, "matched-teacher-epochs", o.matchedTeacherEpochs, "epochs of the second ResNet-20 teacher, the one of the ViT teacher's accuracy (choose them so that the report's teacher gap is within a point)")
+	fs.IntVar(&o.matchedTeacherEpochs, "matched-teacher-epochs", o.matchedTeacherEpochs, "epochs of the second ResNet-20 teacher, stopped early near or below the ViT teacher's top-1 (within a point, or weaker: a weaker CNN whose student still wins separates teacher type from teacher accuracy)")
 	fs.IntVar(&o.teacher56Epochs, "teacher56-epochs", o.teacher56Epochs, "epochs of the ResNet-20 teacher at 56 px")
 	fs.IntVar(&o.finetuneEpochs, "finetune-epochs", o.finetuneEpochs, "epochs of fine-tuning at 56 px")
 	fs.IntVar(&o.checkEpochs, "check-epochs", o.checkEpochs, "epochs of the live-teacher vs .npy exactness check")
