@@ -120,7 +120,7 @@ func analyse(o options, p *plan, res *results) *report {
 	for _, t := range []struct{ id, name, model string }{
 		{teacherCNN, "CNN", "resnet20, 28 px"},
 		{teacherViT, "ViT", "vit_cifar_patch4_32 at 28 px, 1 channel"},
-		{teacherCNNMatched, "CNN, fewer epochs", "resnet20, 28 px, stopped at the ViT's accuracy"},
+		{teacherCNNMatched, "CNN, fewer epochs", "resnet20, 28 px, stopped early"},
 		{teacherCNN56, "CNN at 56 px", "resnet20, 56 px"},
 	} {
 		tr := teacherResult{ID: t.id, Name: t.name, Model: t.model, Top1: math.NaN(), TrainS: math.NaN(), WallS: math.NaN(), Epochs: p.byID[t.id].Epochs}

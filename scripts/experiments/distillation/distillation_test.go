@@ -487,3 +487,17 @@ func TestReportStatesBudgetAndCompute(t *testing.T) {
 		t.Errorf("a 3-epoch study does not say it is a short budget:\n%s", short)
 	}
 }
+
+// The report's command line names every epoch flag that differs from the
+// defaults, and only those.
+func TestFlagsLineNamesChangedFlags(t *testing.T) {
+	o := testOptions(t, 3)
+	o.data = defaults().data
+	if got := flagsLine(o); got != "" {
+		t.Errorf("defaults: %q, want nothing", got)
+	}
+	o.epochs, o.matchedTeacherEpochs = 3, 1
+	if got, want := flagsLine(o), " --epochs 3 --matched-teacher-epochs 1"; got != want {
+		t.Errorf("flagsLine = %q, want %q", got, want)
+	}
+}

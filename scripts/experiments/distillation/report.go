@@ -205,7 +205,8 @@ func flagsLine(o options) string {
 		v, def int
 	}{
 		{"seeds", o.seeds, d.seeds}, {"epochs", o.epochs, d.epochs}, {"teacher-epochs", o.teacherEpochs, d.teacherEpochs},
-		{"vit-teacher-epochs", o.vitTeacherEpochs, d.vitTeacherEpochs}, {"teacher56-epochs", o.teacher56Epochs, d.teacher56Epochs},
+		{"vit-teacher-epochs", o.vitTeacherEpochs, d.vitTeacherEpochs},
+		{"matched-teacher-epochs", o.matchedTeacherEpochs, d.matchedTeacherEpochs}, {"teacher56-epochs", o.teacher56Epochs, d.teacher56Epochs},
 		{"finetune-epochs", o.finetuneEpochs, d.finetuneEpochs}, {"check-epochs", o.checkEpochs, d.checkEpochs},
 		{"train-subset", o.trainSubset, d.trainSubset}, {"eval-subset", o.evalSubset, d.evalSubset},
 	} {
