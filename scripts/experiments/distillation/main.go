@@ -81,15 +81,33 @@ func defaults() options {
 	}
 }
 
-func quickDefaults(o *options, set map[string]bool) {
-	q := map[string]*int{
-		"seeds": &o.seeds, "epochs": &o.epochs, "teacher-epochs": &o.teacherEpochs,
-		"vit-teacher-epochs": &o.vitTeacherEpochs, "matched-teacher-epochs": &o.matchedTeacherEpochs,
-		"teacher56-epochs": &o.teacher56Epochs, "finetune-epochs": &o.finetuneEpochs, "check-epochs": &o.checkEpochs,
+// countFlag is one of the flags that size the study (seeds and epochs):
+// each is at least 1, and --quick sets it to 1.
+type countFlag struct {
+	name  string
+	value *int
+	usage string
+}
+
+// countFlags lists o's seed and epoch flags in the order the command line
+// and the report name them.
+func (o *options) countFlags() []countFlag {
+	return []countFlag{
+		{"seeds", &o.seeds, "seeds per student arm (0, 1, …)"},
+		{"epochs", &o.epochs, "epochs of every student arm at 28 px"},
+		{"teacher-epochs", &o.teacherEpochs, "epochs of the ResNet-20 teacher"},
+		{"vit-teacher-epochs", &o.vitTeacherEpochs, "epochs of the ViT teacher"},
+		{"matched-teacher-epochs", &o.matchedTeacherEpochs, "epochs of the second ResNet-20 teacher, stopped early near or below the ViT teacher's top-1 (within a point, or weaker: a weaker CNN whose student still wins separates teacher type from teacher accuracy)"},
+		{"teacher56-epochs", &o.teacher56Epochs, "epochs of the ResNet-20 teacher at 56 px"},
+		{"finetune-epochs", &o.finetuneEpochs, "epochs of fine-tuning at 56 px"},
+		{"check-epochs", &o.checkEpochs, "epochs of the live-teacher vs .npy exactness check"},
 	}
-	for name, p := range q {
-		if !set[name] {
-			*p = 1
+}
+
+func quickDefaults(o *options, set map[string]bool) {
+	for _, f := range o.countFlags() {
+		if !set[f.name] {
+			*f.value = 1
 		}
 	}
 	if !set["train-subset"] {
@@ -112,14 +130,9 @@ func parseFlags(args []string) (options, error) {
 	}
 	fs.BoolVar(&o.quick, "quick", false, "check the pipeline end to end: 1 seed, 1 epoch per run, 384 training and 384 test images, in a temporary folder (unless --work/--out)")
 	fs.BoolVar(&o.reportOnly, "report-only", false, "train nothing: write the report from the runs finished so far")
-	fs.IntVar(&o.seeds, "seeds", o.seeds, "seeds per student arm (0, 1, …)")
-	fs.IntVar(&o.epochs, "epochs", o.epochs, "epochs of every student arm at 28 px")
-	fs.IntVar(&o.teacherEpochs, "teacher-epochs", o.teacherEpochs, "epochs of the ResNet-20 teacher")
-	fs.IntVar(&o.vitTeacherEpochs, "vit-teacher-epochs", o.vitTeacherEpochs, "epochs of the ViT teacher")
-	fs.IntVar(&o.matchedTeacherEpochs, "matched-teacher-epochs", o.matchedTeacherEpochs, "epochs of the second ResNet-20 teacher, stopped early near or below the ViT teacher's top-1 (within a point, or weaker: a weaker CNN whose student still wins separates teacher type from teacher accuracy)")
-	fs.IntVar(&o.teacher56Epochs, "teacher56-epochs", o.teacher56Epochs, "epochs of the ResNet-20 teacher at 56 px")
-	fs.IntVar(&o.finetuneEpochs, "finetune-epochs", o.finetuneEpochs, "epochs of fine-tuning at 56 px")
-	fs.IntVar(&o.checkEpochs, "check-epochs", o.checkEpochs, "epochs of the live-teacher vs .npy exactness check")
+	for _, f := range o.countFlags() {
+		fs.IntVar(f.value, f.name, *f.value, f.usage)
+	}
 	fs.IntVar(&o.trainSubset, "train-subset", 0, "train on the first N training images (0: all 60,000)")
 	fs.IntVar(&o.evalSubset, "eval-subset", 0, "evaluate on the first N test images (0: all 10,000)")
 	fs.StringVar(&o.data, "data", o.data, "folder of the Fashion-MNIST IDX files")
@@ -139,11 +152,9 @@ func parseFlags(args []string) (options, error) {
 	if o.quick {
 		quickDefaults(&o, set)
 	}
-	for name, v := range map[string]int{"seeds": o.seeds, "epochs": o.epochs, "teacher-epochs": o.teacherEpochs,
-		"vit-teacher-epochs": o.vitTeacherEpochs, "matched-teacher-epochs": o.matchedTeacherEpochs, "teacher56-epochs": o.teacher56Epochs,
-		"finetune-epochs": o.finetuneEpochs, "check-epochs": o.checkEpochs} {
-		if v < 1 {
-			return o, fmt.Errorf("--%s %d: must be at least 1", name, v)
+	for _, f := range o.countFlags() {
+		if *f.value < 1 {
+			return o, fmt.Errorf("--%s %d: must be at least 1", f.name, *f.value)
 		}
 	}
 	if o.trainSubset < 0 || o.evalSubset < 0 {

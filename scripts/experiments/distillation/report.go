@@ -200,16 +200,16 @@ func flagsLine(o options) string {
 		quickDefaults(&d, map[string]bool{})
 		s = append(s, "--quick")
 	}
+	def := d.countFlags()
+	for i, f := range o.countFlags() {
+		if *f.value != *def[i].value {
+			s = append(s, fmt.Sprintf("--%s %d", f.name, *f.value))
+		}
+	}
 	for _, f := range []struct {
 		name   string
 		v, def int
-	}{
-		{"seeds", o.seeds, d.seeds}, {"epochs", o.epochs, d.epochs}, {"teacher-epochs", o.teacherEpochs, d.teacherEpochs},
-		{"vit-teacher-epochs", o.vitTeacherEpochs, d.vitTeacherEpochs},
-		{"matched-teacher-epochs", o.matchedTeacherEpochs, d.matchedTeacherEpochs}, {"teacher56-epochs", o.teacher56Epochs, d.teacher56Epochs},
-		{"finetune-epochs", o.finetuneEpochs, d.finetuneEpochs}, {"check-epochs", o.checkEpochs, d.checkEpochs},
-		{"train-subset", o.trainSubset, d.trainSubset}, {"eval-subset", o.evalSubset, d.evalSubset},
-	} {
+	}{{"train-subset", o.trainSubset, d.trainSubset}, {"eval-subset", o.evalSubset, d.evalSubset}} {
 		if f.v != f.def {
 			s = append(s, fmt.Sprintf("--%s %d", f.name, f.v))
 		}
