@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"os"
@@ -491,31 +492,29 @@ func teacherTypeFinding(r *report, get func(string) *armResult) finding {
 	type cnn struct {
 		arm     *armResult
 		teacher *teacherResult
+		gap     float64 // teacher top-1, CNN − ViT; NaN if either is missing
 	}
 	hardViT, tv := get("hard_vit"), r.teacher(teacherViT)
+	vitMean := summarize(hardViT.Avg).Mean
 	var cnns []cnn
-	for _, c := range []cnn{{get("hard_cnn_matched"), r.teacher(teacherCNNMatched)}, {get("hard_cnn"), r.teacher(teacherCNN)}} {
-		if len(c.arm.Seeds) > 0 {
-			cnns = append(cnns, c)
+	for _, c := range []cnn{{arm: get("hard_cnn_matched"), teacher: r.teacher(teacherCNNMatched)}, {arm: get("hard_cnn"), teacher: r.teacher(teacherCNN)}} {
+		if len(c.arm.Seeds) == 0 {
+			continue
 		}
-	}
-	gap := func(c cnn) float64 {
-		if c.teacher == nil || !c.teacher.Done || tv == nil || !tv.Done {
-			return math.NaN()
+		c.gap = math.NaN()
+		if c.teacher != nil && c.teacher.Done && tv != nil && tv.Done {
+			c.gap = c.teacher.Top1 - tv.Top1
 		}
-		return c.teacher.Top1 - tv.Top1
+		cnns = append(cnns, c)
 	}
 	// Closest first; a teacher without a top-1 goes last.
-	slices.SortStableFunc(cnns, func(a, b cnn) int {
-		ga, gb := math.Abs(gap(a)), math.Abs(gap(b))
-		switch {
-		case math.IsNaN(ga) || ga > gb:
-			return 1
-		case math.IsNaN(gb) || ga < gb:
-			return -1
+	distance := func(c cnn) float64 {
+		if math.IsNaN(c.gap) {
+			return math.Inf(1)
 		}
-		return 0
-	})
+		return math.Abs(c.gap)
+	}
+	slices.SortStableFunc(cnns, func(a, b cnn) int { return cmp.Compare(distance(a), distance(b)) })
 	f := finding{Claim: "A convnet teacher beats a transformer teacher", Verdict: notMeasured,
 		Detail: fmt.Sprintf("no arm distilled from a CNN; from the ViT %s", pm(summarize(hardViT.Avg)))}
 	for i, c := range cnns {
@@ -523,12 +522,12 @@ func teacherTypeFinding(r *report, get func(string) *armResult) finding {
 		text := fmt.Sprintf("%s: %s vs %s: %s (%s)",
 			c.arm.Arm.Label, pm(summarize(c.arm.Avg)), studentArms[armIndex("hard_vit")].Label, pm(summarize(hardViT.Avg)),
 			compare(c.arm.Seeds, c.arm.Avg, hardViT.Seeds, hardViT.Avg))
-		if g := gap(c); !math.IsNaN(g) {
-			text += fmt.Sprintf("; teachers %.2f%% and %.2f%% (CNN − ViT %+.2f points, %s)", c.teacher.Top1, tv.Top1, g,
-				teacherGapReading(g, mean > summarize(hardViT.Avg).Mean))
+		if !math.IsNaN(c.gap) {
+			text += fmt.Sprintf("; teachers %.2f%% and %.2f%% (CNN − ViT %+.2f points, %s)", c.teacher.Top1, tv.Top1, c.gap,
+				teacherGapReading(c.gap, mean > vitMean))
 		}
 		if i == 0 {
-			f.Verdict, f.Detail = verdict(mean, summarize(hardViT.Avg).Mean), text
+			f.Verdict, f.Detail = verdict(mean, vitMean), text
 			continue
 		}
 		f.Detail += ". Beside it, " + text
