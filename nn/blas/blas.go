@@ -53,6 +53,61 @@ func Gemm[T float32 | float64](transA, transB bool, m, n, k int, alpha T, a []T,
 	gemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 }
 
+// GemmBias computes C = alpha·op(A)·op(B) + beta·C + 1·biasᵀ: Gemm with
+// bias (n) added to every row of C, as a linear layer's y = x·Wᵀ + b is.
+// The default build's float32 kernels add the bias as they store each tile
+// of C; otherwise C is first set to beta·C + bias, then the product added.
+func GemmBias[T float32 | float64](transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int, bias []T) {
+	if m == 0 || n == 0 {
+		return
+	}
+	if len(bias) < n {
+		panic("blas: insufficient length of bias")
+	}
+	if a32, ok := any(a).([]float32); ok && sgemmBias(transA, transB, m, n, k, float32(alpha), a32, lda,
+		any(b).([]float32), ldb, float32(beta), any(c).([]float32), ldc, any(bias).([]float32)) {
+		return
+	}
+	if (m-1)*ldc+n > len(c) {
+		panic("blas: insufficient length of c")
+	}
+	parallel.Loop(m, 256, biasRows[T]{c, ldc, n, beta, bias})
+	Gemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, 1, c, ldc)
+}
+
+// biasRows sets rows of C to beta·C + bias.
+type biasRows[T float32 | float64] struct {
+	c      []T
+	ldc, n int
+	beta   T
+	bias   []T
+}
+
+func (r *biasRows[T]) Range(lo, hi int) {
+	for i := lo; i < hi; i++ {
+		scaleAddRow(r.c[i*r.ldc:i*r.ldc+r.n], r.beta, r.bias)
+	}
+}
+
+// scaleAddRow sets row = beta·row + bias (bias nil: beta·row); beta = 0
+// overwrites row, NaNs included.
+func scaleAddRow[T float32 | float64](row []T, beta T, bias []T) {
+	switch beta {
+	case 0:
+		clear(row)
+	case 1:
+	default:
+		for j := range row {
+			row[j] *= beta
+		}
+	}
+	if bias != nil {
+		for j := range row {
+			row[j] += bias[j]
+		}
+	}
+}
+
 // rowParts is Gemm over a range of its chunk-row parts.
 type rowParts[T float32 | float64] struct {
 	transA, transB bool

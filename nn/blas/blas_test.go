@@ -27,6 +27,8 @@ func naive(tA, tB bool, m, n, k int, alpha float64, a []float64, lda int, b []fl
 	}
 }
 
+// TestGemmMatchesNaive checks Gemm and GemmBias, float32 and float64, on
+// strided operands and every transpose pair.
 func TestGemmMatchesNaive(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 1))
 	// The large case crosses parallelWork, so backends that split rows do.
@@ -51,18 +53,36 @@ func TestGemmMatchesNaive(t *testing.T) {
 						s[i] = rng.Float64()*2 - 1
 					}
 				}
+				bias := make([]float64, n)
+				for i := range bias {
+					bias[i] = rng.Float64()*2 - 1
+				}
 				want := append([]float64(nil), c...)
 				naive(tA, tB, m, n, k, 0.5, a, lda, b, ldb, 2, want, ldc)
-				got64 := append([]float64(nil), c...)
-				Gemm(tA, tB, m, n, k, 0.5, a, lda, b, ldb, 2, got64, ldc)
-				a32, b32, c32 := to32(a), to32(b), to32(c)
-				Gemm(tA, tB, m, n, k, float32(0.5), a32, lda, b32, ldb, 2, c32, ldc)
-				for i := range want {
-					if math.Abs(got64[i]-want[i]) > 1e-10 {
-						t.Fatalf("%v float64 tA=%v tB=%v: c[%d] = %v, want %v", size, tA, tB, i, got64[i], want[i])
+				for _, withBias := range []bool{false, true} {
+					if withBias {
+						for i := range m {
+							for j := range n {
+								want[i*ldc+j] += bias[j]
+							}
+						}
 					}
-					if math.Abs(float64(c32[i])-want[i]) > 1e-3 {
-						t.Fatalf("%v float32 tA=%v tB=%v: c[%d] = %v, want %v", size, tA, tB, i, c32[i], want[i])
+					got64 := append([]float64(nil), c...)
+					a32, b32, c32 := to32(a), to32(b), to32(c)
+					if withBias {
+						GemmBias(tA, tB, m, n, k, 0.5, a, lda, b, ldb, 2, got64, ldc, bias)
+						GemmBias(tA, tB, m, n, k, float32(0.5), a32, lda, b32, ldb, 2, c32, ldc, to32(bias))
+					} else {
+						Gemm(tA, tB, m, n, k, 0.5, a, lda, b, ldb, 2, got64, ldc)
+						Gemm(tA, tB, m, n, k, float32(0.5), a32, lda, b32, ldb, 2, c32, ldc)
+					}
+					for i := range want {
+						if math.Abs(got64[i]-want[i]) > 1e-10 {
+							t.Fatalf("%v float64 tA=%v tB=%v bias=%v: c[%d] = %v, want %v", size, tA, tB, withBias, i, got64[i], want[i])
+						}
+						if math.Abs(float64(c32[i])-want[i]) > 1e-3 {
+							t.Fatalf("%v float32 tA=%v tB=%v bias=%v: c[%d] = %v, want %v", size, tA, tB, withBias, i, c32[i], want[i])
+						}
 					}
 				}
 			}

@@ -5,10 +5,11 @@
 //	go run gen_sgemm.go
 //
 // produces sgemm_avx512_amd64.s and sgemm_avx2_amd64.s. Each kernel
-// computes one mr×nr tile of C = alpha·A·B + beta·C over k steps:
+// computes one mr×nr tile of C = alpha·A·B + beta·C (+ bias) over k steps:
 //
 //	func name(k int, a *float32, rsa, csa int, b *float32, ldb int,
-//		c *float32, ldc int, alpha, beta float32, rows int, mask uint64)
+//		c *float32, ldc int, alpha, beta float32, rows int, mask uint64,
+//		bias *float32)
 //
 // Element (i, p) of the A panel is read at a[i·rsa + p·csa] (strides in
 // elements), so the panel may be packed (rsa = 1, csa = mr) or read in place
@@ -17,10 +18,13 @@
 // in registers: one vector per (row, nr/vector-width column group); a step
 // loads the B vectors, broadcasts each A element and does rows×vectors
 // FMAs. Only the first rows (1..mr) rows of C are written, and beta = 0
-// writes without reading C. The AVX-512 kernel also takes mask: bit j
+// writes without reading C. A non-nil bias points at nr floats added to
+// every row (alpha·acc + bias rounded once when beta = 0), for the columns
+// of the tile. The AVX-512 kernel also takes mask: bit j
 // enables column j of B and C, so partial tiles are loaded and stored
-// under the mask and nothing past the last enabled column is touched; the
-// AVX2 kernel ignores mask and always writes nr columns.
+// under the mask and nothing past the last enabled column is touched (nor
+// read from bias); the AVX2 kernel ignores mask and always reads and writes
+// nr columns.
 package main
 
 import (
@@ -88,6 +92,7 @@ const (
 	regC    = "CX"  // C row pointer
 	regLDC  = "DX"  // ldc in bytes
 	regRows = "DI"  // rows to write; scratch before the epilogue
+	regBias = "R8"  // bias row in the epilogue (an A base before)
 )
 
 // extraBases are the registers holding A base pointers after the first.
@@ -163,9 +168,9 @@ func (s kernelSpec) emit(w *bytes.Buffer) {
 		panic("too many A bases")
 	}
 
-	fmt.Fprintf(w, "\n// func %s(k int, a *float32, rsa, csa int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, rows int, mask uint64)\n", s.name)
+	fmt.Fprintf(w, "\n// func %s(k int, a *float32, rsa, csa int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, rows int, mask uint64, bias *float32)\n", s.name)
 	fmt.Fprintf(w, "//\n// %d×%d tile, %d accumulators.\n", s.mr, s.vecs*s.width, nacc)
-	fmt.Fprintf(w, "TEXT ·%s(SB), NOSPLIT, $0-88\n", s.name)
+	fmt.Fprintf(w, "TEXT ·%s(SB), NOSPLIT, $0-96\n", s.name)
 	p("MOVQ a+8(FP), %s", regA)
 	p("MOVQ rsa+16(FP), %s", regRS)
 	p("SHLQ $2, %s", regRS)
@@ -286,53 +291,87 @@ func (s kernelSpec) emit(w *bytes.Buffer) {
 	p("DECQ %s", regK)
 	p("JNZ %s", L("tailloop"))
 
-	// C = alpha·acc + beta·C, row by row, the first rows rows.
+	// C = alpha·acc + beta·C (+ bias), row by row, the first rows rows.
 	label("store")
 	alpha, beta, t := s.vreg(nacc), s.vreg(nacc+1), s.vreg(nacc+2)
 	p("MOVQ rows+72(FP), %s", regRows)
+	p("MOVQ bias+88(FP), %s", regBias)
 	p("VBROADCASTSS alpha+64(FP), %s", alpha)
 	p("VBROADCASTSS beta+68(FP), %s", beta)
 	p("MOVL beta+68(FP), %s", regK)
 	p("TESTL $0x7fffffff, %s", regK) // +0 and -0 both count as zero
 	p("JNZ %s", L("beta"))
-	for i := 0; i < s.mr; i++ {
-		for v := 0; v < s.vecs; v++ {
-			p("VMULPS %s, %s, %s", alpha, acc(i, v), acc(i, v))
-			if avx512 {
-				p("VMOVUPS %s, K%d, %d(%s)", acc(i, v), v+1, v*s.width*4, regC)
-			} else {
-				p("VMOVUPS %s, %d(%s)", acc(i, v), v*s.width*4, regC)
-			}
-		}
-		if i+1 < s.mr {
-			p("CMPQ %s, $%d", regRows, i+1)
-			p("JEQ %s", L("done"))
-			p("ADDQ %s, %s", regLDC, regC)
+	p("TESTQ %s, %s", regBias, regBias)
+	p("JNZ %s", L("bias"))
+	// vecOp writes one vector instruction whose first operand is the
+	// memory at off(base): under column mask v with AVX-512 (lanes past
+	// the last column are neither read nor faulted on), whole otherwise.
+	vecOp := func(op string, off int, base, src, dst string, v int) {
+		if avx512 {
+			p("%s %d(%s), %s, K%d, %s", op, off, base, src, v+1, dst)
+		} else {
+			p("%s %d(%s), %s, %s", op, off, base, src, dst)
 		}
 	}
-	p("JMP %s", L("done"))
+	store := func(src string, v int) {
+		if avx512 {
+			p("VMOVUPS %s, K%d, %d(%s)", src, v+1, v*s.width*4, regC)
+		} else {
+			p("VMOVUPS %s, %d(%s)", src, v*s.width*4, regC)
+		}
+	}
+	loadC := func(v int) {
+		if avx512 {
+			p("VMOVUPS.Z %d(%s), K%d, %s", v*s.width*4, regC, v+1, t)
+		} else {
+			p("VMOVUPS %d(%s), %s", v*s.width*4, regC, t)
+		}
+	}
+	rowsLoop := func(body func(i, v int)) {
+		for i := 0; i < s.mr; i++ {
+			for v := 0; v < s.vecs; v++ {
+				body(i, v)
+			}
+			if i+1 < s.mr {
+				p("CMPQ %s, $%d", regRows, i+1)
+				p("JEQ %s", L("done"))
+				p("ADDQ %s, %s", regLDC, regC)
+			}
+		}
+		p("JMP %s", L("done"))
+	}
+	// beta = 0: C = alpha·acc.
+	rowsLoop(func(i, v int) {
+		a := acc(i, v)
+		p("VMULPS %s, %s, %s", alpha, a, a)
+		store(a, v)
+	})
+	// beta = 0 with a bias: C = alpha·acc + bias, one rounding.
+	label("bias")
+	rowsLoop(func(i, v int) {
+		a := acc(i, v)
+		vecOp("VFMADD213PS", v*s.width*4, regBias, alpha, a, v)
+		store(a, v)
+	})
+	// C = alpha·acc + beta·C.
 	label("beta")
-	for i := 0; i < s.mr; i++ {
-		for v := 0; v < s.vecs; v++ {
-			if avx512 {
-				p("VMOVUPS.Z %d(%s), K%d, %s", v*s.width*4, regC, v+1, t)
-			} else {
-				p("VMOVUPS %d(%s), %s", v*s.width*4, regC, t)
-			}
-			p("VMULPS %s, %s, %s", beta, t, t)
-			p("VFMADD231PS %s, %s, %s", alpha, acc(i, v), t)
-			if avx512 {
-				p("VMOVUPS %s, K%d, %d(%s)", t, v+1, v*s.width*4, regC)
-			} else {
-				p("VMOVUPS %s, %d(%s)", t, v*s.width*4, regC)
-			}
-		}
-		if i+1 < s.mr {
-			p("CMPQ %s, $%d", regRows, i+1)
-			p("JEQ %s", L("done"))
-			p("ADDQ %s, %s", regLDC, regC)
-		}
-	}
+	p("TESTQ %s, %s", regBias, regBias)
+	p("JNZ %s", L("betabias"))
+	rowsLoop(func(i, v int) {
+		loadC(v)
+		p("VMULPS %s, %s, %s", beta, t, t)
+		p("VFMADD231PS %s, %s, %s", alpha, acc(i, v), t)
+		store(t, v)
+	})
+	// C = alpha·acc + beta·C + bias.
+	label("betabias")
+	rowsLoop(func(i, v int) {
+		loadC(v)
+		p("VMULPS %s, %s, %s", beta, t, t)
+		p("VFMADD231PS %s, %s, %s", alpha, acc(i, v), t)
+		vecOp("VADDPS", v*s.width*4, regBias, t, t, v)
+		store(t, v)
+	})
 	label("done")
 	p("VZEROUPPER")
 	p("RET")

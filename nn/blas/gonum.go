@@ -69,10 +69,20 @@ func trans(t bool) gblas.Transpose {
 
 func sgemm(tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	if kern := active; kern != nil {
-		sgemmKernel(kern, tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+		sgemmKernel(kern, tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, nil)
 		return
 	}
 	impl.Sgemm(trans(tA), trans(tB), m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+}
+
+// sgemmBias is sgemm adding bias to every row of C as the kernel stores
+// it; it reports false, doing nothing, where there is no assembly kernel.
+func sgemmBias(tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int, bias []float32) bool {
+	if kern := active; kern != nil {
+		sgemmKernel(kern, tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, bias)
+		return true
+	}
+	return false
 }
 
 func dgemm(tA, tB bool, m, n, k int, alpha float64, a []float64, lda int, b []float64, ldb int, beta float64, c []float64, ldc int) {

@@ -38,7 +38,7 @@ func BenchmarkKernel(b *testing.B) {
 					cpu0 := cpuTime()
 					for i := 0; i < b.N; i++ {
 						q := i % panels
-						kern.fn(kc, &a[0], rsa, csa, &bb[q*nr*kc], nr, &c[q*nr], nc, 1, 1, mr, colMask(nr))
+						kern.fn(kc, &a[0], rsa, csa, &bb[q*nr*kc], nr, &c[q*nr], nc, 1, 1, mr, colMask(nr), nil)
 					}
 					flop := 2 * float64(mr*nr*kc) * float64(b.N)
 					b.ReportMetric(flop/b.Elapsed().Seconds()/1e9, "GFLOP/s")

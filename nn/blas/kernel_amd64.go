@@ -12,19 +12,19 @@ import "golang.org/x/sys/cpu"
 // kernel for the operand layouts.
 
 //go:noescape
-func sgemmKernelAVX512(k int, a *float32, rsa, csa int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, rows int, mask uint64)
+func sgemmKernelAVX512(k int, a *float32, rsa, csa int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, rows int, mask uint64, bias *float32)
 
 //go:noescape
-func sgemmKernelAVX512x16(k int, a *float32, rsa, csa int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, rows int, mask uint64)
+func sgemmKernelAVX512x16(k int, a *float32, rsa, csa int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, rows int, mask uint64, bias *float32)
 
 //go:noescape
-func sgemmKernelAVX512r6(k int, a *float32, rsa, csa int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, rows int, mask uint64)
+func sgemmKernelAVX512r6(k int, a *float32, rsa, csa int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, rows int, mask uint64, bias *float32)
 
 //go:noescape
-func sgemmKernelAVX512r6x16(k int, a *float32, rsa, csa int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, rows int, mask uint64)
+func sgemmKernelAVX512r6x16(k int, a *float32, rsa, csa int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, rows int, mask uint64, bias *float32)
 
 //go:noescape
-func sgemmKernelAVX2(k int, a *float32, rsa, csa int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, rows int, mask uint64)
+func sgemmKernelAVX2(k int, a *float32, rsa, csa int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, rows int, mask uint64, bias *float32)
 
 // packCopyAVX512 copies rows rows of src (stride lds) into rows of
 // 16·chunks floats of dst (stride ldd): chunk q is read under bits 16q..

@@ -39,6 +39,12 @@ func sgemm(tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []fl
 		(*C.float)(unsafe.Pointer(&c[0])), C.blasint(ldc))
 }
 
+// sgemmBias reports false: OpenBLAS has no product with a bias row, so
+// GemmBias adds it before the product.
+func sgemmBias(tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int, bias []float32) bool {
+	return false
+}
+
 func dgemm(tA, tB bool, m, n, k int, alpha float64, a []float64, lda int, b []float64, ldb int, beta float64, c []float64, ldc int) {
 	C.cblas_dgemm(C.CblasRowMajor, ctrans(tA), ctrans(tB), C.blasint(m), C.blasint(n), C.blasint(k),
 		C.double(alpha), (*C.double)(unsafe.Pointer(&a[0])), C.blasint(lda),

@@ -13,11 +13,12 @@ import (
 
 // kernel is an assembly micro-kernel computing (mr, nr) tiles of C:
 //
-//	C[0:rows, cols] = alpha·Ã·B̃ + beta·C[0:rows, cols]
+//	C[0:rows, cols] = alpha·Ã·B̃ + beta·C[0:rows, cols] (+ bias[cols])
 //
 // where Ã is (mr, k) with element (i, p) at a[i·rsa + p·csa] and B̃ is
 // (k, nr) with row p the nr floats at b[p·ldb]. beta = 0 writes C without
-// reading it. A masked kernel stores, and reads from B and C, only the
+// reading it. A non-nil bias points at the tile's first column of a row
+// added to every row of C. A masked kernel stores, and reads from B and C, only the
 // columns whose bit is set in mask (bit j for column j); an unmasked one
 // ignores mask and always reads and writes all nr columns.
 type kernel struct {
@@ -35,7 +36,7 @@ type kernel struct {
 	packB func(dst []float32, nr int, b []float32, ldb int, tB bool, j0, cols, p0, kc int)
 }
 
-type kernelFunc = func(k int, a *float32, rsa, csa int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, rows int, mask uint64)
+type kernelFunc = func(k int, a *float32, rsa, csa int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, rows int, mask uint64, bias *float32)
 
 // Blocking. A task computes a (rowBlock, colBlock) block of C: for each
 // K block of kc steps, for each mr-row panel of A (in L1), for each
@@ -59,25 +60,23 @@ const (
 	tasksPerProc = 3
 )
 
-// gemmCall is one SGEMM: its operands, its plan, and the packed B. The
-// task functions are method values bound once, so that handing them to
-// parallel.For allocates nothing; calls are recycled through calls.
+// gemmCall is one SGEMM: its operands and its plan. The task function is a
+// method value bound once, so that handing it to parallel.For allocates
+// nothing; calls are recycled through calls.
 type gemmCall struct {
 	kern          *kernel
 	tA, tB        bool
 	m, n, k       int
 	alpha, beta   float32
-	a, b, c       []float32
+	a, b, c, bias []float32
 	lda, ldb, ldc int
 
 	kc                 int
 	rowBlock, colBlock int
 	rowTasks, colTasks int
 	directB            bool
-	bp                 []float32 // packed op(B), nr-column panels of k rows
-	bpBuf              *[]float32
 
-	packFn, taskFn func(lo, hi int)
+	taskFn func(lo, hi int)
 }
 
 // freeList recycles items: a few slots taken and refilled with one atomic
@@ -126,14 +125,13 @@ func getCall() *gemmCall {
 	g := calls.take()
 	if g == nil {
 		g = new(gemmCall)
-		g.packFn = g.packPanels
 		g.taskFn = g.tasks
 	}
 	return g
 }
 
 func putCall(g *gemmCall) {
-	g.a, g.b, g.c, g.bp, g.bpBuf = nil, nil, nil, nil, nil
+	g.a, g.b, g.c, g.bias = nil, nil, nil, nil
 	calls.put(g)
 }
 
@@ -143,7 +141,7 @@ func putCall(g *gemmCall) {
 type bufPool struct{ freeList[[]float32] }
 
 var (
-	packPool bufPool // packed B
+	packPool bufPool // per-task B blocks
 	tilePool bufPool // per-task A panels and edge tiles, all of one size
 )
 
@@ -174,36 +172,26 @@ func (p *bufPool) get(n int) *[]float32 {
 
 func ceilDiv(a, b int) int { return (a + b - 1) / b }
 
-// sgemmKernel computes C = alpha·op(A)·op(B) + beta·C with kern; m, n > 0.
-func sgemmKernel(kern *kernel, tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+// sgemmKernel computes C = alpha·op(A)·op(B) + beta·C + 1·biasᵀ with kern,
+// adding bias (n, or nil for none) to every row of C; m, n > 0.
+func sgemmKernel(kern *kernel, tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int, bias []float32) {
 	checkGemm(tA, tB, m, n, k, len(a), lda, len(b), ldb, len(c), ldc)
 	if k == 0 || alpha == 0 {
-		scaleC(m, n, beta, c, ldc)
+		for i := range m {
+			scaleAddRow(c[i*ldc:i*ldc+n], beta, bias)
+		}
 		return
 	}
 	g := getCall()
 	g.kern = kern
 	g.tA, g.tB, g.m, g.n, g.k = tA, tB, m, n, k
 	g.alpha, g.beta = alpha, beta
-	g.a, g.b, g.c, g.lda, g.ldb, g.ldc = a, b, c, lda, ldb, ldc
+	g.a, g.b, g.c, g.lda, g.ldb, g.ldc, g.bias = a, b, c, lda, ldb, ldc, bias
 	parallelOK := g.plan()
-	if !g.directB {
-		panels := ceilDiv(n, kern.nr)
-		g.bpBuf = packPool.get(panels * k * kern.nr)
-		g.bp = *g.bpBuf
-		if parallelOK {
-			parallel.For(panels, max(1, 4096/k), g.packFn)
-		} else {
-			g.packPanels(0, panels)
-		}
-	}
 	if tasks := g.rowTasks * g.colTasks; tasks > 1 && parallelOK {
 		parallel.For(tasks, 1, g.taskFn)
 	} else {
 		g.tasks(0, tasks)
-	}
-	if g.bpBuf != nil {
-		packPool.put(g.bpBuf)
 	}
 	putCall(g)
 }
@@ -240,93 +228,124 @@ func (g *gemmCall) plan() bool {
 	return parallelOK
 }
 
-// packPanels packs the nr-column panels [lo, hi) of op(B) into bp: panel
-// q holds rows 0..k-1 of columns q·nr.., nr floats a row, zero past n.
-func (g *gemmCall) packPanels(lo, hi int) {
-	nr, k := g.kern.nr, g.k
-	for q := lo; q < hi; q++ {
-		j := q * nr
-		g.kern.packB(g.bp[q*k*nr:(q+1)*k*nr], nr, g.b, g.ldb, g.tB, j, min(nr, g.n-j), 0, k)
-	}
-}
-
 // tasks computes tasks [lo, hi) of the grid: task t is row block
 // t % rowTasks of column block t / rowTasks.
 func (g *gemmCall) tasks(lo, hi int) {
 	kern := g.kern
 	// Every tile buffer has the largest size, so buffers never need growing.
 	buf := tilePool.get(kern.mr*kcMax + kern.mr*kern.nr)
+	var bp *[]float32
+	if !g.directB {
+		bp = packPool.get(g.kc * g.colBlock)
+	}
 	for t := lo; t < hi; t++ {
 		i0 := (t % g.rowTasks) * g.rowBlock
 		j0 := (t / g.rowTasks) * g.colBlock
-		g.block(*buf, i0, min(i0+g.rowBlock, g.m), j0, min(j0+g.colBlock, g.n))
+		w := workspace{ap: (*buf)[:kern.mr*g.kc], tile: (*buf)[len(*buf)-kern.mr*kern.nr:]}
+		if bp != nil {
+			w.bp = *bp
+		}
+		g.block(w, i0, min(i0+g.rowBlock, g.m), j0, min(j0+g.colBlock, g.n))
+	}
+	if bp != nil {
+		packPool.put(bp)
 	}
 	tilePool.put(buf)
 }
 
-// block computes C[i0:i1, j0:j1]; buf holds an A panel and an edge tile.
-func (g *gemmCall) block(buf []float32, i0, i1, j0, j1 int) {
+// workspace is a task's scratch: a packed A panel (mr, kc), the packed B
+// block (nr-column panels of kc rows, nil when B is read in place) and an
+// edge tile (mr, nr).
+type workspace struct{ ap, bp, tile []float32 }
+
+// block computes C[i0:i1, j0:j1]: for each K block it packs the block's
+// B panels into w.bp (kept in L2 while every A panel of the block passes
+// over them), then runs the kernel on each (A panel, B panel) pair. The
+// bias is added with the first K block.
+func (g *gemmCall) block(w workspace, i0, i1, j0, j1 int) {
 	kern := g.kern
 	mr, nr := kern.mr, kern.nr
-	a, b, c := g.a, g.b, g.c
-	lda, ldb, ldc := g.lda, g.ldb, g.ldc
-	ap := buf[:mr*g.kc]
-	tile := buf[len(buf)-mr*nr:]
 	for pc := 0; pc < g.k; pc += g.kc {
 		kc := min(g.kc, g.k-pc)
-		beta := g.beta
+		beta, bias := g.beta, g.bias
 		if pc > 0 {
-			beta = 1
+			beta, bias = 1, nil
+		}
+		if !g.directB {
+			for j := j0; j < j1; j += nr {
+				q := (j - j0) / nr
+				kern.packB(w.bp[q*kc*nr:(q+1)*kc*nr], nr, g.b, g.ldb, g.tB, j, min(nr, g.n-j), pc, kc)
+			}
 		}
 		for i := i0; i < i1; i += mr {
 			rows := min(mr, i1-i)
-			var pa *float32
-			rsa, csa := 1, mr
-			switch {
-			case rows == mr && !g.tA:
-				// Whole panels of op(A) are read in place: measured, that is
-				// at least as fast as packing them, for A and Aᵀ alike.
-				pa, rsa, csa = &a[i*lda+pc], lda, 1
-			case rows == mr:
-				pa, rsa, csa = &a[pc*lda+i], 1, lda
-			default:
-				kern.packA(ap, mr, a, lda, g.tA, i, rows, pc, kc)
-				pa = &ap[0]
-			}
+			pa, rsa, csa := g.aPanel(w.ap, i, rows, pc, kc)
 			for j := j0; j < j1; j += nr {
+				pb, ldbk := g.bPanel(w.bp, j-j0, j, pc, kc)
 				cols := min(nr, j1-j)
-				var pb *float32
-				ldbk := nr
-				if g.directB {
-					pb, ldbk = &b[pc*ldb+j], ldb
-				} else {
-					pb = &g.bp[(j/nr)*g.k*nr+pc*nr]
+				var pbias *float32
+				if bias != nil {
+					pbias = &bias[j]
 				}
 				if cols == nr || kern.masked {
 					fn := kern.fn
 					if kern.edge[1][1] != nil && (2*rows <= mr || 2*cols <= nr) {
 						fn = kern.edge[b2i(2*rows <= mr)][b2i(2*cols <= nr)]
 					}
-					fn(kc, pa, rsa, csa, pb, ldbk, &c[i*ldc+j], ldc, g.alpha, beta, rows, colMask(cols))
+					fn(kc, pa, rsa, csa, pb, ldbk, &g.c[i*g.ldc+j], g.ldc, g.alpha, beta, rows, colMask(cols), pbias)
 					continue
 				}
 				// An unmasked kernel writes whole tiles: compute this one
 				// aside and merge its valid part.
-				kern.fn(kc, pa, rsa, csa, pb, ldbk, &tile[0], nr, 1, 0, rows, colMask(nr))
-				for r := range rows {
-					t := tile[r*nr : r*nr+cols]
-					cr := c[(i+r)*ldc+j : (i+r)*ldc+j+cols]
-					if beta == 0 {
-						for x, v := range t {
-							cr[x] = g.alpha * v
-						}
-					} else {
-						for x, v := range t {
-							cr[x] = g.alpha*v + beta*cr[x]
-						}
-					}
-				}
+				kern.fn(kc, pa, rsa, csa, pb, ldbk, &w.tile[0], nr, 1, 0, rows, colMask(nr), nil)
+				g.mergeTile(w.tile, i, j, rows, cols, beta, bias)
 			}
+		}
+	}
+}
+
+// aPanel returns the kernel's A operand for rows [i, i+rows) and K steps
+// [pc, pc+kc): whole panels are read in place (measured, that is at least
+// as fast as packing them, for A and Aᵀ alike), a partial one is packed
+// into ap.
+func (g *gemmCall) aPanel(ap []float32, i, rows, pc, kc int) (pa *float32, rsa, csa int) {
+	switch {
+	case rows == g.kern.mr && !g.tA:
+		return &g.a[i*g.lda+pc], g.lda, 1
+	case rows == g.kern.mr:
+		return &g.a[pc*g.lda+i], 1, g.lda
+	}
+	g.kern.packA(ap, g.kern.mr, g.a, g.lda, g.tA, i, rows, pc, kc)
+	return &ap[0], 1, g.kern.mr
+}
+
+// bPanel returns the kernel's B operand for columns [j, j+nr) and K steps
+// [pc, pc+kc): op(B) in place, or the packed panel at column jb of the
+// block.
+func (g *gemmCall) bPanel(bp []float32, jb, j, pc, kc int) (pb *float32, ldb int) {
+	if g.directB {
+		return &g.b[pc*g.ldb+j], g.ldb
+	}
+	nr := g.kern.nr
+	return &bp[(jb/nr)*kc*nr], nr
+}
+
+// mergeTile stores the first rows×cols of tile (alpha not yet applied) at
+// C[i, j]: C = alpha·tile + beta·C + bias.
+func (g *gemmCall) mergeTile(tile []float32, i, j, rows, cols int, beta float32, bias []float32) {
+	nr := g.kern.nr
+	for r := range rows {
+		t := tile[r*nr : r*nr+cols]
+		cr := g.c[(i+r)*g.ldc+j : (i+r)*g.ldc+j+cols]
+		for x, v := range t {
+			y := g.alpha * v
+			if beta != 0 {
+				y += beta * cr[x]
+			}
+			if bias != nil {
+				y += bias[j+x]
+			}
+			cr[x] = y
 		}
 	}
 }
@@ -392,22 +411,6 @@ func packBGo(dst []float32, nr int, b []float32, ldb int, tB bool, j0, cols, p0,
 	for x := cols; x < nr; x++ {
 		for p := range kc {
 			dst[p*nr+x] = 0
-		}
-	}
-}
-
-// scaleC sets C = beta·C; beta = 0 clears C, NaNs included.
-func scaleC(m, n int, beta float32, c []float32, ldc int) {
-	for i := range m {
-		row := c[i*ldc : i*ldc+n]
-		switch beta {
-		case 0:
-			clear(row)
-		case 1:
-		default:
-			for j := range row {
-				row[j] *= beta
-			}
 		}
 	}
 }

@@ -76,15 +76,17 @@ type gemmCase struct {
 	alpha, beta float32
 	pad         int  // extra stride and tail of every operand
 	nanC        bool // C starts as NaN (only with beta = 0)
+	bias        bool // through GemmBias, with a random bias row
 }
 
 func (tc gemmCase) String() string {
-	return fmt.Sprintf("tA=%v tB=%v m=%d n=%d k=%d alpha=%v beta=%v pad=%d nanC=%v", tc.tA, tc.tB, tc.m, tc.n, tc.k, tc.alpha, tc.beta, tc.pad, tc.nanC)
+	return fmt.Sprintf("tA=%v tB=%v m=%d n=%d k=%d alpha=%v beta=%v pad=%d nanC=%v bias=%v", tc.tA, tc.tB, tc.m, tc.n, tc.k, tc.alpha, tc.beta, tc.pad, tc.nanC, tc.bias)
 }
 
-// check runs tc through Gemm and compares every element of C with the
-// float64 product, within 2·(k+2)·eps32 of Σ|alpha·a·b| + |beta·c|, and
-// checks that nothing outside C changed and A and B are untouched.
+// check runs tc through Gemm (or GemmBias) and compares every element of
+// C with the float64 product, within 2·(k+2)·eps32 of Σ|alpha·a·b| +
+// |beta·c| + |bias|, and checks that nothing outside C changed and A, B
+// and the bias are untouched.
 func (tc gemmCase) check(t *testing.T, rng *rand.Rand) {
 	t.Helper()
 	ra, ca := tc.m, tc.k
@@ -108,18 +110,25 @@ func (tc gemmCase) check(t *testing.T, rng *rand.Rand) {
 			}
 		}
 	}
+	// The bias row is followed by NaN, which a read past its end uses.
+	bias := newOperand(rng, 1, tc.n, tc.pad+1, nan)
 	a0 := append([]float32(nil), a.data...)
 	b0 := append([]float32(nil), b.data...)
 	c0 := append([]float32(nil), c.data...)
-	Gemm(tc.tA, tc.tB, tc.m, tc.n, tc.k, tc.alpha, a.data, a.ld, b.data, b.ld, tc.beta, c.data, c.ld)
-	for i := range a.data {
-		if math.Float32bits(a.data[i]) != math.Float32bits(a0[i]) {
-			t.Fatalf("%v: A changed at %d", tc, i)
-		}
+	bias0 := append([]float32(nil), bias.data...)
+	if tc.bias {
+		GemmBias(tc.tA, tc.tB, tc.m, tc.n, tc.k, tc.alpha, a.data, a.ld, b.data, b.ld, tc.beta, c.data, c.ld, bias.data[:tc.n])
+	} else {
+		Gemm(tc.tA, tc.tB, tc.m, tc.n, tc.k, tc.alpha, a.data, a.ld, b.data, b.ld, tc.beta, c.data, c.ld)
 	}
-	for i := range b.data {
-		if math.Float32bits(b.data[i]) != math.Float32bits(b0[i]) {
-			t.Fatalf("%v: B changed at %d", tc, i)
+	for _, in := range []struct {
+		name      string
+		now, then []float32
+	}{{"A", a.data, a0}, {"B", b.data, b0}, {"bias", bias.data, bias0}} {
+		for i := range in.now {
+			if math.Float32bits(in.now[i]) != math.Float32bits(in.then[i]) {
+				t.Fatalf("%v: %s changed at %d", tc, in.name, i)
+			}
 		}
 	}
 	// op(A) and op(B)ᵀ as contiguous float64 rows of k.
@@ -165,6 +174,10 @@ func (tc gemmCase) check(t *testing.T, rng *rand.Rand) {
 			want += float64(tc.beta) * float64(c0[idx])
 			bound += math.Abs(float64(tc.beta) * float64(c0[idx]))
 		}
+		if tc.bias {
+			want += float64(bias.data[j])
+			bound += math.Abs(float64(bias.data[j]))
+		}
 		tol := 2*float64(tc.k+2)*(1.0/(1<<23))*bound + 1e-30
 		if d := math.Abs(float64(v) - want); !(d <= tol) {
 			t.Fatalf("%v: C[%d,%d] = %v, want %v (error %.3g > %.3g)", tc, i, j, v, want, d, tol)
@@ -186,6 +199,7 @@ func TestSgemmSmallSizes(t *testing.T) {
 						s := scalars[n%len(scalars)]
 						tc := gemmCase{tA: tr&1 != 0, tB: tr&2 != 0, m: m, n: nn, k: k, alpha: s[0], beta: s[1], pad: n % 3 * 2}
 						tc.nanC = tc.beta == 0 && n%2 == 0
+						tc.bias = n%3 == 0
 						tc.check(t, rng)
 						n++
 					}
@@ -211,6 +225,7 @@ func TestSgemmLargeSizes(t *testing.T) {
 				s := scalars[n%len(scalars)]
 				tc := gemmCase{tA: n&1 != 0, tB: n&2 != 0, m: m, n: nn, k: k, alpha: s[0], beta: s[1], pad: 1 + n%4}
 				tc.nanC = tc.beta == 0
+				tc.bias = n%2 == 1
 				tc.check(t, rng)
 				n++
 			}
@@ -218,8 +233,9 @@ func TestSgemmLargeSizes(t *testing.T) {
 	})
 }
 
-// TestSgemmAllScalars runs every alpha/beta pair and transpose pair on
-// sizes that cross the K block, the parallel split and partial tiles.
+// TestSgemmAllScalars runs every alpha/beta pair and transpose pair, with
+// and without a bias, on sizes that cross the K block, the parallel split
+// and partial tiles.
 func TestSgemmAllScalars(t *testing.T) {
 	shapes := [][3]int{{65, 97, 64}, {197, 65, 400}, {130, 257, 800}, {13, 300, 33}}
 	forEachKernel(t, func(t *testing.T) {
@@ -227,12 +243,26 @@ func TestSgemmAllScalars(t *testing.T) {
 		for _, sh := range shapes {
 			for tr := range 4 {
 				for si, s := range scalars {
-					tc := gemmCase{tA: tr&1 != 0, tB: tr&2 != 0, m: sh[0], n: sh[1], k: sh[2], alpha: s[0], beta: s[1], pad: si % 3, nanC: s[1] == 0}
-					tc.check(t, rng)
+					for _, bias := range []bool{false, true} {
+						tc := gemmCase{tA: tr&1 != 0, tB: tr&2 != 0, m: sh[0], n: sh[1], k: sh[2], alpha: s[0], beta: s[1], pad: si % 3, nanC: s[1] == 0, bias: bias}
+						tc.check(t, rng)
+					}
 				}
 			}
 		}
 	})
+}
+
+// TestGemmBiasGonum checks GemmBias where no assembly kernel runs: the
+// bias is added to C before gonum's product.
+func TestGemmBiasGonum(t *testing.T) {
+	useKernel(t, nil)
+	rng := rand.New(rand.NewPCG(10, 11))
+	for tr := range 4 {
+		for _, s := range scalars {
+			gemmCase{tA: tr&1 != 0, tB: tr&2 != 0, m: 37, n: 45, k: 29, alpha: s[0], beta: s[1], pad: 1, nanC: s[1] == 0, bias: true}.check(t, rng)
+		}
+	}
 }
 
 // TestSgemmWorkers checks the split over more workers than cores.
@@ -244,20 +274,23 @@ func TestSgemmWorkers(t *testing.T) {
 			for tr := range 4 {
 				gemmCase{tA: tr&1 != 0, tB: tr&2 != 0, m: 301, n: 259, k: 401, alpha: -2, beta: 0.25, pad: 3}.check(t, rng)
 				gemmCase{tA: tr&1 != 0, tB: tr&2 != 0, m: 29, n: 1500, k: 97, alpha: 1, beta: 0, pad: 1, nanC: true}.check(t, rng)
+				gemmCase{tA: tr&1 != 0, tB: tr&2 != 0, m: 300, n: 1100, k: 300, alpha: 1, beta: 0, pad: 2, nanC: true, bias: true}.check(t, rng)
 			}
 		})
 		runtime.GOMAXPROCS(old)
 	}
 }
 
-// TestSgemmZeroK checks that k = 0 and alpha = 0 only scale C, and that
-// beta = 0 then clears NaN.
+// TestSgemmDegenerate checks that k = 0 and alpha = 0 only scale C (and
+// add the bias), and that beta = 0 then clears NaN.
 func TestSgemmDegenerate(t *testing.T) {
 	forEachKernel(t, func(t *testing.T) {
 		rng := rand.New(rand.NewPCG(9, 9))
 		for _, s := range scalars {
 			gemmCase{m: 5, n: 40, k: 0, alpha: s[0], beta: s[1], pad: 2, nanC: s[1] == 0}.check(t, rng)
 			gemmCase{tA: true, m: 33, n: 17, k: 9, alpha: 0, beta: s[1], pad: 1, nanC: s[1] == 0}.check(t, rng)
+			gemmCase{m: 5, n: 40, k: 0, alpha: s[0], beta: s[1], pad: 2, nanC: s[1] == 0, bias: true}.check(t, rng)
+			gemmCase{tA: true, m: 33, n: 17, k: 9, alpha: 0, beta: s[1], pad: 1, nanC: s[1] == 0, bias: true}.check(t, rng)
 		}
 	})
 }

@@ -96,15 +96,14 @@ func (op *linearOp) UsePreallocDo(prealloc gorgonia.Value, in ...gorgonia.Value)
 	return out, nil
 }
 
+// linearForward computes out = x·Wᵀ (+ b): x (m, k), W (n, k), b (n).
 func linearForward[T Float](x, w, b gorgonia.Value, out *tensor.Dense, m, n, k int) {
 	y := floats[T](out)
-	beta := T(0)
 	if b != nil {
-		bias := floats[T](b)
-		parallel.Loop(m, 256, broadcastRows[T]{y, bias})
-		beta = 1
+		blas.GemmBias(false, true, m, n, k, 1, floats[T](x), k, floats[T](w), k, 0, y, n, floats[T](b))
+		return
 	}
-	blas.Gemm(false, true, m, n, k, 1, floats[T](x), k, floats[T](w), k, beta, y, n)
+	blas.Gemm(false, true, m, n, k, 1, floats[T](x), k, floats[T](w), k, 0, y, n)
 }
 
 func (op *linearOp) DiffWRT(inputs int) []bool {
@@ -261,16 +260,6 @@ func (op *sumRows) UsePreallocDo(prealloc gorgonia.Value, in ...gorgonia.Value) 
 		parallel.Loop(n, 64, sumColumns[float64]{floats[float64](in[0]), floats[float64](out)})
 	}
 	return out, nil
-}
-
-// broadcastRows copies row into each len(row)-element row of y.
-type broadcastRows[T Float] struct{ y, row []T }
-
-func (k *broadcastRows[T]) Range(lo, hi int) {
-	n := len(k.row)
-	for r := lo; r < hi; r++ {
-		copy(k.y[r*n:(r+1)*n], k.row)
-	}
 }
 
 // sumColumns sets out[j] to the sum of column j of x, whose rows have
