@@ -26,6 +26,12 @@ func sgemmKernelAVX512r6x16(k int, a *float32, rsa, csa int, b *float32, ldb int
 //go:noescape
 func sgemmKernelAVX2(k int, a *float32, rsa, csa int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, rows int, mask uint64, bias *float32)
 
+// prefetchRows brings towards L2 every line of rows rows of width bytes,
+// stride bytes apart, from p. It reads nothing and cannot fault.
+//
+//go:noescape
+func prefetchRows(p *float32, stride, rows, width int)
+
 // packCopyAVX512 copies rows rows of src (stride lds) into rows of
 // 16·chunks floats of dst (stride ldd): chunk q is read under bits 16q..
 // of lmask (zero elsewhere), the last chunk stored under smask.

@@ -8,3 +8,6 @@ func cpuKernels() []*kernel { return nil }
 
 // allKernels lists every kernel of this build.
 func allKernels() []*kernel { return nil }
+
+// prefetchRows does nothing on this build.
+func prefetchRows(p *float32, stride, rows, width int) {}

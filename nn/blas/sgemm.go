@@ -277,10 +277,13 @@ func (g *gemmCall) block(w workspace, i0, i1, j0, j1 int) {
 				kern.packB(w.bp[q*kc*nr:(q+1)*kc*nr], nr, g.b, g.ldb, g.tB, j, min(nr, g.n-j), pc, kc)
 			}
 		}
+		next := g.nextB(pc, j0, j1)
+		perCall := ceilDiv(2*next.rows, ceilDiv(i1-i0, mr)*ceilDiv(j1-j0, nr))
 		for i := i0; i < i1; i += mr {
 			rows := min(mr, i1-i)
 			pa, rsa, csa := g.aPanel(w.ap, i, rows, pc, kc)
 			for j := j0; j < j1; j += nr {
+				g.prefetch(&next, perCall)
 				pb, ldbk := g.bPanel(w.bp, j-j0, j, pc, kc)
 				cols := min(nr, j1-j)
 				var pbias *float32
@@ -301,6 +304,35 @@ func (g *gemmCall) block(w workspace, i0, i1, j0, j1 int) {
 				g.mergeTile(w.tile, i, j, rows, cols, beta, bias)
 			}
 		}
+	}
+}
+
+// bRegion is what prefetch brings in: rows rows of width bytes, ld
+// elements apart, from g.b[off].
+type bRegion struct{ off, rows, width int }
+
+// nextB returns the part of op(B) that block packs for the K block after
+// pc, empty if there is none (or B is read in place). Prefetching it while
+// the current block is computed hides the latency of reading weights from
+// memory.
+func (g *gemmCall) nextB(pc, j0, j1 int) bRegion {
+	next := pc + g.kc
+	if g.directB || next >= g.k {
+		return bRegion{}
+	}
+	kc := min(g.kc, g.k-next)
+	if g.tB {
+		return bRegion{j0*g.ldb + next, j1 - j0, 4 * kc}
+	}
+	return bRegion{next*g.ldb + j0, kc, 4 * (j1 - j0)}
+}
+
+// prefetch brings in the next n rows of r and drops them from r.
+func (g *gemmCall) prefetch(r *bRegion, n int) {
+	if n = min(n, r.rows); n > 0 {
+		prefetchRows(&g.b[r.off], 4*g.ldb, n, r.width)
+		r.off += n * g.ldb
+		r.rows -= n
 	}
 }
 
