@@ -19,6 +19,7 @@ import (
 	"github.com/vit-train/vit-train/models/vit"
 	"github.com/vit-train/vit-train/nn"
 	"github.com/vit-train/vit-train/nn/blas"
+	"github.com/vit-train/vit-train/nn/fmapeak"
 	"github.com/vit-train/vit-train/nn/ops"
 )
 
@@ -44,6 +45,12 @@ type benchResult struct {
 	PeakRSSBytes      int64     `json:"peak_rss_bytes"`
 	ActivationBytes   int64     `json:"activation_bytes"`
 	GradCheckpointing bool      `json:"grad_checkpointing"`
+	// FMAPeak is this process's measured multiply-add peak on its threads
+	// (GFLOPs 0 where it cannot be measured); the PeakShares are
+	// TrainGFLOPs and InferGFLOPs over it, 0 without it.
+	FMAPeak        fmapeak.Result `json:"fma_peak"`
+	TrainPeakShare float64        `json:"train_peak_share"`
+	InferPeakShare float64        `json:"infer_peak_share"`
 	// Under mpirun: the job's processes and the gradient bytes each
 	// contributes. Images/s and GFLOP/s are then the whole job's, with
 	// TrainMsPerStep the step training takes: the gradients averaged
@@ -113,12 +120,15 @@ func newBenchCommand() *cobra.Command {
 			}
 			w := cmd.OutOrStdout()
 			fmt.Fprintf(w, "model %s, %d params, batch %d, BLAS %s, %d threads\n", r.Model, r.Params, r.Batch, r.Backend, r.Threads)
-			fmt.Fprintf(w, "train  %9.1f ms/step  %8.2f images/s  %7.1f GFLOP/s\n", r.TrainMsPerStep, r.TrainImagesPerS, r.TrainGFLOPs)
+			if r.FMAPeak.GFLOPs > 0 {
+				fmt.Fprintf(w, "FMA peak %.1f GFLOP/s, measured (%s, %d threads)\n", r.FMAPeak.GFLOPs, r.FMAPeak.ISA, r.FMAPeak.Threads)
+			}
+			fmt.Fprintf(w, "train  %9.1f ms/step  %8.2f images/s  %7.1f GFLOP/s%s\n", r.TrainMsPerStep, r.TrainImagesPerS, r.TrainGFLOPs, peakShare(r.TrainPeakShare))
 			if r.Ranks > 1 {
 				fmt.Fprintf(w, "       %d processes × batch %d, %s of gradients per process; averaged after the backward pass: %.1f ms/step, %.1f ms (%.1f%%) of it in the allreduce; overlapped: %.1f ms left to wait\n",
 					r.Ranks, r.Batch, bytesString(r.GradBytes), r.NoOverlapMsPerStep, r.AllreduceMsPerStep, 100*r.AllreduceShare, r.ExposedAllreduceMsPerStep)
 			}
-			fmt.Fprintf(w, "infer  %9.1f ms/batch %8.2f images/s  %7.1f GFLOP/s\n", r.InferMsPerBatch, r.InferImagesPerS, r.InferGFLOPs)
+			fmt.Fprintf(w, "infer  %9.1f ms/batch %8.2f images/s  %7.1f GFLOP/s%s\n", r.InferMsPerBatch, r.InferImagesPerS, r.InferGFLOPs, peakShare(r.InferPeakShare))
 			fmt.Fprintf(w, "memory peak RSS %s (activation and gradient buffers %s); per training step %.0f allocations, %s; heap growth over the timed steps %s\n",
 				bytesString(r.PeakRSSBytes), bytesString(r.ActivationBytes), r.AllocsPerStep, bytesString(int64(r.AllocBytesPerStep)), bytesString(r.HeapGrowthBytes))
 			return nil
@@ -178,7 +188,21 @@ func runBench(c vit.Config, batch, steps int, gradCheckpointing bool, memProfile
 	r.TrainImagesPerS, r.TrainGFLOPs = images/(r.TrainMsPerStep/1e3), 3*fwd/(r.TrainMsPerStep/1e3)/1e9
 	r.InferMsPerBatch, r.InferImagesPerS, r.InferGFLOPs, r.InferBatchMs = inferTime*1e3, images/inferTime, fwd/inferTime/1e9, inferMs
 	r.PeakRSSBytes = peakRSS()
+	r.FMAPeak = fmapeak.Measure(r.Threads, 300*time.Millisecond)
+	if p := r.FMAPeak.GFLOPs; p > 0 {
+		// GFLOP/s are the whole job's; the peak is one process's.
+		r.TrainPeakShare = r.TrainGFLOPs / float64(r.Ranks) / p
+		r.InferPeakShare = r.InferGFLOPs / float64(r.Ranks) / p
+	}
 	return r, nil
+}
+
+// peakShare formats a share of the FMA peak, or nothing without one.
+func peakShare(share float64) string {
+	if share <= 0 {
+		return ""
+	}
+	return fmt.Sprintf("  %4.1f%% of the FMA peak", 100*share)
 }
 
 // timeTraining warms up, then times r.Steps training steps (overlapped in
