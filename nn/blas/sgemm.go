@@ -41,11 +41,15 @@ type kernelFunc = func(k int, a *float32, rsa, csa int, b *float32, ldb int, c *
 // Blocking. A task computes a (rowBlock, colBlock) block of C: for each
 // K block of kc steps, for each mr-row panel of A (in L1), for each
 // nr-column panel of B in the block (the whole (kc, colBlock) B block
-// stays in L2), one kernel call. The sizes were chosen by measurement on
-// Zen 5 (48 KiB L1D, 1 MiB L2 per core).
+// stays in L2), one kernel call. K blocks are as long as kcMax allows,
+// which spreads each call's fixed cost (arguments, clearing and storing
+// the tile) over more steps and reads and writes C fewer times; the
+// column block is then as wide as bBlockBytes allows. The sizes were
+// chosen by measurement on Zen 5 (48 KiB L1D, 1 MiB L2 per core).
 const (
-	kcMax = 256 // steps of one K block
-	ncMax = 384 // columns of one task's B block
+	kcMax       = 768       // steps of one K block
+	ncMax       = 384       // columns of one task's B block, at most
+	bBlockBytes = 384 << 10 // the packed B block of a task, at most
 	// op(B), when not transposed, is read in place rather than packed for
 	// C of at most directBMaxM rows or B of at most directBMaxElems.
 	directBMaxM     = 48
@@ -201,14 +205,25 @@ func sgemmKernel(kern *kernel, tA, tB bool, m, n, k int, alpha float32, a []floa
 func (g *gemmCall) plan() bool {
 	mr, nr := g.kern.mr, g.kern.nr
 	m, n, k := g.m, g.n, g.k
-	g.kc = ceilDiv(k, ceilDiv(k, kcMax))
+	// The B block is kc×nc floats: all of op(B)'s columns if they fit in
+	// ncMax, with K blocks as long as bBlockBytes then allows, otherwise
+	// K blocks of up to kcMax and as many columns as fit.
+	nc := min(ncMax, ceilDiv(n, nr)*nr)
+	kcFit := kcMax
+	if nc < ncMax {
+		kcFit = min(kcMax, max(1, bBlockBytes/(4*nc)))
+	}
+	g.kc = ceilDiv(k, ceilDiv(k, kcFit))
+	if nc == ncMax {
+		nc = min(ncMax, max(nr, bBlockBytes/(4*g.kc)/nr*nr))
+	}
 	// op(B) not transposed is read in place when packing would not pay:
 	// few rows of C to spread its cost over, or a B small enough to stay
 	// in L2 as it is.
 	g.directB = !g.tB && (m <= directBMaxM || k*n <= directBMaxElems) && (g.kern.masked || n%nr == 0)
 
 	rowPanels, colPanels := ceilDiv(m, mr), ceilDiv(n, nr)
-	g.rowTasks, g.colTasks = 1, ceilDiv(n, ncMax)
+	g.rowTasks, g.colTasks = 1, ceilDiv(n, nc)
 	procs := 1
 	if m*n*k >= splitWork {
 		procs = runtime.GOMAXPROCS(0)

@@ -237,7 +237,7 @@ func TestSgemmLargeSizes(t *testing.T) {
 // and without a bias, on sizes that cross the K block, the parallel split
 // and partial tiles.
 func TestSgemmAllScalars(t *testing.T) {
-	shapes := [][3]int{{65, 97, 64}, {197, 65, 400}, {130, 257, 800}, {13, 300, 33}}
+	shapes := [][3]int{{65, 97, 64}, {197, 65, 400}, {130, 257, 800}, {13, 300, 33}, {29, 70, 1700}}
 	forEachKernel(t, func(t *testing.T) {
 		rng := rand.New(rand.NewPCG(6, 7))
 		for _, sh := range shapes {
