@@ -251,7 +251,9 @@ func (g *gemmCall) tasks(lo, hi int) {
 	buf := tilePool.get(kern.mr*kcMax + kern.mr*kern.nr)
 	var bp *[]float32
 	if !g.directB {
-		bp = packPool.get(g.kc * g.colBlock)
+		// At least the largest planned size, so that products of every
+		// shape share the buffers without growing them.
+		bp = packPool.get(max(bBlockBytes/4, g.kc*g.colBlock))
 	}
 	for t := lo; t < hi; t++ {
 		i0 := (t % g.rowTasks) * g.rowBlock

@@ -449,6 +449,38 @@ func TestSgemmAllocs(t *testing.T) {
 	})
 }
 
+// TestSgemmShapesShareBuffers runs products whose packed B blocks differ
+// in size in turn, as a training step does: once warm, the pooled
+// buffers serve them all, and no buffer is grown (a stray runtime
+// allocation of a few bytes aside).
+func TestSgemmShapesShareBuffers(t *testing.T) {
+	shapes := [][3]int{{300, 300, 300}, {100, 1000, 1500}, {500, 200, 800}, {400, 90, 70}}
+	forEachKernel(t, func(t *testing.T) {
+		f := func() {
+			for _, sh := range shapes {
+				m, n, k := sh[0], sh[1], sh[2]
+				a, b, c := scratch[:m*k], scratch[:k*n], scratch[m*k:m*k+m*n]
+				Gemm(false, true, m, n, k, 1, a, k, b, k, 0, c, n)
+			}
+		}
+		for range 5 {
+			f()
+		}
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		for range 40 {
+			f()
+		}
+		runtime.ReadMemStats(&after)
+		if grown := after.TotalAlloc - before.TotalAlloc; grown >= 16<<10 {
+			t.Errorf("GOMAXPROCS=%d: %d bytes allocated over 40 rounds of %d products", runtime.GOMAXPROCS(0), grown, len(shapes))
+		}
+	})
+}
+
+// scratch backs the operands of TestSgemmShapesShareBuffers.
+var scratch = make([]float32, 2<<20)
+
 // lda is the minimal stride of op(X) = (rows, cols) stored transposed or not.
 func lda(trans bool, rows, cols int) int {
 	if trans {
