@@ -18,9 +18,10 @@ import (
 // where Ã is (mr, k) with element (i, p) at a[i·rsa + p·csa] and B̃ is
 // (k, nr) with row p the nr floats at b[p·ldb]. beta = 0 writes C without
 // reading it. A non-nil bias points at the tile's first column of a row
-// added to every row of C. A masked kernel stores, and reads from B and C, only the
-// columns whose bit is set in mask (bit j for column j); an unmasked one
-// ignores mask and always reads and writes all nr columns.
+// added to every row of C. A masked kernel stores, and reads from B, C
+// and the bias, only the columns whose bit is set in mask (bit j for
+// column j); an unmasked one ignores mask and always reads and writes all
+// nr columns.
 type kernel struct {
 	name   string
 	mr, nr int
