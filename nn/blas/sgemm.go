@@ -201,23 +201,28 @@ func sgemmKernel(kern *kernel, tA, tB bool, m, n, k int, alpha float32, a []floa
 	putCall(g)
 }
 
+// blockSizes returns the K block kc and the widest column block nc of a
+// product with n columns and k steps, for nr-column kernels. The packed B
+// block is kc×nc floats: all of op(B)'s columns if they fit in ncMax, with
+// K blocks as long as bBlockBytes then allows; otherwise K blocks of up to
+// kcMax, and as many columns as fit.
+func blockSizes(n, k, nr int) (kc, nc int) {
+	nc = min(ncMax, ceilDiv(n, nr)*nr)
+	if nc < ncMax {
+		kcFit := min(kcMax, max(1, bBlockBytes/(4*nc)))
+		return ceilDiv(k, ceilDiv(k, kcFit)), nc
+	}
+	kc = ceilDiv(k, ceilDiv(k, kcMax))
+	return kc, min(ncMax, max(nr, bBlockBytes/(4*kc)/nr*nr))
+}
+
 // plan sets the K block, the task grid and which operands are packed, and
 // reports whether the product is large enough to split over the workers.
 func (g *gemmCall) plan() bool {
 	mr, nr := g.kern.mr, g.kern.nr
 	m, n, k := g.m, g.n, g.k
-	// The B block is kc×nc floats: all of op(B)'s columns if they fit in
-	// ncMax, with K blocks as long as bBlockBytes then allows, otherwise
-	// K blocks of up to kcMax and as many columns as fit.
-	nc := min(ncMax, ceilDiv(n, nr)*nr)
-	kcFit := kcMax
-	if nc < ncMax {
-		kcFit = min(kcMax, max(1, bBlockBytes/(4*nc)))
-	}
-	g.kc = ceilDiv(k, ceilDiv(k, kcFit))
-	if nc == ncMax {
-		nc = min(ncMax, max(nr, bBlockBytes/(4*g.kc)/nr*nr))
-	}
+	var nc int
+	g.kc, nc = blockSizes(n, k, nr)
 	// op(B) not transposed is read in place when packing would not pay:
 	// few rows of C to spread its cost over, or a B small enough to stay
 	// in L2 as it is.
