@@ -145,3 +145,36 @@ func gemm[T float32 | float64](transA, transB bool, m, n, k int, alpha T, a []T,
 		dgemm(transA, transB, m, n, k, float64(alpha), av, lda, any(b).([]float64), ldb, float64(beta), any(c).([]float64), ldc)
 	}
 }
+
+// checkGemm panics, as gonum does, on strides or slices too short for
+// the matrices they hold: the kernels read and write memory directly.
+func checkGemm(tA, tB bool, m, n, k, la, lda, lb, ldb, lc, ldc int) {
+	if m < 0 || n < 0 || k < 0 {
+		panic("blas: negative matrix dimension")
+	}
+	ra, ca := storedShape(tA, m, k)
+	rb, cb := storedShape(tB, k, n)
+	switch {
+	case lda < max(1, ca):
+		panic("blas: bad lda")
+	case ldb < max(1, cb):
+		panic("blas: bad ldb")
+	case ldc < max(1, n):
+		panic("blas: bad ldc")
+	case ra > 0 && ca > 0 && la < (ra-1)*lda+ca:
+		panic("blas: insufficient length of a")
+	case rb > 0 && cb > 0 && lb < (rb-1)*ldb+cb:
+		panic("blas: insufficient length of b")
+	case m > 0 && n > 0 && lc < (m-1)*ldc+n:
+		panic("blas: insufficient length of c")
+	}
+}
+
+// storedShape is the shape of the matrix that holds op(X), (rows, cols):
+// the same, or transposed when trans.
+func storedShape(trans bool, rows, cols int) (int, int) {
+	if trans {
+		return cols, rows
+	}
+	return rows, cols
+}

@@ -34,9 +34,9 @@ func ctrans(t bool) C.enum_CBLAS_TRANSPOSE {
 
 func sgemm(tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	C.cblas_sgemm(C.CblasRowMajor, ctrans(tA), ctrans(tB), C.blasint(m), C.blasint(n), C.blasint(k),
-		C.float(alpha), (*C.float)(unsafe.Pointer(&a[0])), C.blasint(lda),
-		(*C.float)(unsafe.Pointer(&b[0])), C.blasint(ldb), C.float(beta),
-		(*C.float)(unsafe.Pointer(&c[0])), C.blasint(ldc))
+		C.float(alpha), (*C.float)(unsafe.Pointer(unsafe.SliceData(a))), C.blasint(lda),
+		(*C.float)(unsafe.Pointer(unsafe.SliceData(b))), C.blasint(ldb), C.float(beta),
+		(*C.float)(unsafe.Pointer(unsafe.SliceData(c))), C.blasint(ldc))
 }
 
 // sgemmBias reports false: OpenBLAS has no product with a bias row, so
@@ -47,9 +47,9 @@ func sgemmBias(tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b 
 
 func dgemm(tA, tB bool, m, n, k int, alpha float64, a []float64, lda int, b []float64, ldb int, beta float64, c []float64, ldc int) {
 	C.cblas_dgemm(C.CblasRowMajor, ctrans(tA), ctrans(tB), C.blasint(m), C.blasint(n), C.blasint(k),
-		C.double(alpha), (*C.double)(unsafe.Pointer(&a[0])), C.blasint(lda),
-		(*C.double)(unsafe.Pointer(&b[0])), C.blasint(ldb), C.double(beta),
-		(*C.double)(unsafe.Pointer(&c[0])), C.blasint(ldc))
+		C.double(alpha), (*C.double)(unsafe.Pointer(unsafe.SliceData(a))), C.blasint(lda),
+		(*C.double)(unsafe.Pointer(unsafe.SliceData(b))), C.blasint(ldb), C.double(beta),
+		(*C.double)(unsafe.Pointer(unsafe.SliceData(c))), C.blasint(ldc))
 }
 
 // openBLAS satisfies tensor.BLAS: gonum's kernels for everything, with the
@@ -78,4 +78,15 @@ func init() {
 	var b openBLAS
 	tensor.Use(b)
 	gorgonia.Use(b)
+}
+
+// panels is op(B) packed for an assembly kernel, which this build lacks.
+type panels struct{}
+
+// packPanels returns nil: PackB keeps op(B) as a plain matrix.
+func packPanels(tB bool, k, n int, b []float32, ldb int) *panels { return nil }
+
+// gemmPanels is never reached, packPanels making no panels.
+func gemmPanels(p *panels, tA bool, m int, alpha float32, a []float32, lda int, beta float32, c []float32, ldc int, bias []float32) {
+	panic("blas: no packed panels in this build")
 }

@@ -76,6 +76,10 @@ type gemmCall struct {
 	a, b, c, bias []float32
 	lda, ldb, ldc int
 
+	// panels, if set, is op(B) packed in advance (see packPanels): b is
+	// then unused and nothing is packed per task.
+	panels *panels
+
 	kc                 int
 	rowBlock, colBlock int
 	rowTasks, colTasks int
@@ -136,7 +140,7 @@ func getCall() *gemmCall {
 }
 
 func putCall(g *gemmCall) {
-	g.a, g.b, g.c, g.bias = nil, nil, nil, nil
+	g.a, g.b, g.c, g.bias, g.panels = nil, nil, nil, nil, nil
 	calls.put(g)
 }
 
@@ -165,14 +169,19 @@ func (p *bufPool) get(n int) *[]float32 {
 		s = new([]float32)
 	}
 	if len(*s) < n {
-		raw := make([]float32, n+16)
-		off := int(uintptr(unsafe.Pointer(&raw[0]))&63) / 4
-		if off != 0 {
-			off = 16 - off
-		}
-		*s = raw[off : off+n : off+n]
+		*s = alignedFloats(n)
 	}
 	return s
+}
+
+// alignedFloats returns n zero floats whose first is 64-byte aligned.
+func alignedFloats(n int) []float32 {
+	raw := make([]float32, n+16)
+	off := int(uintptr(unsafe.Pointer(&raw[0]))&63) / 4
+	if off != 0 {
+		off = 16 - off
+	}
+	return raw[off : off+n : off+n]
 }
 
 func ceilDiv(a, b int) int { return (a + b - 1) / b }
@@ -181,24 +190,29 @@ func ceilDiv(a, b int) int { return (a + b - 1) / b }
 // adding bias (n, or nil for none) to every row of C; m, n > 0.
 func sgemmKernel(kern *kernel, tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int, bias []float32) {
 	checkGemm(tA, tB, m, n, k, len(a), lda, len(b), ldb, len(c), ldc)
-	if k == 0 || alpha == 0 {
-		for i := range m {
-			scaleAddRow(c[i*ldc:i*ldc+n], beta, bias)
-		}
-		return
-	}
 	g := getCall()
 	g.kern = kern
 	g.tA, g.tB, g.m, g.n, g.k = tA, tB, m, n, k
 	g.alpha, g.beta = alpha, beta
 	g.a, g.b, g.c, g.lda, g.ldb, g.ldc, g.bias = a, b, c, lda, ldb, ldc, bias
+	g.run()
+}
+
+// run plans and computes g's product, then recycles g.
+func (g *gemmCall) run() {
+	defer putCall(g)
+	if g.k == 0 || g.alpha == 0 {
+		for i := range g.m {
+			scaleAddRow(g.c[i*g.ldc:i*g.ldc+g.n], g.beta, g.bias)
+		}
+		return
+	}
 	parallelOK := g.plan()
 	if tasks := g.rowTasks * g.colTasks; tasks > 1 && parallelOK {
 		parallel.For(tasks, 1, g.taskFn)
 	} else {
 		g.tasks(0, tasks)
 	}
-	putCall(g)
 }
 
 // blockSizes returns the K block kc and the widest column block nc of a
@@ -226,7 +240,7 @@ func (g *gemmCall) plan() bool {
 	// op(B) not transposed is read in place when packing would not pay:
 	// few rows of C to spread its cost over, or a B small enough to stay
 	// in L2 as it is.
-	g.directB = !g.tB && (m <= directBMaxM || k*n <= directBMaxElems) && (g.kern.masked || n%nr == 0)
+	g.directB = g.panels == nil && !g.tB && (m <= directBMaxM || k*n <= directBMaxElems) && (g.kern.masked || n%nr == 0)
 
 	rowPanels, colPanels := ceilDiv(m, mr), ceilDiv(n, nr)
 	g.rowTasks, g.colTasks = 1, ceilDiv(n, nc)
@@ -256,7 +270,7 @@ func (g *gemmCall) tasks(lo, hi int) {
 	// Every tile buffer has the largest size, so buffers never need growing.
 	buf := tilePool.get(kern.mr*kcMax + kern.mr*kern.nr)
 	var bp *[]float32
-	if !g.directB {
+	if !g.directB && g.panels == nil {
 		// At least the largest planned size, so that products of every
 		// shape share the buffers without growing them.
 		bp = packPool.get(max(bBlockBytes/4, g.kc*g.colBlock))
@@ -284,7 +298,9 @@ type workspace struct{ ap, bp, tile []float32 }
 // block computes C[i0:i1, j0:j1]: for each K block it packs the block's
 // B panels into w.bp (kept in L2 while every A panel of the block passes
 // over them), then runs the kernel on each (A panel, B panel) pair. The
-// bias is added with the first K block.
+// bias is added with the first K block. B panels packed in advance are
+// read as they are: the hardware prefetcher follows them, one run of
+// memory each.
 func (g *gemmCall) block(w workspace, i0, i1, j0, j1 int) {
 	kern := g.kern
 	mr, nr := kern.mr, kern.nr
@@ -294,10 +310,10 @@ func (g *gemmCall) block(w workspace, i0, i1, j0, j1 int) {
 		if pc > 0 {
 			beta, bias = 1, nil
 		}
-		if !g.directB {
+		if bp := w.bp; bp != nil {
 			for j := j0; j < j1; j += nr {
 				q := (j - j0) / nr
-				kern.packB(w.bp[q*kc*nr:(q+1)*kc*nr], nr, g.b, g.ldb, g.tB, j, min(nr, g.n-j), pc, kc)
+				kern.packB(bp[q*kc*nr:(q+1)*kc*nr], nr, g.b, g.ldb, g.tB, j, min(nr, g.n-j), pc, kc)
 			}
 		}
 		next := g.nextB(pc, j0, j1)
@@ -335,12 +351,12 @@ func (g *gemmCall) block(w workspace, i0, i1, j0, j1 int) {
 type bRegion struct{ off, rows, width int }
 
 // nextB returns the part of op(B) that block packs for the K block after
-// pc, empty if there is none (or B is read in place). Prefetching it while
-// the current block is computed hides the latency of reading weights from
-// memory.
+// pc, empty if there is none (or B is read in place, or was packed in
+// advance). Prefetching it while the current block is computed hides the
+// latency of reading weights from memory.
 func (g *gemmCall) nextB(pc, j0, j1 int) bRegion {
 	next := pc + g.kc
-	if g.directB || next >= g.k {
+	if g.directB || g.panels != nil || next >= g.k {
 		return bRegion{}
 	}
 	kc := min(g.kc, g.k-next)
@@ -375,13 +391,16 @@ func (g *gemmCall) aPanel(ap []float32, i, rows, pc, kc int) (pa *float32, rsa, 
 }
 
 // bPanel returns the kernel's B operand for columns [j, j+nr) and K steps
-// [pc, pc+kc): op(B) in place, or the packed panel at column jb of the
-// block.
+// [pc, pc+kc): op(B) in place, its panel packed in advance, or the panel
+// packed at column jb of the task's block.
 func (g *gemmCall) bPanel(bp []float32, jb, j, pc, kc int) (pb *float32, ldb int) {
-	if g.directB {
-		return &g.b[pc*g.ldb+j], g.ldb
-	}
 	nr := g.kern.nr
+	switch {
+	case g.directB:
+		return &g.b[pc*g.ldb+j], g.ldb
+	case g.panels != nil:
+		return &g.panels.data[g.panels.offset(pc, kc, j)], nr
+	}
 	return &bp[(jb/nr)*kc*nr], nr
 }
 
@@ -467,35 +486,5 @@ func packBGo(dst []float32, nr int, b []float32, ldb int, tB bool, j0, cols, p0,
 		for p := range kc {
 			dst[p*nr+x] = 0
 		}
-	}
-}
-
-// checkGemm panics, as gonum does, on strides or slices too short for
-// the matrices they hold: the kernels read and write memory directly.
-func checkGemm(tA, tB bool, m, n, k, la, lda, lb, ldb, lc, ldc int) {
-	if m < 0 || n < 0 || k < 0 {
-		panic("blas: negative matrix dimension")
-	}
-	ra, ca := m, k
-	if tA {
-		ra, ca = k, m
-	}
-	rb, cb := k, n
-	if tB {
-		rb, cb = n, k
-	}
-	switch {
-	case lda < max(1, ca):
-		panic("blas: bad lda")
-	case ldb < max(1, cb):
-		panic("blas: bad ldb")
-	case ldc < max(1, n):
-		panic("blas: bad ldc")
-	case ra > 0 && ca > 0 && la < (ra-1)*lda+ca:
-		panic("blas: insufficient length of a")
-	case rb > 0 && cb > 0 && lb < (rb-1)*ldb+cb:
-		panic("blas: insufficient length of b")
-	case m > 0 && n > 0 && lc < (m-1)*ldc+n:
-		panic("blas: insufficient length of c")
 	}
 }

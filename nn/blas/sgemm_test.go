@@ -77,26 +77,21 @@ type gemmCase struct {
 	pad         int  // extra stride and tail of every operand
 	nanC        bool // C starts as NaN (only with beta = 0)
 	bias        bool // through GemmBias, with a random bias row
+	packed      bool // B through PackB and the product through GemmPacked
 }
 
 func (tc gemmCase) String() string {
-	return fmt.Sprintf("tA=%v tB=%v m=%d n=%d k=%d alpha=%v beta=%v pad=%d nanC=%v bias=%v", tc.tA, tc.tB, tc.m, tc.n, tc.k, tc.alpha, tc.beta, tc.pad, tc.nanC, tc.bias)
+	return fmt.Sprintf("tA=%v tB=%v m=%d n=%d k=%d alpha=%v beta=%v pad=%d nanC=%v bias=%v packed=%v", tc.tA, tc.tB, tc.m, tc.n, tc.k, tc.alpha, tc.beta, tc.pad, tc.nanC, tc.bias, tc.packed)
 }
 
-// check runs tc through Gemm (or GemmBias) and compares every element of
-// C with the float64 product, within 2·(k+2)·eps32 of Σ|alpha·a·b| +
+// check runs tc through Gemm, GemmBias or GemmPacked and compares every
+// element of C with the float64 product, within 2·(k+2)·eps32 of Σ|alpha·a·b| +
 // |beta·c| + |bias|, and checks that nothing outside C changed and A, B
 // and the bias are untouched.
 func (tc gemmCase) check(t *testing.T, rng *rand.Rand) {
 	t.Helper()
-	ra, ca := tc.m, tc.k
-	if tc.tA {
-		ra, ca = tc.k, tc.m
-	}
-	rb, cb := tc.k, tc.n
-	if tc.tB {
-		rb, cb = tc.n, tc.k
-	}
+	ra, ca := storedShape(tc.tA, tc.m, tc.k)
+	rb, cb := storedShape(tc.tB, tc.k, tc.n)
 	nan := float32(math.NaN())
 	// NaN in the padding of A and B: a kernel that reads past the
 	// matrices, and uses what it reads, poisons C.
@@ -116,9 +111,16 @@ func (tc gemmCase) check(t *testing.T, rng *rand.Rand) {
 	b0 := append([]float32(nil), b.data...)
 	c0 := append([]float32(nil), c.data...)
 	bias0 := append([]float32(nil), bias.data...)
-	if tc.bias {
+	switch {
+	case tc.packed:
+		var row []float32
+		if tc.bias {
+			row = bias.data[:tc.n]
+		}
+		GemmPacked(tc.tA, tc.m, tc.alpha, a.data, a.ld, PackB(tc.tB, tc.k, tc.n, b.data, b.ld), tc.beta, c.data, c.ld, row)
+	case tc.bias:
 		GemmBias(tc.tA, tc.tB, tc.m, tc.n, tc.k, tc.alpha, a.data, a.ld, b.data, b.ld, tc.beta, c.data, c.ld, bias.data[:tc.n])
-	} else {
+	default:
 		Gemm(tc.tA, tc.tB, tc.m, tc.n, tc.k, tc.alpha, a.data, a.ld, b.data, b.ld, tc.beta, c.data, c.ld)
 	}
 	for _, in := range []struct {

@@ -1,0 +1,62 @@
+package blas
+
+// PackedB is the B operand of products that reuse one op(B) over many A,
+// such as a frozen layer's weights: copied once into the layout the
+// float32 kernels read, so that GemmPacked skips packing it on every
+// product. It is a snapshot: later changes to the matrix it was packed
+// from do not reach it. It costs as much memory as op(B) itself.
+type PackedB[T float32 | float64] struct {
+	k, n int
+	// panels is op(B) packed for this package's float32 kernel.
+	panels *panels
+	// plain is B as it was stored, (k, n) or (n, k) when transB, without
+	// its row padding, where there is no such kernel (float64, gonum's or
+	// OpenBLAS's products).
+	plain  []T
+	transB bool
+}
+
+// PackB copies op(B), (k, n), for GemmPacked: B is (k, n) with row stride
+// ldb, or (n, k) when transB.
+func PackB[T float32 | float64](transB bool, k, n int, b []T, ldb int) *PackedB[T] {
+	checkGemm(false, transB, 0, n, k, 0, max(1, k), len(b), ldb, 0, max(1, n))
+	// With k = 0 op(B) is empty as either shape; (0, n) needs no storage.
+	p := &PackedB[T]{k: k, n: n, transB: transB && k > 0}
+	if b32, ok := any(b).([]float32); ok && k > 0 && n > 0 {
+		if p.panels = packPanels(transB, k, n, b32, ldb); p.panels != nil {
+			return p
+		}
+	}
+	rows, cols := storedShape(p.transB, k, n)
+	p.plain = make([]T, rows*cols)
+	for i := range rows {
+		copy(p.plain[i*cols:(i+1)*cols], b[i*ldb:i*ldb+cols])
+	}
+	return p
+}
+
+// Dims returns op(B)'s shape (k, n).
+func (p *PackedB[T]) Dims() (k, n int) { return p.k, p.n }
+
+// GemmPacked computes C = alpha·op(A)·B + beta·C + 1·biasᵀ for B packed
+// by PackB: op(A) is (m, k), C is (m, n) and bias is (n), or nil for
+// none. The result is bit for bit GemmBias's (Gemm's without a bias) on
+// the matrix B was packed from.
+func GemmPacked[T float32 | float64](transA bool, m int, alpha T, a []T, lda int, b *PackedB[T], beta T, c []T, ldc int, bias []T) {
+	if m == 0 || b.n == 0 {
+		return
+	}
+	if bias != nil && len(bias) < b.n {
+		panic("blas: insufficient length of bias")
+	}
+	if b.panels != nil {
+		gemmPanels(b.panels, transA, m, float32(alpha), any(a).([]float32), lda, float32(beta), any(c).([]float32), ldc, any(bias).([]float32))
+		return
+	}
+	_, ldb := storedShape(b.transB, b.k, b.n)
+	if bias == nil {
+		Gemm(transA, b.transB, m, b.n, b.k, alpha, a, lda, b.plain, max(1, ldb), beta, c, ldc)
+		return
+	}
+	GemmBias(transA, b.transB, m, b.n, b.k, alpha, a, lda, b.plain, max(1, ldb), beta, c, ldc, bias)
+}

@@ -1,0 +1,60 @@
+//go:build !openblas
+
+package blas
+
+import "github.com/vit-train/vit-train/nn/parallel"
+
+// panels is op(B), (k, n), packed in advance for one kernel: for each K
+// block of kc steps (the last may be shorter), the panels of nr columns
+// of all n columns in turn, each kc rows of nr floats, zero past column
+// n. A product's K blocks are those blockSizes gives for any number of
+// rows, so every product reads the panels as it would have packed them.
+type panels struct {
+	kern     *kernel
+	k, n, kc int
+	data     []float32
+}
+
+// roundCols rounds n columns up to whole panels.
+func (k *kernel) roundCols(n int) int { return ceilDiv(n, k.nr) * k.nr }
+
+// offset is where the panel of columns [j, j+nr) of the K block that
+// starts at step pc, kc steps long, begins in data.
+func (p *panels) offset(pc, kc, j int) int {
+	nr := p.kern.nr
+	return pc*p.kern.roundCols(p.n) + j/nr*kc*nr
+}
+
+// packPanels packs op(B) for the active kernel, or returns nil where
+// there is none (gonum's products). b has been checked to hold op(B).
+func packPanels(tB bool, k, n int, b []float32, ldb int) *panels {
+	kern := active
+	if kern == nil {
+		return nil
+	}
+	kc, _ := blockSizes(n, k, kern.nr)
+	p := &panels{kern: kern, k: k, n: n, kc: kc}
+	p.data = hugeFloats(p, k*kern.roundCols(n))
+	blocks, cols := ceilDiv(k, kc), ceilDiv(n, kern.nr)
+	parallel.For(blocks*cols, 16, func(lo, hi int) {
+		for t := lo; t < hi; t++ {
+			pc, j := t/cols*kc, t%cols*kern.nr
+			kcb := min(kc, k-pc)
+			off := p.offset(pc, kcb, j)
+			kern.packB(p.data[off:off+kcb*kern.nr], kern.nr, b, ldb, tB, j, min(kern.nr, n-j), pc, kcb)
+		}
+	})
+	return p
+}
+
+// gemmPanels computes C = alpha·op(A)·B + beta·C + 1·biasᵀ (bias nil for
+// none) with B packed in p; m, n > 0.
+func gemmPanels(p *panels, tA bool, m int, alpha float32, a []float32, lda int, beta float32, c []float32, ldc int, bias []float32) {
+	checkGemm(tA, false, m, p.n, p.k, len(a), lda, p.k*p.n, max(1, p.n), len(c), ldc)
+	g := getCall()
+	g.kern, g.panels = p.kern, p
+	g.tA, g.m, g.n, g.k = tA, m, p.n, p.k
+	g.alpha, g.beta = alpha, beta
+	g.a, g.c, g.lda, g.ldc, g.bias = a, c, lda, ldc, bias
+	g.run()
+}
