@@ -307,3 +307,84 @@ func TestInitialisation(t *testing.T) {
 		}
 	}
 }
+
+// TestFrozenEvalGraph checks nn.Graph.FreezeWeights on a distilled model:
+// refused on a training graph; an evaluation graph's logits bit for bit
+// those of an unfrozen one; every linear layer's weight packed (after
+// all of them are changed in place the frozen graph still computes with
+// the old ones); ThawWeights and freezing anew both follow the change.
+func TestFrozenEvalGraph(t *testing.T) {
+	c, err := Preset("deit_fmnist_distilled_patch4_28", Overrides{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := New(c, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	train, err := m.BuildGraph(2, true, ops.NewRandomness(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := train.FreezeWeights(); err == nil || !strings.Contains(err.Error(), "training graph") {
+		t.Fatalf("FreezeWeights on a training graph: %v", err)
+	}
+	plain, err := m.BuildGraph(3, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	frozen, err := m.BuildGraph(3, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := frozen.FreezeWeights(); err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(2, 2))
+	for i, img := 0, plain.ImageData.([]float32); i < len(img); i++ {
+		img[i] = float32(rng.NormFloat64())
+	}
+	copy(frozen.ImageData.([]float32), plain.ImageData.([]float32))
+	run := func(g *nn.Graph) []float32 {
+		t.Helper()
+		if err := g.Run(); err != nil {
+			t.Fatal(err)
+		}
+		return g.Predictions(nil)
+	}
+	same := func(what string, got, want []float32) {
+		t.Helper()
+		for i := range got {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("%s: logit %d = %v, want %v", what, i, got[i], want[i])
+			}
+		}
+	}
+	before := run(plain)
+	same("frozen", run(frozen), before)
+	same("frozen, second run", run(frozen), before)
+
+	changed := 0
+	for _, p := range m.Params {
+		if strings.HasSuffix(p.Name, ".weight") && p.Value.Dims() >= 2 {
+			for i, w := range p.Float32s() {
+				p.Float32s()[i] = -w
+			}
+			changed++
+		}
+	}
+	if want := 2 + 4*c.Depth + 1; changed != want { // heads, patch embedding, four per block
+		t.Fatalf("changed %d linear weights, want %d", changed, want)
+	}
+	after := run(plain)
+	if math.Float32bits(after[0]) == math.Float32bits(before[0]) {
+		t.Fatal("changing the weights left the logits as they were")
+	}
+	same("frozen, weights changed in place", run(frozen), before)
+	frozen.ThawWeights()
+	same("thawed", run(frozen), after)
+	if err := frozen.FreezeWeights(); err != nil {
+		t.Fatal(err)
+	}
+	same("frozen anew", run(frozen), after)
+}

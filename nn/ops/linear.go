@@ -42,6 +42,8 @@ type linearOp struct {
 	base
 	xDims, wDims int
 	bias         bool
+	// frozen, when set, keeps the weight packed across runs.
+	frozen *frozenWeight
 }
 
 func (op *linearOp) Type() hm.Type {
@@ -89,16 +91,25 @@ func (op *linearOp) UsePreallocDo(prealloc gorgonia.Value, in ...gorgonia.Value)
 		b = in[2]
 	}
 	if dt == tensor.Float32 {
-		linearForward[float32](in[0], in[1], b, out, m, n, k)
+		linearForward[float32](op.frozen, in[0], in[1], b, out, m, n, k)
 	} else {
-		linearForward[float64](in[0], in[1], b, out, m, n, k)
+		linearForward[float64](op.frozen, in[0], in[1], b, out, m, n, k)
 	}
 	return out, nil
 }
 
-// linearForward computes out = x·Wᵀ (+ b): x (m, k), W (n, k), b (n).
-func linearForward[T Float](x, w, b gorgonia.Value, out *tensor.Dense, m, n, k int) {
+// linearForward computes out = x·Wᵀ (+ b): x (m, k), W (n, k), b (n),
+// with W's packed copy in frozen when that is set.
+func linearForward[T Float](frozen *frozenWeight, x, w, b gorgonia.Value, out *tensor.Dense, m, n, k int) {
 	y := floats[T](out)
+	if frozen != nil {
+		var bias []T
+		if b != nil {
+			bias = floats[T](b)
+		}
+		blas.GemmPacked(false, m, 1, floats[T](x), k, packedWeight(frozen, floats[T](w), n, k), 0, y, n, bias)
+		return
+	}
 	if b != nil {
 		blas.GemmBias(false, true, m, n, k, 1, floats[T](x), k, floats[T](w), k, 0, y, n, floats[T](b))
 		return

@@ -1,6 +1,7 @@
 package ops_test
 
 import (
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -65,5 +66,105 @@ func TestLinearRejectsMismatchedShapes(t *testing.T) {
 	w := gorgonia.NewMatrix(g, tensor.Float64, gorgonia.WithShape(4, 5), gorgonia.WithName("w"))
 	if _, err := ops.Linear(x, w, nil); err == nil {
 		t.Fatal("expected an error for 3 features against a weight taking 5")
+	}
+}
+
+// TestLinearFrozenWeight checks a frozen Linear: bit for bit the plain
+// op's result in float32 and float64, the packed copy kept while the
+// weight tensor is the same (its values must not change meanwhile),
+// packed anew for another tensor or after FreezeWeight(true) again, and
+// dropped by FreezeWeight(false).
+func TestLinearFrozenWeight(t *testing.T) {
+	for _, dt := range []tensor.Dtype{tensor.Float32, tensor.Float64} {
+		t.Run(dt.String(), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(3, 4))
+			asDtype := func(d *tensor.Dense) *tensor.Dense {
+				if dt == tensor.Float64 {
+					return d
+				}
+				f := d.Float64s()
+				s := make([]float32, len(f))
+				for i, v := range f {
+					s[i] = float32(v)
+				}
+				return tensor.New(tensor.WithShape(d.Shape().Clone()...), tensor.WithBacking(s))
+			}
+			x := asDtype(opstest.Rand(rng, -1, 1, 3, 50, 70))
+			w := asDtype(opstest.Rand(rng, -1, 1, 90, 70))
+			b := asDtype(opstest.Rand(rng, -1, 1, 90))
+			g := gorgonia.NewGraph()
+			node, err := ops.Linear(gorgonia.NodeFromAny(g, x), gorgonia.NodeFromAny(g, w), gorgonia.NodeFromAny(g, b))
+			if err != nil {
+				t.Fatal(err)
+			}
+			op := node.Op().(ops.WeightFreezer)
+			if op.WeightArg() != 1 {
+				t.Fatalf("WeightArg = %d, want 1", op.WeightArg())
+			}
+			run := func(w *tensor.Dense) []float64 {
+				t.Helper()
+				y, err := op.Do(x, w, b)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return floats64(y.(*tensor.Dense))
+			}
+			same := func(what string, got, want []float64) {
+				t.Helper()
+				for i := range got {
+					if math.Float64bits(got[i]) != math.Float64bits(want[i]) {
+						t.Fatalf("%s: y[%d] = %v, want %v", what, i, got[i], want[i])
+					}
+				}
+			}
+			plain := run(w)
+			op.FreezeWeight(true)
+			same("frozen", run(w), plain)
+			// Changing the values in place is what freezing rules out: the
+			// copy stays as packed until the op is frozen again.
+			scale(w, -2)
+			same("frozen, weight changed in place", run(w), plain)
+			op.FreezeWeight(false)
+			plain2 := run(w)
+			if math.Float64bits(plain2[0]) == math.Float64bits(plain[0]) {
+				t.Fatal("scaling the weight did not change the output")
+			}
+			op.FreezeWeight(true)
+			same("frozen again", run(w), plain2)
+			// Another weight tensor is packed anew.
+			w3 := asDtype(opstest.Rand(rng, -1, 1, 90, 70))
+			op.FreezeWeight(false)
+			plain3 := run(w3)
+			op.FreezeWeight(true)
+			same("frozen, first tensor", run(w), plain2)
+			same("frozen, another tensor", run(w3), plain3)
+		})
+	}
+}
+
+func floats64(d *tensor.Dense) []float64 {
+	switch s := d.Data().(type) {
+	case []float64:
+		return s
+	case []float32:
+		f := make([]float64, len(s))
+		for i, v := range s {
+			f[i] = float64(v)
+		}
+		return f
+	}
+	return nil
+}
+
+func scale(d *tensor.Dense, by float64) {
+	switch s := d.Data().(type) {
+	case []float64:
+		for i := range s {
+			s[i] *= by
+		}
+	case []float32:
+		for i := range s {
+			s[i] *= float32(by)
+		}
 	}
 }

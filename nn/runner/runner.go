@@ -108,7 +108,7 @@ func (p *Program) resolve(g *gorgonia.ExprGraph, sched []scheduled) (entries []e
 			p.slots = append(p.slots, nil)
 		}
 		ent := entry{node: e.node, out: out}
-		for _, c := range children(g, e.node) {
+		for _, c := range Inputs(g, e.node) {
 			ent.inputs = append(ent.inputs, current[c])
 			lastUse[current[c]] = j
 		}
@@ -174,7 +174,7 @@ func plan(g *gorgonia.ExprGraph, outputs []*gorgonia.Node) ([]*gorgonia.Node, *P
 			return
 		}
 		needed[n] = true
-		for _, c := range children(g, n) {
+		for _, c := range Inputs(g, n) {
 			mark(c)
 		}
 	}
@@ -235,7 +235,7 @@ func schedule(g *gorgonia.ExprGraph, execNodes []*gorgonia.Node, segments []Segm
 			if in[r] || r == seg.Output {
 				continue
 			}
-			for _, c := range children(g, r) {
+			for _, c := range Inputs(g, r) {
 				if in[c] {
 					first = pos[r]
 					break
@@ -264,8 +264,8 @@ func schedule(g *gorgonia.ExprGraph, execNodes []*gorgonia.Node, segments []Segm
 	return sched
 }
 
-// children returns n's inputs in argument order.
-func children(g *gorgonia.ExprGraph, n *gorgonia.Node) []*gorgonia.Node {
+// Inputs returns n's inputs, its children, in argument order.
+func Inputs(g *gorgonia.ExprGraph, n *gorgonia.Node) []*gorgonia.Node {
 	it := g.From(n.ID())
 	var cs []*gorgonia.Node
 	for it.Next() {
