@@ -68,6 +68,11 @@ func NewNetTeacher(s NetTeacherSpec) (*NetTeacher, error) {
 	if t.train, err = s.Net.Graph(s.TrainBatch, false, nil); err != nil {
 		return nil, err
 	}
+	// Run on every training step with weights that never change; the
+	// evaluation graph, run once, packs them as it goes instead.
+	if err = t.train.FreezeWeights(); err != nil {
+		return nil, err
+	}
 	if t.images, err = t.train.Float32Images(); err != nil {
 		return nil, fmt.Errorf("distill.teacher %s: %w", s.Path, err)
 	}
@@ -94,6 +99,10 @@ func (t *NetTeacher) Fill(images []float32, _ []int, _ augment.MixInfo, dst []fl
 
 // Describe is the teacher's model name and checkpoint.
 func (t *NetTeacher) Describe() string { return fmt.Sprintf("%s from %s", t.net.Name(), t.path) }
+
+// TrainGraph is the graph Fill runs, (TrainBatch, C, H, W) images to
+// (TrainBatch, classes) logits, its weights frozen.
+func (t *NetTeacher) TrainGraph() *nn.Graph { return t.train }
 
 // EvalGraph is the teacher's evaluation graph, (EvalBatch, C, H, W) images
 // to (EvalBatch, classes) logits, for scoring it on the evaluation data.

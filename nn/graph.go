@@ -46,6 +46,7 @@ type Graph struct {
 	GradCheckpointing bool
 
 	forward *runner.Program
+	frozen  bool
 }
 
 // Float32Images returns ImageData, the (B, C, H, W) input, as float32
@@ -152,9 +153,13 @@ func (gr *Graph) FreezeWeights() error {
 // weights again, and the network's weights may change.
 func (gr *Graph) ThawWeights() { gr.setFrozen(false) }
 
+// Frozen reports whether FreezeWeights is in effect.
+func (gr *Graph) Frozen() bool { return gr.frozen }
+
 // setFrozen freezes or thaws every op whose weight operand is one of the
 // network's parameters.
 func (gr *Graph) setFrozen(frozen bool) {
+	gr.frozen = frozen
 	params := make(map[*gorgonia.Node]bool, len(gr.ParamNodes))
 	for _, p := range gr.ParamNodes {
 		params[p] = true

@@ -103,7 +103,7 @@ func TestResNetResumeIsExact(t *testing.T) {
 }
 
 // TestDistillFromResNetTeacher distils a ViT from a ResNet checkpoint: the
-// teacher stays bit-identical (weights and running statistics), its score
+// teacher runs frozen and stays bit-identical (weights and running statistics), its score
 // is that of its own logits, and each loss term is logged.
 func TestDistillFromResNetTeacher(t *testing.T) {
 	teacherPath := tinyResNet(t)
@@ -124,6 +124,9 @@ func TestDistillFromResNetTeacher(t *testing.T) {
 	ck, err := LoadCheckpoint(teacherPath)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if !tr.teacher.(*distill.NetTeacher).TrainGraph().Frozen() {
+		t.Fatal("the teacher's training-time graph is not frozen")
 	}
 	after := tr.teacher.(*distill.NetTeacher).Net().Tensors()
 	saved := tensorsByName(ck.Params)

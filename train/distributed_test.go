@@ -341,6 +341,9 @@ func TestDataParallelResNetSharesBatchNormStatistics(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if !r.Graph.Frozen() {
+		t.Fatal("OpenEval's graph is not frozen")
+	}
 	ev, err := Evaluate(context.Background(), r.Graph, r.Loader)
 	if err != nil {
 		t.Fatal(err)

@@ -24,7 +24,7 @@ type EvalRun struct {
 	Data       *Datasets // the datasets Config names
 	Items      data.Dataset
 	Loader     *data.Loader // Items in order, batches of Config.Data.EvalBatchSize
-	Graph      *nn.Graph    // the evaluation graph, batch Config.Data.EvalBatchSize
+	Graph      *nn.Graph    // the evaluation graph, batch Config.Data.EvalBatchSize, weights frozen
 	// Note says what was changed to run at ImageSize; empty otherwise.
 	Note string
 }
@@ -78,6 +78,10 @@ func OpenEval(path string, o EvalOptions) (*EvalRun, error) {
 		return nil, err
 	}
 	if r.Graph, err = r.Net.Graph(batch, false, nil); err != nil {
+		return nil, err
+	}
+	// The checkpoint's weights stay as loaded for the whole run.
+	if err := r.Graph.FreezeWeights(); err != nil {
 		return nil, err
 	}
 	return r, nil

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"runtime/pprof"
 	"strconv"
 	"strings"
@@ -176,6 +177,14 @@ func runBench(c vit.Config, batch, steps int, gradCheckpointing bool, memProfile
 		return benchResult{}, err
 	}
 	copyImages(eval, step.Graph)
+	// Inference runs as eval and predict run it, with no training state:
+	// the step's buffers and AdamW's moments go back to the system before
+	// the frozen weights' copy is made, rather than add to the peak.
+	step, bt, fill = nil, nil, nil
+	debug.FreeOSMemory()
+	if err := eval.FreezeWeights(); err != nil {
+		return benchResult{}, err
+	}
 	if err := eval.Run(); err != nil {
 		return benchResult{}, err
 	}

@@ -52,6 +52,9 @@ passes unchanged), then normalised with the checkpoint's mean and std.`,
 			if err != nil {
 				return err
 			}
+			if err := g.FreezeWeights(); err != nil {
+				return err
+			}
 			img, err := g.Float32Images()
 			if err != nil {
 				return err

@@ -340,6 +340,9 @@ func TestFrozenEvalGraph(t *testing.T) {
 	if err := frozen.FreezeWeights(); err != nil {
 		t.Fatal(err)
 	}
+	if !frozen.Frozen() || plain.Frozen() || train.Frozen() {
+		t.Fatalf("Frozen: %v, %v, %v; want true for the frozen graph only", frozen.Frozen(), plain.Frozen(), train.Frozen())
+	}
 	rng := rand.New(rand.NewPCG(2, 2))
 	for i, img := 0, plain.ImageData.([]float32); i < len(img); i++ {
 		img[i] = float32(rng.NormFloat64())
@@ -382,6 +385,9 @@ func TestFrozenEvalGraph(t *testing.T) {
 	}
 	same("frozen, weights changed in place", run(frozen), before)
 	frozen.ThawWeights()
+	if frozen.Frozen() {
+		t.Fatal("Frozen after ThawWeights")
+	}
 	same("thawed", run(frozen), after)
 	if err := frozen.FreezeWeights(); err != nil {
 		t.Fatal(err)
