@@ -6,7 +6,9 @@
 // place) into panels that an assembly micro-kernel multiplies in registers,
 // 12×32 tiles with AVX-512 or 6×16 with AVX2+FMA, chosen at run time from the
 // CPU's features; large products are spread over the workers of
-// nn/parallel. Other CPUs and architectures, and float64 products, use
+// nn/parallel. A B operand that many products share, such as frozen
+// weights, can be packed once with PackB and multiplied by with
+// GemmPacked. Other CPUs and architectures, and float64 products, use
 // gonum's pure-Go kernels. Gorgonia's and tensor's float32 GEMM is routed
 // through the same kernel. The build tag `openblas` routes all of it through
 // OpenBLAS (Debian's libopenblas-dev) via cgo instead.
