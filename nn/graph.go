@@ -74,6 +74,7 @@ func (gr *Graph) Run() error {
 		if err != nil {
 			return err
 		}
+		p.Substitute(gr.G, ops.NativeOp)
 		gr.forward = p
 	}
 	return gr.forward.Run()

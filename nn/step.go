@@ -6,6 +6,7 @@ import (
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
+	"github.com/vit-train/vit-train/nn/ops"
 	"github.com/vit-train/vit-train/nn/runner"
 )
 
@@ -53,6 +54,9 @@ func (gr *Graph) Differentiate(loss *gorgonia.Node, extra ...*gorgonia.Node) (*S
 	if err != nil {
 		return nil, err
 	}
+	// Gorgonia's Adds that sum the gradients of values read more than once
+	// allocate on every run; ops' Add computes the same sums in place.
+	prog.Substitute(gr.G, ops.NativeOp)
 	gr.forward = prog // Value and Predictions read the step's run
 	watch, err := prog.Watch(grads)
 	if err != nil {

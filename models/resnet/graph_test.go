@@ -60,12 +60,15 @@ func oneOf(dt tensor.Dtype) any {
 	return float32(1)
 }
 
+// compile plans outputs as nn.Graph and nn.Step do, with ops' own Adds in
+// place of Gorgonia's.
 func compile(t *testing.T, g *gorgonia.ExprGraph, outputs ...*gorgonia.Node) *runner.Program {
 	t.Helper()
 	p, err := runner.Compile(g, outputs...)
 	if err != nil {
 		t.Fatal(err)
 	}
+	p.Substitute(g, ops.NativeOp)
 	return p
 }
 

@@ -39,6 +39,7 @@ func Combine(weights []float64, terms ...*gorgonia.Node) (*gorgonia.Node, error)
 type combineOp struct {
 	base
 	weights []float64
+	out     scalarOut
 }
 
 func (op *combineOp) Type() hm.Type { return fnType(0, make([]int, len(op.weights))...) }
@@ -56,7 +57,7 @@ func (op *combineOp) Do(in ...gorgonia.Value) (gorgonia.Value, error) {
 	for i, v := range in {
 		s += op.weights[i] * scalarOf(v)
 	}
-	return scalarValue(dt, s), nil
+	return op.out.set(dt, s), nil
 }
 
 // UsePreallocDo computes the sum; scalars need no buffer.

@@ -18,11 +18,16 @@ func Add(a, b *gorgonia.Node) (*gorgonia.Node, error) {
 	if a.Dims() < 1 {
 		return nil, fmt.Errorf("Add: inputs %v need at least 1 dim", a.Shape())
 	}
-	return gorgonia.ApplyOp(&addOp{newSameShape2("Add", a.Dims(), addKernel[float32], addKernel[float64])}, a, b)
+	return gorgonia.ApplyOp(newAdd(a.Dims()), a, b)
 }
 
 // addOp is Add: a, b → a + b, all one shape.
 type addOp struct{ *sameShape2 }
+
+// newAdd returns Add's op for tensors of dims dimensions.
+func newAdd(dims int) *addOp {
+	return &addOp{newSameShape2("Add", dims, addKernel[float32], addKernel[float64])}
+}
 
 func addKernel[T Float](a, b, out []T) {
 	parallel.Loop(len(a), rowsWorkGrain, addElems[T]{a, b, out})

@@ -90,6 +90,7 @@ type lossOp struct {
 	base
 	lossParams
 	rows []float64
+	out  scalarOut
 }
 
 func (op *lossOp) Type() hm.Type { return fnType(0, 2, 2) }
@@ -118,7 +119,7 @@ func (op *lossOp) Do(in ...gorgonia.Value) (gorgonia.Value, error) {
 	for _, l := range op.rows {
 		sum += l
 	}
-	return scalarValue(dt, sum*op.norm(b, c)), nil
+	return op.out.set(dt, sum*op.norm(b, c)), nil
 }
 
 // UsePreallocDo computes the scalar loss; scalars need no buffer.

@@ -135,14 +135,22 @@ func reuse(prealloc gorgonia.Value, dt tensor.Dtype, size int) *tensor.Dense {
 	return nil
 }
 
-// scalarValue wraps a float as the gorgonia scalar value of dtype dt.
-func scalarValue(dt tensor.Dtype, x float64) gorgonia.Value {
+// scalarOut is the value of an op whose output is a scalar, held by the
+// op and set again on every run, so that a run allocates nothing. A value
+// read from a run is overwritten by the next: callers keep the float.
+type scalarOut struct {
+	f32 gorgonia.F32
+	f64 gorgonia.F64
+}
+
+// set stores x as the gorgonia scalar of dtype dt and returns it.
+func (o *scalarOut) set(dt tensor.Dtype, x float64) gorgonia.Value {
 	if dt == tensor.Float32 {
-		v := gorgonia.F32(x)
-		return &v
+		o.f32 = gorgonia.F32(x)
+		return &o.f32
 	}
-	v := gorgonia.F64(x)
-	return &v
+	o.f64 = gorgonia.F64(x)
+	return &o.f64
 }
 
 // scalarOf reads a float from a gorgonia scalar or a one-element tensor.

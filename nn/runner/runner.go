@@ -6,7 +6,8 @@
 // topological order. Every op node gets an output buffer at compile time;
 // buffers are shared between nodes whose lifetimes do not overlap, so a
 // training step allocates nothing once compiled (for ops that implement
-// gorgonia.UsePreallocDoer, as all of vit-train's fused ops do).
+// gorgonia.UsePreallocDoer without allocating, as all of vit-train's fused
+// ops do; Substitute swaps in such an op where Gorgonia's would allocate).
 //
 // Ops must not keep references to their input values between runs: what a
 // backward node needs from the forward pass is either a graph input of that
@@ -82,6 +83,29 @@ func CompileRecompute(g *gorgonia.ExprGraph, segments []Segment, outputs ...*gor
 	entries, lastUse := p.resolve(g, schedule(g, execNodes, segments, isOutput))
 	p.allocate(entries, lastUse, isOutput)
 	return p, nil
+}
+
+// Native gives, for a node and its inputs (in argument order), an op to run
+// in place of the node's own, or false to keep that (see ops.NativeOp).
+type Native func(n *gorgonia.Node, inputs []*gorgonia.Node) (gorgonia.UsePreallocDoer, bool)
+
+// Substitute makes every step with a planned buffer run the op native
+// gives for its node instead of the node's own, and returns how many steps
+// it changed. The graph is left as it is: the node keeps its op for
+// gorgonia.Grad and for error messages.
+func (p *Program) Substitute(g *gorgonia.ExprGraph, native Native) int {
+	changed := 0
+	for i := range p.steps {
+		st := &p.steps[i]
+		if st.prealloc == nil {
+			continue
+		}
+		if op, ok := native(st.node, Inputs(g, st.node)); ok {
+			st.prealloc = op
+			changed++
+		}
+	}
+	return changed
 }
 
 // entry is one scheduled node with the slots it writes and reads.

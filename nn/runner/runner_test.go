@@ -150,3 +150,53 @@ func TestRunAllocatesNothing(t *testing.T) {
 		t.Fatalf("Run allocates %v times", a)
 	}
 }
+
+// TestSubstitute checks that the Adds gorgonia.Grad inserts to sum the
+// gradient of a value read twice run as ops' own Add once substituted:
+// the gradients stay bit for bit those of Gorgonia's Add, and a run of the
+// backward pass then allocates nothing.
+func TestSubstitute(t *testing.T) {
+	g, x, _, y := chain(t, 16, 8)
+	// x is read by the chain's first layer and by the residual Add below.
+	sum, err := ops.Add(y, x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cost, err := ops.SoftTargetCrossEntropy(sum, x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	grads, err := gorgonia.Grad(cost, x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := runner.Compile(g, grads[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	native, err := runner.Compile(g, grads[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := native.Substitute(g, ops.NativeOp); n < 1 {
+		t.Fatalf("Substitute changed %d steps, want the gradient sums", n)
+	}
+	if n := native.Substitute(g, func(*gorgonia.Node, []*gorgonia.Node) (gorgonia.UsePreallocDoer, bool) { return nil, false }); n != 0 {
+		t.Fatalf("a Native that declines every node changed %d steps", n)
+	}
+	for _, p := range []*runner.Program{plain, native} {
+		if err := p.Run(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := plain.Value(grads[0]).Data().([]float64)
+	got := native.Value(grads[0]).Data().([]float64)
+	for i := range want {
+		if math.Float64bits(got[i]) != math.Float64bits(want[i]) {
+			t.Fatalf("gradient %d: %v with ops' Add, %v with Gorgonia's", i, got[i], want[i])
+		}
+	}
+	if a := testing.AllocsPerRun(10, func() { _ = native.Run() }); a > 0 {
+		t.Errorf("the substituted backward pass allocates %v times per run", a)
+	}
+}
