@@ -219,6 +219,10 @@ func peakShare(share float64) string {
 // gradients after the backward pass) and the memory they allocate. With a
 // memProfile path, every allocation of the timed steps is recorded there.
 func (r *benchResult) timeTraining(bt *benchTrainer, memProfile string) error {
+	// Collect the setup's garbage before the warm-up steps: a collection
+	// empties sync.Pool, whose caches the steps after it refill, so the
+	// timed steps would otherwise count those allocations.
+	runtime.GC()
 	for i := 0; i < 2; i++ {
 		if err := bt.plain(); err != nil {
 			return err
@@ -236,7 +240,6 @@ func (r *benchResult) timeTraining(bt *benchTrainer, memProfile string) error {
 		r.AllreduceShare = r.AllreduceMsPerStep / r.NoOverlapMsPerStep
 		train = bt.overlapped
 	}
-	runtime.GC()
 	var before, after, settled runtime.MemStats
 	runtime.ReadMemStats(&before)
 	stopProfile := startAllocProfile(memProfile)

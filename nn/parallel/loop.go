@@ -17,9 +17,9 @@ type Body[B any] interface {
 //
 // A closure that captures its arguments is allocated on every call, since
 // For hands it to other goroutines. Loop instead copies body into a loop
-// kept for reuse, one pool per body type, whose func value is bound once:
-// in steady state a call allocates nothing. Kernels that run on every
-// training step use it:
+// kept for reuse, on a free list per body type, whose func value is bound
+// once: once as many loops of a type exist as run at once, a call
+// allocates nothing. Kernels that run on every training step use it:
 //
 //	type scaleBody struct{ x []float32; s float32 }
 //
@@ -39,30 +39,55 @@ func Loop[B any, P Body[B]](n, grain int, body B) {
 	For(n, grain, l.fn)
 	var zero B
 	l.body = zero // drop the references the arguments hold
-	l.pool.Put(l)
+	l.free.put(l)
 }
 
 // loop is a body and its Range bound as a func value.
 type loop[B any, P Body[B]] struct {
 	body B
 	fn   func(lo, hi int)
-	pool *sync.Pool
+	free *loops[B, P]
 }
 
-// loopPools holds a *sync.Pool of *loop per body type.
-var loopPools sync.Map
+// loops is the free list of the loops of one body type. Unlike sync.Pool,
+// it is never emptied by a collection and keeps no per-worker chains that
+// grow when callers move between threads, so taking and returning a loop
+// allocates nothing once the list has grown.
+type loops[B any, P Body[B]] struct {
+	mu   sync.Mutex
+	list []*loop[B, P]
+}
+
+func (f *loops[B, P]) put(l *loop[B, P]) {
+	f.mu.Lock()
+	f.list = append(f.list, l)
+	f.mu.Unlock()
+}
+
+// take returns a free loop, or a new one when none is free.
+func (f *loops[B, P]) take() *loop[B, P] {
+	f.mu.Lock()
+	if n := len(f.list); n > 0 {
+		l := f.list[n-1]
+		f.list[n-1] = nil
+		f.list = f.list[:n-1]
+		f.mu.Unlock()
+		return l
+	}
+	f.mu.Unlock()
+	l := &loop[B, P]{free: f}
+	l.fn = func(lo, hi int) { P(&l.body).Range(lo, hi) }
+	return l
+}
+
+// loopLists holds a *loops[B, P] per body type.
+var loopLists sync.Map
 
 func takeLoop[B any, P Body[B]]() *loop[B, P] {
 	key := reflect.TypeFor[B]()
-	p, ok := loopPools.Load(key)
+	f, ok := loopLists.Load(key)
 	if !ok {
-		p, _ = loopPools.LoadOrStore(key, new(sync.Pool))
+		f, _ = loopLists.LoadOrStore(key, new(loops[B, P]))
 	}
-	pool := p.(*sync.Pool)
-	if l, ok := pool.Get().(*loop[B, P]); ok {
-		return l
-	}
-	l := &loop[B, P]{pool: pool}
-	l.fn = func(lo, hi int) { P(&l.body).Range(lo, hi) }
-	return l
+	return f.(*loops[B, P]).take()
 }

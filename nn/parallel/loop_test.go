@@ -93,9 +93,6 @@ func (k *nestedBody) Range(lo, hi int) {
 }
 
 func TestLoopAllocs(t *testing.T) {
-	if allocs.RaceDetector {
-		t.Skip("the race detector's sync.Pool drops loops at random")
-	}
 	withProcs(t, 2)
 	var spread atomic.Int32
 	data32, data64 := make([]int32, 1<<14), make([]float64, 1<<14)
@@ -113,14 +110,11 @@ func TestLoopAllocs(t *testing.T) {
 // TestLoopReleasesArguments checks that a finished Loop keeps no
 // reference to its body's arguments.
 func TestLoopReleasesArguments(t *testing.T) {
-	if allocs.RaceDetector {
-		t.Skip("the race detector's sync.Pool drops loops at random")
-	}
 	var spread atomic.Int32
 	addOnes(make([]int32, 100), &spread)
 	l := takeLoop[countBody[int32]]()
-	defer l.pool.Put(l)
+	defer l.free.put(l)
 	if l.body.data != nil || l.body.spread != nil {
-		t.Fatal("a pooled loop still holds its last arguments")
+		t.Fatal("a free loop still holds its last arguments")
 	}
 }
