@@ -25,9 +25,9 @@ func GELU(x *gorgonia.Node) (*gorgonia.Node, error) {
 }
 
 // geluOp is y = GELU(x), or with grad its backward dx = dy·GELU'(x) taking
-// (x, dy). Once differentiated, the forward also keeps GELU'(x) (op-owned,
+// (y, dy). Once differentiated, the forward also keeps GELU'(x) (op-owned,
 // reused), which the backward multiplies by dy instead of evaluating Φ and φ
-// a second time; x stays an input of the backward to order it after the
+// a second time; y is an input of the backward only to order it after the
 // forward.
 type geluOp struct {
 	base
@@ -170,7 +170,11 @@ func (op *geluOp) SymDiff(inputs gorgonia.Nodes, output, grad *gorgonia.Node) (g
 	back := newGELUOp(op.dims, true)
 	back.fwd = op
 	op.keep = true
-	dx, err := gorgonia.ApplyOp(back, inputs[0], grad)
+	// The backward reads only dy and the kept slope; its first input, the
+	// forward's output, orders it after the forward. Ordering by x instead
+	// would keep x, a (B, N, 4D) buffer in a ViT's MLP, alive until the
+	// backward pass, where nothing else needs it.
+	dx, err := gorgonia.ApplyOp(back, output, grad)
 	if err != nil {
 		return nil, err
 	}
