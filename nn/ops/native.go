@@ -10,10 +10,11 @@ import (
 
 // NativeOp returns an op of this package that computes n's value from its
 // inputs in (n's children, in argument order) as n's own Gorgonia op does,
-// bit for bit, without allocating, or false when there is none. It covers the op gorgonia.Grad inserts wherever a value
-// is read more than once: Gorgonia's elementwise Add of two tensors of
-// n's shape, which it uses to sum the value's gradients. Gorgonia's Add
-// allocates on every call; a runner substitutes the returned op for it.
+// bit for bit, without allocating, or false when there is none. It covers
+// the op gorgonia.Grad inserts wherever a value is read more than once:
+// Gorgonia's elementwise Add of two tensors of n's shape, which sums the
+// value's gradients. Gorgonia's Add allocates on every call; a runner
+// substitutes the returned op for it (runner.Program.Substitute).
 func NativeOp(n *gorgonia.Node, in []*gorgonia.Node) (gorgonia.UsePreallocDoer, bool) {
 	if !isGorgoniaAdd(n.Op()) || n.IsScalar() || len(in) != 2 {
 		return nil, false

@@ -9,9 +9,10 @@ import (
 
 // AllocationBudget is the most heap allocations one run of a compiled
 // graph may make at GOMAXPROCS procs: none on one worker, where every loop
-// runs inline. On more, the runtime refills the per-worker caches of
-// sync.Pool and of blocked goroutines' records now and then, a fraction of
-// an allocation per run that may reach a few while the workers settle.
+// runs inline. On more, the runtime now and then refills its per-worker
+// caches of the records of blocked goroutines, and the products' buffer
+// pools grow while the workers settle: a fraction of an allocation per
+// run, which may reach a few.
 func AllocationBudget(procs int) float64 {
 	if procs == 1 {
 		return 0
