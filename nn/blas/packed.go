@@ -41,7 +41,9 @@ func (p *PackedB[T]) Dims() (k, n int) { return p.k, p.n }
 // GemmPacked computes C = alpha·op(A)·B + beta·C + 1·biasᵀ for B packed
 // by PackB: op(A) is (m, k), C is (m, n) and bias is (n), or nil for
 // none. The result is bit for bit GemmBias's (Gemm's without a bias) on
-// the matrix B was packed from.
+// the matrix B was packed from, except with gonum's float32 product (no
+// assembly kernel for the CPU), whose rounding depends on where its
+// operands lie in memory: there it may differ in the last bit.
 func GemmPacked[T float32 | float64](transA bool, m int, alpha T, a []T, lda int, b *PackedB[T], beta T, c []T, ldc int, bias []T) {
 	if m == 0 || b.n == 0 {
 		return
