@@ -110,9 +110,11 @@ func (s Spec) Validate() error {
 	return fmt.Errorf("model architecture %q: want %q or %q", s.Arch, ArchViT, ArchResNet)
 }
 
-// Overrides change a registered model's input, class count and
+// Overrides change a registered model's input, class count, shape and
 // regularisation; zero fields keep the model's value (a ResNet has no
-// default input: Resolve fills it from the data).
+// default input: Resolve fills it from the data). The shape fields are
+// the keyword arguments timm's create_model passes to a ViT (patch_size,
+// embed_dim, depth, num_heads, mlp_ratio) and apply to ViTs only.
 type Overrides struct {
 	ImageSize    int
 	NumClasses   int
@@ -120,6 +122,35 @@ type Overrides struct {
 	DropRate     float64
 	AttnDropRate float64
 	DropPathRate float64
+
+	PatchSize int
+	EmbedDim  int
+	Depth     int
+	Heads     int
+	// MLPRatio sets the MLP's hidden width to int(EmbedDim·MLPRatio), as
+	// timm's Block; when only EmbedDim is set, the model's own ratio is kept.
+	MLPRatio float64
+}
+
+// changesShape reports whether o sets any of a ViT's shape fields.
+func (o Overrides) changesShape() bool {
+	return o.PatchSize != 0 || o.EmbedDim != 0 || o.Depth != 0 || o.Heads != 0 || o.MLPRatio != 0
+}
+
+// reshape applies o's shape fields to c.
+func (o Overrides) reshape(c vit.Config) vit.Config {
+	ratio := float64(c.MLPDim) / float64(c.EmbedDim)
+	if o.MLPRatio != 0 {
+		ratio = o.MLPRatio
+	}
+	c.PatchSize = keep(o.PatchSize, c.PatchSize)
+	c.EmbedDim = keep(o.EmbedDim, c.EmbedDim)
+	c.Depth = keep(o.Depth, c.Depth)
+	c.Heads = keep(o.Heads, c.Heads)
+	if o.EmbedDim != 0 || o.MLPRatio != 0 {
+		c.MLPDim = int(float64(c.EmbedDim) * ratio)
+	}
+	return c
 }
 
 // Names lists the registered model names: the ViT and DeiT presets, then
@@ -139,6 +170,8 @@ func Create(name string, o Overrides) (Spec, error) {
 		switch {
 		case o.DropRate != 0 || o.AttnDropRate != 0 || o.DropPathRate != 0:
 			return Spec{}, fmt.Errorf("model %s: drop_rate, attn_drop_rate and drop_path_rate apply to ViTs only", name)
+		case o.changesShape():
+			return Spec{}, fmt.Errorf("model %s: patch_size, embed_dim, depth, num_heads and mlp_ratio apply to ViTs only", name)
 		case o.ImageSize < 0 || o.NumClasses < 0 || o.Channels < 0:
 			return Spec{}, fmt.Errorf("model %s: img_size, num_classes and in_chans must not be negative", name)
 		}
@@ -153,9 +186,14 @@ func Create(name string, o Overrides) (Spec, error) {
 
 // CustomViT returns the spec of the ViT of configuration c, whatever its
 // name (an imported model, say), with overrides applied: input size, class
-// count and channels when set, and the dropout and drop-path rates always,
-// as for a preset.
+// count, channels and shape when set, and the dropout and drop-path rates
+// always, as for a preset.
 func CustomViT(c vit.Config, o Overrides) (Spec, error) {
+	if o.PatchSize < 0 || o.EmbedDim < 0 || o.Depth < 0 || o.Heads < 0 || o.MLPRatio < 0 {
+		return Spec{}, fmt.Errorf("model %s: patch_size %d, embed_dim %d, depth %d, num_heads %d and mlp_ratio %g must not be negative",
+			c.Name, o.PatchSize, o.EmbedDim, o.Depth, o.Heads, o.MLPRatio)
+	}
+	c = o.reshape(c)
 	c.ImageSize = keep(o.ImageSize, c.ImageSize)
 	c.NumClasses = keep(o.NumClasses, c.NumClasses)
 	c.Channels = keep(o.Channels, c.Channels)

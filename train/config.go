@@ -44,6 +44,14 @@ type ModelConfig struct {
 	DropRate     float64 `yaml:"drop_rate"`
 	AttnDropRate float64 `yaml:"attn_drop_rate"`
 	DropPathRate float64 `yaml:"drop_path_rate"`
+	// PatchSize, EmbedDim, Depth, Heads and MLPRatio change a ViT's shape
+	// (timm's create_model keyword arguments); 0 keeps the model's. With
+	// embed_dim alone, the MLP keeps the model's width ratio.
+	PatchSize int     `yaml:"patch_size"`
+	EmbedDim  int     `yaml:"embed_dim"`
+	Depth     int     `yaml:"depth"`
+	Heads     int     `yaml:"num_heads"`
+	MLPRatio  float64 `yaml:"mlp_ratio"`
 	// ViT, when set, is the full configuration of the ViT named Name, for
 	// a model that is not a preset (an imported one, fine-tuned): it
 	// replaces the preset lookup, and the fields above override it as they
@@ -217,7 +225,8 @@ func parseConfigYAML(raw []byte) (Config, error) {
 func (c Config) ModelSpec() (models.Spec, error) {
 	m := c.Model
 	o := models.Overrides{ImageSize: m.ImageSize, NumClasses: m.NumClasses, Channels: m.Channels,
-		DropRate: m.DropRate, AttnDropRate: m.AttnDropRate, DropPathRate: m.DropPathRate}
+		DropRate: m.DropRate, AttnDropRate: m.AttnDropRate, DropPathRate: m.DropPathRate,
+		PatchSize: m.PatchSize, EmbedDim: m.EmbedDim, Depth: m.Depth, Heads: m.Heads, MLPRatio: m.MLPRatio}
 	if m.ViT == nil {
 		return models.Create(m.Name, o)
 	}

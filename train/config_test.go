@@ -53,6 +53,12 @@ func TestConfigErrorsNameTheKey(t *testing.T) {
 		{"", []string{"model.name=vit_nope"}, `unknown model "vit_nope"`},
 		{"", []string{"sched.name=linear"}, `sched.name = linear: want cosine, step or constant`},
 		{"", []string{"epochs.x=1"}, `key "epochs" is not a mapping`},
+		{"data:\n  batch_size: 64\nmodel:\n  vit:\n    name: vit_fmnist_patch4_28\n    patch_sise: 2\n", nil,
+			`line 6: unknown key "model.vit.patch_sise"`},
+		{"", []string{"model.patch_size=3"}, `patch_size 3 does not divide img_size 28`},
+		{"", []string{"model.num_heads=3"}, `num_heads 3 does not divide embed_dim 64`},
+		{"", []string{"model.depth=-1"}, `must not be negative`},
+		{"", []string{"model.name=resnet20", "model.patch_size=2"}, `model resnet20: patch_size, embed_dim, depth, num_heads and mlp_ratio apply to ViTs only`},
 	} {
 		path := ""
 		if tc.file != "" {
@@ -143,5 +149,37 @@ func TestIneffectiveSettingsAreErrors(t *testing.T) {
 	cfg := DefaultConfig()
 	if _, err := Override(cfg, []string{"data.root=/data"}); err != nil {
 		t.Errorf("Override: %v", err)
+	}
+}
+
+func TestShapeOverridesChangeAPreset(t *testing.T) {
+	for _, tc := range []struct {
+		sets                                  []string
+		patch, dim, depth, heads, mlp, tokens int
+	}{
+		{nil, 4, 64, 4, 4, 128, 50},
+		{[]string{"model.patch_size=2"}, 2, 64, 4, 4, 128, 197},
+		{[]string{"model.img_size=14", "model.patch_size=2"}, 2, 64, 4, 4, 128, 50},
+		{[]string{"model.depth=6", "model.num_heads=8"}, 4, 64, 6, 8, 128, 50},
+		// embed_dim alone keeps the preset's MLP ratio (2); mlp_ratio sets it.
+		{[]string{"model.embed_dim=96"}, 4, 96, 4, 4, 192, 50},
+		{[]string{"model.embed_dim=96", "model.mlp_ratio=4"}, 4, 96, 4, 4, 384, 50},
+		{[]string{"model.mlp_ratio=1.5"}, 4, 64, 4, 4, 96, 50},
+	} {
+		cfg, err := LoadConfig("", tc.sets)
+		if err != nil {
+			t.Fatalf("%v: %v", tc.sets, err)
+		}
+		spec, err := cfg.ModelSpec()
+		if err != nil {
+			t.Fatalf("%v: %v", tc.sets, err)
+		}
+		c := spec.ViT
+		if c.PatchSize != tc.patch || c.EmbedDim != tc.dim || c.Depth != tc.depth || c.Heads != tc.heads ||
+			c.MLPDim != tc.mlp || c.NumTokens() != tc.tokens {
+			t.Errorf("%v: got patch %d, dim %d, depth %d, heads %d, mlp %d, %d tokens; want %d, %d, %d, %d, %d, %d",
+				tc.sets, c.PatchSize, c.EmbedDim, c.Depth, c.Heads, c.MLPDim, c.NumTokens(),
+				tc.patch, tc.dim, tc.depth, tc.heads, tc.mlp, tc.tokens)
+		}
 	}
 }

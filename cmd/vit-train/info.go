@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/vit-train/vit-train/models"
 	"github.com/vit-train/vit-train/models/resnet"
 	"github.com/vit-train/vit-train/models/vit"
 )
@@ -33,20 +34,37 @@ func newModelsCommand() *cobra.Command {
 	}
 }
 
-// modelFlags are the flags that pick a preset and override its input and classes.
+// modelFlags are the flags that pick a ViT preset and override its input,
+// classes and shape (as model.img_size, model.patch_size, … in a config).
 type modelFlags struct {
 	name string
-	o    vit.Overrides
+	o    models.Overrides
 }
 
 func (f *modelFlags) register(cmd *cobra.Command, def string) {
-	cmd.Flags().StringVar(&f.name, "model", def, "model preset (see `vit-train models`)")
-	cmd.Flags().IntVar(&f.o.ImageSize, "img-size", 0, "input image size (default: the preset's)")
-	cmd.Flags().IntVar(&f.o.NumClasses, "num-classes", 0, "number of classes (default: the preset's)")
-	cmd.Flags().IntVar(&f.o.Channels, "in-chans", 0, "input channels (default: the preset's)")
+	fl := cmd.Flags()
+	fl.StringVar(&f.name, "model", def, "model preset (see `vit-train models`)")
+	fl.IntVar(&f.o.ImageSize, "img-size", 0, "input image size (default: the preset's)")
+	fl.IntVar(&f.o.NumClasses, "num-classes", 0, "number of classes (default: the preset's)")
+	fl.IntVar(&f.o.Channels, "in-chans", 0, "input channels (default: the preset's)")
+	fl.IntVar(&f.o.PatchSize, "patch-size", 0, "patch size (default: the preset's)")
+	fl.IntVar(&f.o.EmbedDim, "embed-dim", 0, "embedding width (default: the preset's)")
+	fl.IntVar(&f.o.Depth, "depth", 0, "number of encoder blocks (default: the preset's)")
+	fl.IntVar(&f.o.Heads, "num-heads", 0, "attention heads (default: the preset's)")
+	fl.Float64Var(&f.o.MLPRatio, "mlp-ratio", 0, "MLP width / embedding width (default: the preset's)")
 }
 
-func (f *modelFlags) config() (vit.Config, error) { return vit.Preset(f.name, f.o) }
+// config is the configuration of the ViT the flags describe.
+func (f *modelFlags) config() (vit.Config, error) {
+	spec, err := models.Create(f.name, f.o)
+	if err != nil {
+		return vit.Config{}, err
+	}
+	if spec.IsCNN() {
+		return vit.Config{}, fmt.Errorf("--model %s: a ViT or DeiT preset is needed here", f.name)
+	}
+	return spec.ViT, nil
+}
 
 // modelInfo is what `vit-train info` reports.
 type modelInfo struct {

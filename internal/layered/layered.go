@@ -41,13 +41,142 @@ func structTree(v reflect.Value) map[string]any {
 
 // MergeYAML merges the YAML mapping raw into t: each key it sets must be
 // one of t's and each value of its kind (an integer is accepted for a
-// float). Keys it does not set keep their values.
+// float). Keys it does not set keep their values. Errors begin "line N:",
+// the line of raw that holds the key or value at fault.
 func (t Tree) MergeYAML(raw []byte) error {
-	var doc map[string]any
+	var doc yaml.Node
 	if err := yaml.Unmarshal(raw, &doc); err != nil {
 		return err
 	}
-	return merge(t, doc, "")
+	if len(doc.Content) == 0 {
+		return nil // an empty document sets nothing
+	}
+	root := doc.Content[0]
+	if root.Kind != yaml.MappingNode {
+		return fmt.Errorf("line %d: want a mapping of keys to values, got %s", root.Line, nodeText(root))
+	}
+	return mergeNode(t, root, "")
+}
+
+// mergeNode merges the mapping node n into dst, refusing keys dst does not
+// have and values whose kind differs from the default's.
+func mergeNode(dst map[string]any, n *yaml.Node, prefix string) error {
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		key := prefix + k.Value
+		old, ok := dst[k.Value]
+		if !ok {
+			return fmt.Errorf("line %d: unknown key %q (known: %s)", k.Line, key, strings.Join(knownKeys(dst, prefix), ", "))
+		}
+		if sub, isMap := old.(map[string]any); isMap {
+			if v.Kind != yaml.MappingNode {
+				return fmt.Errorf("line %d: key %q: want a mapping, got %s", v.Line, key, nodeText(v))
+			}
+			if err := mergeNode(sub, v, key+"."); err != nil {
+				return err
+			}
+			continue
+		}
+		nv, err := leafValue(old, v, key)
+		if err != nil {
+			return err
+		}
+		dst[k.Value] = nv
+	}
+	return nil
+}
+
+// leafValue decodes n as the new value of the leaf key whose current value
+// is old. A leaf that holds a pointer to a struct (nil by default) takes a
+// whole mapping, checked field by field against that struct, and keeps
+// it as a new pointer. Errors begin with the line of the fault when n
+// has one.
+func leafValue(old any, n *yaml.Node, key string) (any, error) {
+	if st, ok := structType(old); ok {
+		if isNull(n) {
+			return reflect.Zero(reflect.TypeOf(old)).Interface(), nil
+		}
+		if err := checkStruct(n, st, key); err != nil {
+			return nil, err
+		}
+		p := reflect.New(st)
+		if err := n.Decode(p.Interface()); err != nil {
+			return nil, atLine(n, fmt.Errorf("key %q: %w", key, err))
+		}
+		return p.Interface(), nil
+	}
+	var v any
+	if err := n.Decode(&v); err != nil {
+		return nil, atLine(n, fmt.Errorf("key %q: %w", key, err))
+	}
+	nv, err := convertLike(old, v)
+	if err != nil {
+		return nil, atLine(n, fmt.Errorf("key %q: %w", key, err))
+	}
+	return nv, nil
+}
+
+// isNull reports whether n is YAML's null.
+func isNull(n *yaml.Node) bool { return n.Kind == yaml.ScalarNode && n.Tag == "!!null" }
+
+// atLine prefixes err with n's line, when n comes from a document.
+func atLine(n *yaml.Node, err error) error {
+	if n.Line == 0 {
+		return err
+	}
+	return fmt.Errorf("line %d: %w", n.Line, err)
+}
+
+// structType is the struct type a leaf holds (through a pointer), if any.
+func structType(v any) (reflect.Type, bool) {
+	t := reflect.TypeOf(v)
+	if t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return t, t != nil && t.Kind() == reflect.Struct
+}
+
+// checkStruct checks that the mapping node n decodes into a struct of type
+// st: every key is one of its yaml fields, and every value decodes into
+// its field. Errors name the key and, through n, the line.
+func checkStruct(n *yaml.Node, st reflect.Type, key string) error {
+	if n.Kind != yaml.MappingNode {
+		return atLine(n, fmt.Errorf("key %q: want a mapping, got %s", key, nodeText(n)))
+	}
+	fields := map[string]reflect.Type{}
+	for i := 0; i < st.NumField(); i++ {
+		name, _, _ := strings.Cut(st.Field(i).Tag.Get("yaml"), ",")
+		if name != "" && name != "-" {
+			fields[name] = st.Field(i).Type
+		}
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		ft, ok := fields[k.Value]
+		if !ok {
+			known := make([]string, 0, len(fields))
+			for name := range fields {
+				known = append(known, key+"."+name)
+			}
+			sort.Strings(known)
+			return atLine(k, fmt.Errorf("unknown key %q (known: %s)", key+"."+k.Value, strings.Join(known, ", ")))
+		}
+		if err := v.Decode(reflect.New(ft).Interface()); err != nil {
+			return atLine(v, fmt.Errorf("key %q: %w", key+"."+k.Value, err))
+		}
+	}
+	return nil
+}
+
+// nodeText is a short description of n for error messages.
+func nodeText(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	}
+	return fmt.Sprintf("%q", n.Value)
 }
 
 // Set applies key=value settings in order: key is a dotted path
@@ -120,7 +249,22 @@ func setPath(dst map[string]any, path []string, v any, prefix string) error {
 		return merge(sub, vm, key+".")
 	}
 	if len(path) > 1 {
+		if st, ok := structType(old); ok {
+			return fmt.Errorf("key %q is not set: give it whole, as %s={...} with the fields of %s", key, key, st)
+		}
 		return fmt.Errorf("key %q is not a mapping", key)
+	}
+	if _, ok := structType(old); ok {
+		var n yaml.Node
+		if err := n.Encode(v); err != nil {
+			return fmt.Errorf("key %q: %w", key, err)
+		}
+		nv, err := leafValue(old, &n, key)
+		if err != nil {
+			return err
+		}
+		dst[path[0]] = nv
+		return nil
 	}
 	nv, err := convertLike(old, v)
 	if err != nil {

@@ -80,3 +80,59 @@ func TestDecodeStrictRefusesUnknownFields(t *testing.T) {
 		t.Fatalf("seed %d, %v", o.Seed, err)
 	}
 }
+
+// withOptional has a leaf that holds a struct, nil by default, as
+// train.ModelConfig's vit.
+type withOptional struct {
+	Seed  uint64 `yaml:"seed"`
+	Inner inner  `yaml:"inner"`
+	Shape *inner `yaml:"shape,omitempty"`
+}
+
+func TestYAMLErrorsNameTheLineOfTheFile(t *testing.T) {
+	for _, c := range []struct {
+		yaml string
+		want string
+	}{
+		{"seed: 1\ninner:\n  rate: 2\n  speed: 3\n", `line 4: unknown key "inner.speed"`},
+		{"seed: 1\n\ninner:\n  steps: many\n", `line 4: key "inner.steps": want an integer, got many`},
+		{"seed: 1\ninner: 3\n", `line 2: key "inner": want a mapping, got "3"`},
+		{"inner:\n  rate: 1\nshape:\n  name: x\n  stepz: 2\n", `line 5: unknown key "shape.stepz" (known: shape.name, shape.rate, shape.steps)`},
+		{"shape:\n  rate: 1\n  steps: [1, 2]\n", `line 3: key "shape.steps": yaml: unmarshal errors:` + "\n  line 3: cannot unmarshal !!seq into int"},
+		{"- 1\n- 2\n", `line 1: want a mapping of keys to values, got a list`},
+	} {
+		err := Of(withOptional{}).MergeYAML([]byte(c.yaml))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: want an error containing %q, got %v", c.yaml, c.want, err)
+		}
+	}
+}
+
+func TestStructLeafTakesAWholeMapping(t *testing.T) {
+	tree := Of(withOptional{})
+	if err := tree.MergeYAML([]byte("shape:\n  rate: 1.5\n  name: s\n")); err != nil {
+		t.Fatal(err)
+	}
+	if err := tree.Set([]string{"shape=null", "shape={rate: 2, steps: 4}"}); err != nil {
+		t.Fatal(err)
+	}
+	var got withOptional
+	if err := tree.Decode(&got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Shape == nil || *got.Shape != (inner{Rate: 2, Steps: 4}) {
+		t.Fatalf("shape %+v, want the mapping set last, whole", got.Shape)
+	}
+	for _, c := range []struct{ set, want string }{
+		{"shape={rate: 2, colour: red}", `--set shape: unknown key "shape.colour"`},
+		{"shape={steps: x}", `--set shape: key "shape.steps"`},
+	} {
+		if err := Of(withOptional{}).Set([]string{c.set}); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: want an error containing %q, got %v", c.set, c.want, err)
+		}
+	}
+	err := Of(withOptional{}).Set([]string{"shape.rate=2"})
+	if err == nil || !strings.Contains(err.Error(), `key "shape" is not set: give it whole, as shape={...}`) {
+		t.Errorf("shape.rate=2 on a nil struct: got %v", err)
+	}
+}
