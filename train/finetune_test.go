@@ -132,3 +132,42 @@ func TestResNetWithEMALayerDecayAndInitFrom(t *testing.T) {
 		t.Fatalf("opening the EMA weights: %v", err)
 	}
 }
+
+// TestFinetuneRecipeKeepsAConvergedModelsAccuracy trains a small model to
+// the end of its schedule, then fine-tunes it at the same resolution with
+// FinetuneConfig, as `vit-train finetune` without --config does: its
+// top-1 must not fall. The recipe the shipped fine-tuning config used
+// before (SGD at lr 0.01 for a batch of 64, layer decay 0.75, pad-crop +
+// flip) is the control, and must lower it: the test tells a harmful
+// recipe from a harmless one.
+func TestFinetuneRecipeKeepsAConvergedModelsAccuracy(t *testing.T) {
+	data := []string{"data.train_subset=5000", "data.eval_subset=1000", "data.eval_batch_size=250", "progress=false"}
+	base := t.TempDir()
+	sum, err := Run(context.Background(), smallConfig(t, append(data, "epochs=5", "sched.warmup_epochs=0.3", "model.drop_path_rate=0")...), Options{Dir: base})
+	if err != nil {
+		t.Fatal(err)
+	}
+	converged := sum.Last.Top1
+	finetune := func(sets ...string) float64 {
+		t.Helper()
+		cfg, err := LoadConfigOver(FinetuneConfig(), "", append(append(data, "init.from="+filepath.Join(base, LastCheckpoint)), sets...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum, err := Run(context.Background(), cfg, Options{Dir: t.TempDir()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sum.Last.Top1
+	}
+	const tolerance = 0.3 // points: 3 of the 1,000 test images
+	kept := finetune()
+	if kept < converged-tolerance {
+		t.Errorf("fine-tuning with FinetuneConfig lowered top-1 from %.2f%% to %.2f%%", converged, kept)
+	}
+	harmful := finetune("optim.lr=0.01", "optim.scale_lr=false", "optim.layer_decay=0.75", "aug.train=padcrop-flip")
+	if harmful > converged-2 {
+		t.Errorf("control: the former recipe gave %.2f%% from %.2f%%; a drop of 2 points or more was expected", harmful, converged)
+	}
+	t.Logf("converged %.2f%%, FinetuneConfig %.2f%%, former recipe %.2f%%", converged, kept, harmful)
+}
