@@ -13,7 +13,11 @@ import (
 // writeFile creates an event file in dir with one scalar event per step.
 func writeFile(t *testing.T, dir string, now time.Time, steps ...int64) string {
 	t.Helper()
-	w, err := Create(dir, now)
+	files, err := Files(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := Create(NextPath(dir, files, now), now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,6 +89,16 @@ func TestCreateSortsLast(t *testing.T) {
 	}
 	if !strings.HasSuffix(c, ".1700000002.vit-train") {
 		t.Fatalf("a file created with the clock set back is %s", c)
+	}
+	// A name listed but removed since is not taken again.
+	if err := os.Remove(d); err != nil {
+		t.Fatal(err)
+	}
+	if p := NextPath(dir, files, now.Add(time.Hour)); p <= d {
+		t.Fatalf("NextPath %s after removing %s", p, d)
+	}
+	if _, err := Create(a, now); err == nil {
+		t.Fatal("Create replaced an existing file")
 	}
 }
 

@@ -24,23 +24,25 @@ type Writer struct {
 	buf []byte
 }
 
-// Create makes a new event file in dir, named
-// events.out.tfevents.SECONDS.vit-train, and writes its file-version
-// event. SECONDS is the current Unix time, or one more than the latest
-// time in the names of dir's event files when that is not earlier: the
-// new file sorts after every other, so TensorBoard reads it last.
-func Create(dir string, now time.Time) (*Writer, error) {
-	names, err := Files(dir)
-	if err != nil {
-		return nil, err
-	}
+// NextPath is the path of a new event file in dir, whose event files are
+// files (as Files lists them): dir/events.out.tfevents.SECONDS.vit-train,
+// where SECONDS is now's Unix time, or one more than the latest time in the
+// names of files when that is not earlier. The new file sorts after every
+// file listed, so TensorBoard reads it last, and its name is none of
+// theirs, even for a file removed since the listing.
+func NextPath(dir string, files []string, now time.Time) string {
 	sec := now.Unix()
-	for _, name := range names {
+	for _, name := range files {
 		if s, ok := nameSeconds(filepath.Base(name)); ok && s >= sec {
 			sec = s + 1
 		}
 	}
-	path := filepath.Join(dir, fmt.Sprintf("%s%010d%s", FilePrefix, sec, fileSuffix))
+	return filepath.Join(dir, fmt.Sprintf("%s%010d%s", FilePrefix, sec, fileSuffix))
+}
+
+// Create makes the event file path, which must not exist, and writes its
+// file-version event with the wall time now.
+func Create(path string, now time.Time) (*Writer, error) {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("tfevents: %w", err)
