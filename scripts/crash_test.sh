@@ -26,7 +26,7 @@ while [ $# -gt 0 ]; do
     --signals) signals=$2; shift 2 ;;
     --seed) seed=$2; shift 2 ;;
     --tags) tags=$2; shift 2 ;;
-    -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "crash_test.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
