@@ -28,7 +28,7 @@ import (
 //	      stepGrads          the micro-batches' mean gradient
 //	      reduceGrads        its mean over the ranks (data-parallel jobs
 //	                         with accumulation)
-//	    logStep              steps.jsonl/csv and the progress bar
+//	    logStep              steps.jsonl/csv, the event file and the progress bar
 //	  finishEpoch            evaluate, record, checkpoint
 //	  stop                   an interrupt saves a checkpoint; an error keeps the last
 
