@@ -3,7 +3,8 @@
 # resuming after each kill, then does the same with SIGINT (every fourth a
 # SIGTERM) and optim.accum_steps=2; every run, finished by a last resume,
 # must end bit-identical (weights, optimiser state, EMA weights, run state)
-# to an uninterrupted run, with each step logged once.
+# to an uninterrupted run, with each step logged once (in the steps and
+# epochs logs and in the TensorBoard event files).
 #
 #   scripts/crash_test.sh                 # the CI version: 10 SIGKILLs, 10 SIGINT/SIGTERMs (about a minute)
 #   scripts/crash_test.sh --kills 100     # the long version
@@ -25,7 +26,7 @@ while [ $# -gt 0 ]; do
     --signals) signals=$2; shift 2 ;;
     --seed) seed=$2; shift 2 ;;
     --tags) tags=$2; shift 2 ;;
-    -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "crash_test.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done

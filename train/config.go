@@ -33,6 +33,9 @@ type Config struct {
 	Ckpt     CkptConfig     `yaml:"checkpoint"`
 	LogEvery int            `yaml:"log_every"`
 	Progress bool           `yaml:"progress"`
+	// TensorBoard writes the steps and epochs records and the resolved
+	// configuration to events.out.tfevents.* files in the run folder.
+	TensorBoard bool `yaml:"tensorboard"`
 }
 
 // ModelConfig picks a preset and overrides some of its fields.

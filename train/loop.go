@@ -28,7 +28,7 @@ import (
 //	      stepGrads          the micro-batches' mean gradient
 //	      reduceGrads        its mean over the ranks (data-parallel jobs
 //	                         with accumulation)
-//	    logStep              steps.jsonl/csv and the progress bar
+//	    logStep              steps.jsonl/csv, the event file and the progress bar
 //	  finishEpoch            evaluate, record, checkpoint
 //	  stop                   an interrupt saves a checkpoint; an error keeps the last
 
@@ -329,7 +329,10 @@ func (t *trainer) logStep(r stepResult, m *meter, end int) error {
 	for i, name := range t.obj.Names {
 		rec = append(rec, Field{name, r.extra[i]})
 	}
-	return t.stepsLog.Write(rec)
+	if err := t.stepsLog.Write(rec); err != nil {
+		return err
+	}
+	return t.events.write("steps", "step", rec)
 }
 
 // at calls the test hook.
@@ -459,7 +462,10 @@ func (t *trainer) recordEpoch(stats epochStats, ev Evaluation, ema *Result) erro
 	if t.teacher != nil {
 		rec = append(rec, Field{"val_top1_cls", ev.ClassHead.Top1}, Field{"val_top1_dist", ev.DistHead.Top1}, Field{"teacher_top1", t.teacherTop1()})
 	}
-	return t.epochLog.Write(rec)
+	if err := t.epochLog.Write(rec); err != nil {
+		return err
+	}
+	return t.events.write("epochs", "epoch", rec)
 }
 
 // saveEpochCheckpoints saves best.safetensors (when the epoch improved on

@@ -91,6 +91,7 @@ type trainer struct {
 	state    State
 	stepsLog *MetricsLog
 	epochLog *MetricsLog
+	events   *eventLog // nil unless cfg.TensorBoard
 	pixels   []float32 // the training step's images (B, C, H, W)
 	saved    *State    // the position of last.safetensors; nil until one exists
 	comm     comm.Communicator
@@ -272,10 +273,34 @@ func (t *trainer) openLogs(resume bool) error {
 	if t.epochLog, err = OpenMetricsLog(t.opts.Dir, "epochs", keepEpochs); err != nil {
 		return err
 	}
-	for _, n := range append(t.stepsLog.Notes, t.epochLog.Notes...) {
+	eventNotes, err := t.openEvents(resume)
+	if err != nil {
+		return err
+	}
+	for _, n := range append(append(t.stepsLog.Notes, t.epochLog.Notes...), eventNotes...) {
 		fmt.Fprintf(t.opts.Out, "note: %s\n", n)
 	}
 	return nil
+}
+
+// openEvents cuts the run folder's event files back to the run's position
+// (removes them, for a fresh run) and, with cfg.TensorBoard, starts the
+// run's own event file.
+func (t *trainer) openEvents(resume bool) (notes []string, err error) {
+	var at *State
+	if resume {
+		at = &t.state
+	}
+	path, notes, err := cutEventFiles(t.opts.Dir, at)
+	if err != nil || !t.cfg.TensorBoard {
+		return notes, err
+	}
+	y, err := t.cfg.YAML()
+	if err != nil {
+		return nil, err
+	}
+	t.events, err = openEventLog(path, y, t.state.Step)
+	return notes, err
 }
 
 // newNetwork creates the configured network, its unset input taken from
@@ -547,6 +572,7 @@ func (t *trainer) close() {
 	if t.epochLog != nil {
 		t.epochLog.Close()
 	}
+	t.events.close()
 }
 
 // checkpoint returns the run's current checkpoint.
@@ -577,6 +603,9 @@ func (t *trainer) saveLast() error {
 			return err
 		}
 		if err := t.epochLog.Sync(); err != nil {
+			return err
+		}
+		if err := t.events.sync(); err != nil {
 			return err
 		}
 		if err := t.save(LastCheckpoint); err != nil {

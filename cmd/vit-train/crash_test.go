@@ -3,27 +3,31 @@ package main
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/vit-train/vit-train/formats/atomicfile"
+	"github.com/vit-train/vit-train/formats/tfevents"
 	"github.com/vit-train/vit-train/train"
 )
 
 // crashArgs is the crash test's run: 3 epochs of 16 batches of the small
-// ViT with EMA, Mixup/CutMix and drop-path, evaluated on 200 images; a few
-// seconds in all.
+// ViT with EMA, Mixup/CutMix and drop-path, evaluated on 200 images,
+// writing TensorBoard event files; a few seconds in all.
 var crashArgs = []string{"train", "--set", "data.train_subset=512", "--set", "data.batch_size=32",
 	"--set", "data.eval_subset=200", "--set", "data.eval_batch_size=200", "--set", "epochs=3",
 	"--set", "progress=false", "--set", "model.drop_path_rate=0.1",
-	"--set", "ema.enabled=true", "--set", "ema.decay=0.99", "--set", "aug.mixup=0.8", "--set", "aug.cutmix=1.0"}
+	"--set", "ema.enabled=true", "--set", "ema.decay=0.99", "--set", "aug.mixup=0.8", "--set", "aug.cutmix=1.0",
+	"--set", "tensorboard=true"}
 
 // envInt reads a non-negative integer from the environment (0 if unset).
 func envInt(t *testing.T, name string) int {
@@ -238,6 +242,7 @@ func (c *crasher) compare(dir string) {
 	}
 	c.compareLog(dir, "steps", "step", "loss", "lr", "grad_norm")
 	c.compareLog(dir, "epochs", "epoch", "step", "val_loss", "val_top1", "ema_top1")
+	c.checkEvents(dir)
 	entries, _ := os.ReadDir(dir)
 	for _, e := range entries {
 		if atomicfile.IsTemp(e.Name()) {
@@ -266,6 +271,58 @@ func (c *crasher) compareLog(dir, name string, fields ...string) {
 			if !(got[i][f] == want[i][f] || (got[i][f] != got[i][f] && want[i][f] != want[i][f])) {
 				t.Fatalf("%s: %s record %d: %s = %v, uninterrupted %v", dir, name, i+1, f, got[i][f], want[i][f])
 			}
+		}
+	}
+}
+
+// checkEvents checks that the event files of dir hold each (tag, step)
+// once, no partial record, and the losses of its steps and epochs logs.
+func (c *crasher) checkEvents(dir string) {
+	t := c.t
+	files, err := tfevents.Files(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	scalars := map[string]float32{}
+	for _, p := range files {
+		f, err := tfevents.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f.Partial >= 0 {
+			t.Fatalf("%s: a partial record at offset %d after the last resume", p, f.Partial)
+		}
+		for _, e := range f.Events[1:] {
+			for _, v := range e.Values {
+				key := fmt.Sprintf("%s@%d", v.Tag, e.Step)
+				if _, ok := scalars[key]; ok {
+					t.Fatalf("%s: %s shows twice in the event files", p, key)
+				}
+				scalars[key] = v.Scalar
+			}
+		}
+	}
+	for _, log := range []struct{ name, key, field string }{{"steps", "step", "loss"}, {"epochs", "epoch", "val_loss"}} {
+		recs, err := train.ReadMetrics(dir, log.name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, r := range recs {
+			key := fmt.Sprintf("%s/%s@%d", log.name, log.field, int64(r[log.key]))
+			if got, ok := scalars[key]; !ok || got != float32(r[log.field]) {
+				t.Fatalf("%s: event %s = %v (present %v), %s.csv %v", dir, key, got, ok, log.name, r[log.field])
+			}
+			n++
+		}
+		events := 0
+		for key := range scalars {
+			if strings.HasPrefix(key, log.name+"/"+log.field+"@") {
+				events++
+			}
+		}
+		if events != n {
+			t.Fatalf("%s: %d %s/%s events, %s.csv has %d records", dir, events, log.name, log.field, log.name, n)
 		}
 	}
 }
