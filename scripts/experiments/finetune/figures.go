@@ -88,7 +88,7 @@ func computeChart(r *report) (*plot.Plot, error) {
 	}
 	p.X.Min, p.X.Max = 0, xmax*1.05
 	// Room below the points for the legend.
-	p.Y.Min = math.Floor(lo - 0.9*(hi-lo) - 1)
+	p.Y.Min = math.Max(0, math.Floor(lo-0.9*(hi-lo)-1))
 	p.Y.Max = math.Ceil(hi + 0.5)
 	return p, nil
 }
