@@ -1,27 +1,21 @@
 package main
 
 import (
-	"bytes"
-	"context"
-	"encoding/binary"
-	"io"
-	"math"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
-	"github.com/vit-train/vit-train/formats/npy"
+	"github.com/vit-train/vit-train/scripts/experiments/internal/study"
 	"github.com/vit-train/vit-train/train"
 )
 
 func testOptions(t *testing.T, seeds int) options {
 	o := defaults()
 	o.seeds = seeds
-	o.work = t.TempDir()
-	o.data = "/data"
+	o.Work = t.TempDir()
+	o.Data = "/data"
 	return o
 }
 
@@ -43,20 +37,20 @@ func sets(args []string) (config string, kv map[string]string, list []string) {
 
 func TestPlanRunsEveryArmPerSeed(t *testing.T) {
 	o := testOptions(t, 3)
-	p := newPlan(o, filepath.Join(o.work, "configs"))
-	teachers := []string{teacherCNN, teacherViT, teacherCNNMatched, teacherCNN56}
-	if want := len(teachers) + 3*(len(studentArms)+1) + 2; len(p.runs) != want {
-		t.Fatalf("%d runs, want %d", len(p.runs), want)
+	p := newPlan(o, filepath.Join(o.Work, "configs"))
+	teachers := []string{teacherCNN, teacherViT, teacherCNNMatched}
+	if want := len(teachers) + 3*len(studentArms) + 2; len(p.Runs) != want {
+		t.Fatalf("%d runs, want %d", len(p.Runs), want)
 	}
 	// Teachers first, then whole seeds.
 	for i, id := range teachers {
-		if p.runs[i].ID != id {
-			t.Errorf("run %d is %s, want %s", i, p.runs[i].ID, id)
+		if p.Runs[i].ID != id {
+			t.Errorf("run %d is %s, want %s", i, p.Runs[i].ID, id)
 		}
 	}
 	seen := map[int]bool{}
 	last := -1
-	for _, r := range p.runs[len(teachers):] {
+	for _, r := range p.Runs[len(teachers):] {
 		if r.Arm == "" {
 			continue
 		}
@@ -68,9 +62,9 @@ func TestPlanRunsEveryArmPerSeed(t *testing.T) {
 	if len(seen) != 3 {
 		t.Errorf("seeds %v, want 0, 1, 2", seen)
 	}
-	for _, a := range allArms() {
+	for _, a := range studentArms {
 		for seed := 0; seed < 3; seed++ {
-			r, ok := p.byID[seedRunID(a, seed)]
+			r, ok := p.ByID[seedRunID(a, seed)]
 			if !ok {
 				t.Fatalf("no run of %s seed %d", a.Key, seed)
 			}
@@ -86,20 +80,16 @@ func TestPlanRunsEveryArmPerSeed(t *testing.T) {
 			}
 		}
 	}
-	npy := p.byID[seedRunID(studentArms[armIndex("hard_npy")], 1)]
-	if _, kv, _ := sets(npy.Args); kv["distill.teacher_logits"] != p.byID[teacherCNN].trainLogits() {
+	npy := p.ByID[seedRunID(studentArms[armIndex("hard_npy")], 1)]
+	if _, kv, _ := sets(npy.Args); kv["distill.teacher_logits"] != p.ByID[teacherCNN].TrainLogitsFile() {
 		t.Errorf(".npy arm reads %q", kv["distill.teacher_logits"])
 	}
-	matched := p.byID[seedRunID(studentArms[armIndex("hard_cnn_matched")], 0)]
-	if _, kv, _ := sets(matched.Args); kv["distill.teacher"] != p.byID[teacherCNNMatched].last() || kv["distill.type"] != "hard" {
+	matched := p.ByID[seedRunID(studentArms[armIndex("hard_cnn_matched")], 0)]
+	if _, kv, _ := sets(matched.Args); kv["distill.teacher"] != p.ByID[teacherCNNMatched].Last() || kv["distill.type"] != "hard" {
 		t.Errorf("matched-teacher arm distils %s from %q", kv["distill.type"], kv["distill.teacher"])
 	}
-	if _, kv, _ := sets(p.byID[teacherCNNMatched].Args); kv["epochs"] != strconv.Itoa(o.matchedTeacherEpochs) {
+	if _, kv, _ := sets(p.ByID[teacherCNNMatched].Args); kv["epochs"] != strconv.Itoa(o.matchedTeacherEpochs) {
 		t.Errorf("matched teacher trains %s epochs, want %d", kv["epochs"], o.matchedTeacherEpochs)
-	}
-	ft := p.byID[seedRunID(finetuneArm, 2)]
-	if ft.Args[0] != "finetune" || !slices.Contains(ft.Args, p.byID[seedRunID(studentArms[armIndex("hard_cnn")], 2)].last()) {
-		t.Errorf("fine-tuning run %v does not start from seed 2's hard_cnn", ft.Args)
 	}
 }
 
@@ -108,20 +98,14 @@ func TestPlanRunsEveryArmPerSeed(t *testing.T) {
 // that cannot take effect).
 func TestRunConfigsLoad(t *testing.T) {
 	o := testOptions(t, 1)
-	o.trainSubset, o.evalSubset = 384, 384
-	cfgDir := filepath.Join(o.work, "configs")
-	if err := writeConfigs(cfgDir, false); err != nil {
+	o.TrainSubset, o.EvalSubset = 384, 384
+	cfgDir := filepath.Join(o.Work, "configs")
+	if err := study.WriteConfigs(cfgDir, configFiles, false); err != nil {
 		t.Fatal(err)
 	}
 	p := newPlan(o, cfgDir)
-	for _, r := range p.runs {
+	for _, r := range p.Runs {
 		config, kv, list := sets(r.Args)
-		if r.Args[0] == "finetune" {
-			// What vit-train finetune puts before --set.
-			pre := []string{"model.name=deit_fmnist_distilled_patch4_28", "model.in_chans=1", "model.img_size=56", "model.num_classes=10",
-				"init.from=/x/last.safetensors", "init.freeze_backbone=false", "init.ema=false"}
-			list = append(pre, list...)
-		}
 		cfg, err := train.LoadConfig(config, list)
 		if err != nil {
 			t.Errorf("%s: %v", r.ID, err)
@@ -137,155 +121,11 @@ func TestRunConfigsLoad(t *testing.T) {
 	}
 }
 
-// fakeVitTrain is a stand-in for the vit-train binary: it logs its
-// arguments and writes the files each command writes.
-const fakeVitTrain = `#!/bin/sh
-echo "$*" >> "$FAKE_LOG"
-cmd=$1; shift
-out=""
-while [ $# -gt 0 ]; do
-  case $1 in --out) out=$2; shift;; esac
-  shift
-done
-case $cmd in
-  train|finetune)
-    mkdir -p "$out" && : > "$out/last.safetensors"
-    printf 'epoch,val_top1,epoch_seconds,images_per_s\n1,50,2,100\n' > "$out/epochs.csv" ;;
-  eval)
-    mkdir -p "$out" && echo '{"n":2,"top1":50,"class_head":{"n":2,"top1":50},"dist_head":{"n":2,"top1":0}}' > "$out/eval.json" ;;
-  logits)
-    cp "$FAKE_NPY" "$out" ;;
-esac
-`
-
-func TestRunnerSkipsFinishedAndResumesStopped(t *testing.T) {
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "vit-train")
-	if err := os.WriteFile(bin, []byte(fakeVitTrain), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	logPath, logitsPath := filepath.Join(dir, "calls.txt"), filepath.Join(dir, "l.npy")
-	// Two test images of labels 9 and 0 (the first Fashion-MNIST test
-	// labels), predicted 9 and 1.
-	row := func(c int) []float32 { r := make([]float32, 10); r[c] = 1; return r }
-	if err := npy.WriteFile(logitsPath, append(row(9), row(1)...), []int{2, 10}); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("FAKE_LOG", logPath)
-	t.Setenv("FAKE_NPY", logitsPath)
-	r := runSpec{ID: "students/x/seed0", Dir: filepath.Join(dir, "students", "x", "seed0"), Epochs: 1, Arm: "x"}
-	r.Args = []string{"train", "--config", "c.yaml", "--out", r.Dir}
-	rn := &runner{build: buildInfo{Bin: bin, Tags: "test", SHA256: "abc"}, out: io.Discard}
-	calls := func() []string {
-		b, _ := os.ReadFile(logPath)
-		_ = os.Remove(logPath)
-		return strings.Split(strings.TrimSpace(string(b)), "\n")
-	}
-	ctx := context.Background()
-
-	if err := rn.do(ctx, r, 1, 1); err != nil {
-		t.Fatal(err)
-	}
-	got := calls()
-	if len(got) != 3 || got[0] != "train --config c.yaml --out "+r.Dir || !strings.HasPrefix(got[1], "eval --checkpoint "+r.last()) ||
-		!strings.HasPrefix(got[2], "logits --checkpoint "+r.last()+" --split test") {
-		t.Fatalf("first run: calls %q", got)
-	}
-	var done doneRecord
-	if err := readJSON(r.doneFile(), &done); err != nil || len(done.Attempts) != 1 || done.Binary != "abc" {
-		t.Fatalf("done record %+v, %v", done, err)
-	}
-
-	// Finished: nothing runs.
-	if err := rn.do(ctx, r, 1, 1); err != nil {
-		t.Fatal(err)
-	}
-	if got := calls(); len(got) != 1 || got[0] != "" {
-		t.Errorf("finished run: calls %q", got)
-	}
-
-	// Stopped after a checkpoint: resumed with the run's own config.
-	if err := os.Remove(r.doneFile()); err != nil {
-		t.Fatal(err)
-	}
-	if err := rn.do(ctx, r, 1, 1); err != nil {
-		t.Fatal(err)
-	}
-	if got := calls(); len(got) != 1 || got[0] != "train --out "+r.Dir+" --resume" {
-		t.Errorf("stopped run: calls %q", got)
-	}
-
-	// Stopped before its first checkpoint: started again.
-	for _, f := range []string{r.doneFile(), r.last()} {
-		if err := os.Remove(f); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := rn.do(ctx, r, 1, 1); err != nil {
-		t.Fatal(err)
-	}
-	if got := calls(); len(got) != 3 || got[0] != "train --config c.yaml --out "+r.Dir {
-		t.Errorf("run without a checkpoint: calls %q", got)
-	}
-
-	// The outputs read back.
-	rr, err := readRun(r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if rr.Eval.Top1 != 50 || rr.Eval.DistHead.Top1 != 0 || rr.Test.N != 2 || rr.TrainS != 2 {
-		t.Errorf("read %+v", rr)
-	}
-	if a := accuracy(rr.Test.argmax(), []int{9, 0, 0}); a != 50 {
-		t.Errorf("accuracy %v, want 50", a)
-	}
-
-	// A folder with another checkpoint but no last.safetensors is refused.
-	for _, f := range []string{r.doneFile(), r.last()} {
-		_ = os.Remove(f)
-	}
-	if err := os.WriteFile(filepath.Join(r.Dir, "best.safetensors"), nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := rn.do(ctx, r, 1, 1); err == nil || !strings.Contains(err.Error(), "best.safetensors") {
-		t.Errorf("folder with best.safetensors only: %v", err)
-	}
-}
-
-func TestCompareAndVerdict(t *testing.T) {
-	d := compare([]int{0, 1, 2}, []float64{91, 92, 93}, []int{0, 1, 2}, []float64{90, 90.5, 92.5})
-	// Differences 1, 1.5, 0.5: mean 1, std 0.5, SE 0.5/√3.
-	if !d.Paired || math.Abs(d.D-1) > 1e-12 || math.Abs(d.SE-0.5/math.Sqrt(3)) > 1e-12 || !d.Resolved() {
-		t.Errorf("paired: %+v", d)
-	}
-	d = compare([]int{0, 1}, []float64{91, 93}, []int{0, 1, 2}, []float64{90, 91, 92})
-	if d.Paired || math.Abs(d.D-1) > 1e-12 || math.Abs(d.SE-math.Sqrt(2.0/2+1.0/3)) > 1e-12 || d.Resolved() {
-		t.Errorf("unpaired: %+v", d)
-	}
-	if d := compare([]int{0}, []float64{91}, []int{0}, []float64{90}); !math.IsNaN(d.SE) || !strings.Contains(d.String(), "one seed") {
-		t.Errorf("one seed: %+v %s", d, d)
-	}
-	for _, c := range []struct {
-		better float64
-		others []float64
-		want   string
-	}{
-		{2, []float64{1, 1.5}, holds},
-		{2, []float64{1, 2}, doesNotHold},
-		{math.NaN(), []float64{1}, notMeasured},
-		{2, []float64{math.NaN()}, notMeasured},
-	} {
-		if got := verdict(c.better, c.others...); got != c.want {
-			t.Errorf("verdict(%v, %v) = %s, want %s", c.better, c.others, got, c.want)
-		}
-	}
-}
-
 // The verdicts follow the numbers.
 func TestFindingsFollowTheNumbers(t *testing.T) {
 	build := func(avg map[string][]float64) *report {
 		r := &report{Opts: testOptions(t, 3)}
-		for _, a := range allArms() {
+		for _, a := range studentArms {
 			v, ok := avg[a.Key]
 			ar := armResult{Arm: a}
 			if ok {
@@ -296,7 +136,6 @@ func TestFindingsFollowTheNumbers(t *testing.T) {
 					ar.Cls[i], ar.Dist[i] = v[i]-0.5, v[i]-0.3
 				}
 				ar.AgreeCNN = v
-				ar.ParentAvg = []float64{80, 80, 80}
 			}
 			r.Arms = append(r.Arms, ar)
 		}
@@ -314,16 +153,15 @@ func TestFindingsFollowTheNumbers(t *testing.T) {
 		"vit": {85, 85.2, 84.8}, "deit_no_teacher": {85.5, 85.4, 85.6},
 		"soft_tau3_alpha0.1": {86, 86.1, 85.9}, "soft_tau1_alpha0.5": {86.2, 86.3, 86.1},
 		"hard_cnn": {87, 87.1, 86.9}, "hard_vit": {86.5, 86.6, 86.4}, "hard_npy": {87, 87, 87},
-		finetuneArm.Key: {88, 88, 88},
 	}
 	v := verdicts(build(deit))
 	for claim, got := range v {
-		if got != holds {
+		if got != study.Holds {
 			t.Errorf("DeiT's numbers: %q %s", claim, got)
 		}
 	}
-	if len(v) != 6 {
-		t.Errorf("%d findings, want 6", len(v))
+	if len(v) != 5 {
+		t.Errorf("%d findings, want 5", len(v))
 	}
 
 	// Soft above hard, the ViT teacher above the CNN, no distillation on top.
@@ -336,7 +174,7 @@ func TestFindingsFollowTheNumbers(t *testing.T) {
 	flipped["vit"] = []float64{90, 90, 90}
 	v = verdicts(build(flipped))
 	for _, claim := range []string{"Hard distillation beats soft distillation", "Distillation beats no distillation at equal epochs", "A convnet teacher beats a transformer teacher"} {
-		if v[claim] != doesNotHold {
+		if v[claim] != study.DoesNotHold {
 			t.Errorf("flipped numbers: %q %s", claim, v[claim])
 		}
 	}
@@ -352,7 +190,7 @@ func TestFindingsFollowTheNumbers(t *testing.T) {
 	withMatched.Teachers = append(withMatched.Teachers, teacherResult{ID: teacherCNNMatched, Done: true, Top1: 91.2})
 	withMatched.Teachers[0].Top1 = 95
 	f := teacherTypeFinding(withMatched, func(k string) *armResult { return withMatched.arm(k) })
-	if f.Verdict != doesNotHold || !strings.HasPrefix(f.Detail, "hard, α 0.5, CNN teacher of the ViT teacher's accuracy: 86.00") || !strings.Contains(f.Detail, "CNN − ViT -0.30 points, within") {
+	if f.Verdict != study.DoesNotHold || !strings.HasPrefix(f.Detail, "hard, α 0.5, CNN teacher of the ViT teacher's accuracy: 86.00") || !strings.Contains(f.Detail, "CNN − ViT -0.30 points, within") {
 		t.Errorf("with a CNN of the ViT's accuracy: %s: %s", f.Verdict, f.Detail)
 	}
 	if !strings.Contains(f.Detail, "Beside it, hard, α 0.5, CNN teacher: 87.00") || !strings.Contains(f.Detail, "+3.50 points, more than 1 point apart; the stronger teacher's student wins, so teacher type and teacher accuracy are confounded") {
@@ -363,71 +201,24 @@ func TestFindingsFollowTheNumbers(t *testing.T) {
 	withMatched.arm("hard_cnn_matched").Avg = []float64{87, 87, 87}
 	withMatched.Teachers[len(withMatched.Teachers)-1].Top1 = 88
 	f = teacherTypeFinding(withMatched, func(k string) *armResult { return withMatched.arm(k) })
-	if f.Verdict != holds || !strings.Contains(f.Detail, "-3.50 points, more than 1 point apart; the weaker teacher's student wins, so teacher accuracy does not explain") {
+	if f.Verdict != study.Holds || !strings.Contains(f.Detail, "-3.50 points, more than 1 point apart; the weaker teacher's student wins, so teacher accuracy does not explain") {
 		t.Errorf("a weaker CNN teacher whose student wins: %s: %s", f.Verdict, f.Detail)
 	}
 
 	delete(deit, "hard_vit")
-	if v := verdicts(build(deit)); v["A convnet teacher beats a transformer teacher"] != notMeasured {
+	if v := verdicts(build(deit)); v["A convnet teacher beats a transformer teacher"] != study.NotMeasured {
 		t.Errorf("without the ViT-teacher arm: %s", v["A convnet teacher beats a transformer teacher"])
-	}
-}
-
-func TestParseLabelsAndCSV(t *testing.T) {
-	var b bytes.Buffer
-	_ = binary.Write(&b, binary.BigEndian, [2]uint32{0x801, 3})
-	b.Write([]byte{9, 0, 3})
-	labels, err := parseLabelsIDX(&b)
-	if err != nil || !slices.Equal(labels, []int{9, 0, 3}) {
-		t.Errorf("labels %v, %v", labels, err)
-	}
-	var bad bytes.Buffer
-	_ = binary.Write(&bad, binary.BigEndian, [2]uint32{0x803, 3})
-	if _, err := parseLabelsIDX(&bad); err == nil {
-		t.Error("an images file read as labels")
-	}
-
-	p := filepath.Join(t.TempDir(), "epochs.csv")
-	if err := os.WriteFile(p, []byte("epoch,val_top1,ema_top1\n1,50.5,NaN\n2,60,NaN\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	rows, err := readCSV(p)
-	if err != nil || len(rows) != 2 || rows[1]["val_top1"] != 60 || !math.IsNaN(rows[0]["ema_top1"]) {
-		t.Errorf("rows %v, %v", rows, err)
-	}
-	if c := column(rows, "missing"); len(c) != 2 || !math.IsNaN(c[0]) {
-		t.Errorf("missing column %v", c)
-	}
-}
-
-func TestAgreementAndStats(t *testing.T) {
-	l := logits{Data: []float32{0, 2, 1, 3, 3, 0}, N: 2, C: 3}
-	if got := l.argmax(); !slices.Equal(got, []int{1, 0}) {
-		t.Errorf("argmax %v (ties go to the first)", got)
-	}
-	if a := agreement([]int{1, 2, 3, 4}, []int{1, 2, 0, 4}); a != 75 {
-		t.Errorf("agreement %v", a)
-	}
-	if a := agreement([]int{1}, nil); !math.IsNaN(a) {
-		t.Errorf("agreement with nothing %v", a)
-	}
-	s := summarize([]float64{1, 2, 3, math.NaN()})
-	if s.N != 3 || s.Mean != 2 || s.Std != 1 {
-		t.Errorf("stats %+v", s)
-	}
-	if got := pm(s); got != "2.00 ± 1.00" {
-		t.Errorf("pm %q", got)
 	}
 }
 
 func TestExistingRunsMustMatchTheFlags(t *testing.T) {
 	o := testOptions(t, 1)
-	cfgDir := filepath.Join(o.work, "configs")
+	cfgDir := filepath.Join(o.Work, "configs")
 	p := newPlan(o, cfgDir)
-	if err := checkExisting(o, p); err != nil || p.started() {
-		t.Fatalf("empty work folder: %v, started %v", err, p.started())
+	if err := study.CheckExisting(o.Common, p); err != nil || p.Started() {
+		t.Fatalf("empty work folder: %v, started %v", err, p.Started())
 	}
-	r := p.byID[teacherCNN]
+	r := p.ByID[teacherCNN]
 	if err := os.MkdirAll(r.Dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -438,29 +229,29 @@ func TestExistingRunsMustMatchTheFlags(t *testing.T) {
 		}
 	}
 	write(r.Epochs)
-	if err := checkExisting(o, p); err != nil {
+	if err := study.CheckExisting(o.Common, p); err != nil {
 		t.Errorf("matching run: %v", err)
 	}
 	write(r.Epochs + 1)
-	if err := checkExisting(o, p); err == nil || !strings.Contains(err.Error(), teacherCNN+": epochs") {
+	if err := study.CheckExisting(o.Common, p); err == nil || !strings.Contains(err.Error(), teacherCNN+": epochs") {
 		t.Errorf("run with other epochs: %v", err)
 	}
 
 	// Recipes: written when missing, kept when equal, refused when they
 	// differ once runs have started.
-	if err := writeConfigs(cfgDir, true); err != nil {
+	if err := study.WriteConfigs(cfgDir, configFiles, true); err != nil {
 		t.Fatal(err)
 	}
-	if err := writeConfigs(cfgDir, true); err != nil {
+	if err := study.WriteConfigs(cfgDir, configFiles, true); err != nil {
 		t.Errorf("same recipes: %v", err)
 	}
 	if err := os.WriteFile(filepath.Join(cfgDir, "student.yaml"), []byte("epochs: 3\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := writeConfigs(cfgDir, true); err == nil {
+	if err := study.WriteConfigs(cfgDir, configFiles, true); err == nil {
 		t.Error("changed recipe accepted in a started study")
 	}
-	if err := writeConfigs(cfgDir, false); err != nil {
+	if err := study.WriteConfigs(cfgDir, configFiles, false); err != nil {
 		t.Errorf("changed recipe before any run: %v", err)
 	}
 }
@@ -470,11 +261,11 @@ func TestExistingRunsMustMatchTheFlags(t *testing.T) {
 // the runs' compute.
 func TestReportStatesBudgetAndCompute(t *testing.T) {
 	o := testOptions(t, 3)
-	o.quick = false
+	o.Quick = false
 	d := defaults()
 	o.epochs, o.teacherEpochs, o.vitTeacherEpochs = d.epochs, d.teacherEpochs, d.vitTeacherEpochs
-	teachers := []teacherResult{{ID: teacherCNN}, {ID: teacherViT}, {ID: teacherCNN56}}
-	full := (&report{Opts: o, Teachers: teachers, WallS: 7200, CPUS: 3 * 3600}).Markdown()
+	teachers := []teacherResult{{ID: teacherCNN}, {ID: teacherViT}}
+	full := (&report{Opts: o, Teachers: teachers, Tally: study.Tally{WallS: 7200, CPUS: 3 * 3600}}).Markdown()
 	if strings.Contains(full, "Short budget") {
 		t.Error("a study at the default epochs is reported as a short budget")
 	}
@@ -492,12 +283,57 @@ func TestReportStatesBudgetAndCompute(t *testing.T) {
 // defaults, and only those.
 func TestFlagsLineNamesChangedFlags(t *testing.T) {
 	o := testOptions(t, 3)
-	o.data = defaults().data
+	o.Data = defaults().Data
 	if got := flagsLine(o); got != "" {
 		t.Errorf("defaults: %q, want nothing", got)
 	}
 	o.epochs, o.matchedTeacherEpochs = 3, 1
 	if got, want := flagsLine(o), " --epochs 3 --matched-teacher-epochs 1"; got != want {
 		t.Errorf("flagsLine = %q, want %q", got, want)
+	}
+}
+
+// --core runs the CNN teacher and the three arms of "distillation beats
+// the same architecture without a teacher", and the report of those runs
+// alone measures that claim.
+func TestCorePlanAndReport(t *testing.T) {
+	o := testOptions(t, 3)
+	o.core = true
+	p := newPlan(o, filepath.Join(o.Work, "configs"))
+	var ids []string
+	for _, r := range p.Runs {
+		ids = append(ids, r.ID)
+	}
+	want := []string{teacherCNN}
+	for seed := 0; seed < 3; seed++ {
+		for _, k := range []string{"vit", "deit_no_teacher", "hard_cnn"} {
+			want = append(want, seedRunID(studentArms[armIndex(k)], seed))
+		}
+	}
+	if strings.Join(ids, " ") != strings.Join(want, " ") {
+		t.Fatalf("core runs %v, want %v", ids, want)
+	}
+	if got := flagsLine(o); got != " --core --data /data" {
+		t.Errorf("flags line %q", got)
+	}
+	rep := &report{Opts: o}
+	for _, a := range plannedArms(o) {
+		v := map[string][]float64{"vit": {85, 85.2, 84.8}, "deit_no_teacher": {85.5, 85.4, 85.6}, "hard_cnn": {86, 86.1, 86.2}}[a.Key]
+		rep.Arms = append(rep.Arms, armResult{Arm: a, Seeds: []int{0, 1, 2}, Avg: v, Cls: v, Dist: v, AgreeCNN: v})
+	}
+	for _, f := range findings(rep) {
+		want := study.NotMeasured
+		if f.Claim == "Distillation beats no distillation at equal epochs" || f.Claim == "Distillation makes the student agree more with its teacher" {
+			want = study.Holds
+		}
+		if f.Claim == "The two-head ensemble beats each head alone" {
+			want = study.DoesNotHold // the heads are equal here
+		}
+		if f.Verdict != want {
+			t.Errorf("%s: %s, want %s", f.Claim, f.Verdict, want)
+		}
+	}
+	if md := rep.Markdown(); !strings.Contains(md, "**Core arms only**") {
+		t.Error("the report of a --core study does not say so")
 	}
 }

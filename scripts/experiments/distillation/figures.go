@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
 	"image/color"
 	"math"
@@ -11,7 +10,8 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgimg"
+
+	"github.com/vit-train/vit-train/scripts/experiments/internal/study"
 )
 
 // The figures' file names in the report folder.
@@ -46,27 +46,27 @@ var (
 	}
 )
 
-// writeFigures draws the top-1 bar chart and the validation curves into dir.
-func writeFigures(dir string, r *report) error {
+// WriteFigures draws the top-1 bar chart and the validation curves into dir.
+func (r *report) WriteFigures(dir string) error {
 	bars, err := barChart(r)
 	if err != nil {
 		return err
 	}
-	if err := savePlot(filepath.Join(dir, barFigure), bars, 10*vg.Inch, 5.5*vg.Inch); err != nil {
+	if err := study.SavePlot(filepath.Join(dir, barFigure), bars, 10*vg.Inch, 5.5*vg.Inch); err != nil {
 		return err
 	}
 	curves, err := curveChart(r)
 	if err != nil {
 		return err
 	}
-	return savePlot(filepath.Join(dir, curveFigure), curves, 9*vg.Inch, 5.5*vg.Inch)
+	return study.SavePlot(filepath.Join(dir, curveFigure), curves, 9*vg.Inch, 5.5*vg.Inch)
 }
 
 // barChart plots each arm's mean test top-1 per head, with the standard
 // deviation over seeds as error bars and the teachers as dashed lines.
 func barChart(r *report) (*plot.Plot, error) {
 	p := plot.New()
-	p.Title.Text = fmt.Sprintf("Fashion-MNIST test top-1 by arm (mean ± std over %s; %s at 28 px)", plural(r.Opts.seeds, "seed"), plural(r.Opts.epochs, "epoch"))
+	p.Title.Text = fmt.Sprintf("Fashion-MNIST test top-1 by arm (mean ± std over %s; %s at 28 px)", study.Plural(r.Opts.seeds, "seed"), study.Plural(r.Opts.epochs, "epoch"))
 	p.Y.Label.Text = "top-1 (%)"
 	p.Legend.Top = true
 	p.Legend.Left = true
@@ -86,7 +86,7 @@ func barChart(r *report) (*plot.Plot, error) {
 			if !a.Arm.Distilled() && h != 0 {
 				continue
 			}
-			s := summarize(xs)
+			s := study.Summarize(xs)
 			if s.N == 0 {
 				continue
 			}
@@ -108,7 +108,7 @@ func barChart(r *report) (*plot.Plot, error) {
 				std = 0
 			}
 			if std > 0 {
-				eb, err := plotter.NewYErrorBars(errPoints{{x, s.Mean, std}})
+				eb, err := plotter.NewYErrorBars(study.ErrPoints{{x, s.Mean, std}})
 				if err != nil {
 					return nil, err
 				}
@@ -132,11 +132,7 @@ func barChart(r *report) (*plot.Plot, error) {
 		if !t.Done {
 			continue
 		}
-		x0 := -0.5
-		if t.ID == teacherCNN56 && r.arm(finetuneArm.Key) != nil && len(r.arm(finetuneArm.Key).Seeds) > 0 {
-			x0 = float64(group) - 1.5 // only over the 56 px arm, the last group
-		}
-		l, err := plotter.NewLine(plotter.XYs{{X: x0, Y: t.Top1}, {X: float64(group) - 0.5, Y: t.Top1}})
+		l, err := plotter.NewLine(plotter.XYs{{X: -0.5, Y: t.Top1}, {X: float64(group) - 0.5, Y: t.Top1}})
 		if err != nil {
 			return nil, err
 		}
@@ -156,14 +152,7 @@ func barChart(r *report) (*plot.Plot, error) {
 	return p, nil
 }
 
-// errPoints are points with a symmetric y error.
-type errPoints [][3]float64
-
-func (e errPoints) Len() int                        { return len(e) }
-func (e errPoints) XY(i int) (float64, float64)     { return e[i][0], e[i][1] }
-func (e errPoints) YError(i int) (float64, float64) { return e[i][2], e[i][2] }
-
-// curveChart plots each 28 px arm's validation top-1 per epoch, the mean
+// curveChart plots each arm's validation top-1 per epoch, the mean
 // over its seeds.
 func curveChart(r *report) (*plot.Plot, error) {
 	p := plot.New()
@@ -174,7 +163,7 @@ func curveChart(r *report) (*plot.Plot, error) {
 	p.Legend.Left = false
 	p.Add(plotter.NewGrid())
 	for i, a := range r.Arms {
-		if len(a.Curves) == 0 || a.Arm.ImageSize != 0 {
+		if len(a.Curves) == 0 {
 			continue
 		}
 		n := len(a.Curves[0])
@@ -187,7 +176,7 @@ func curveChart(r *report) (*plot.Plot, error) {
 			for s, c := range a.Curves {
 				col[s] = c[e]
 			}
-			if m := summarize(col).Mean; !math.IsNaN(m) {
+			if m := study.Summarize(col).Mean; !math.IsNaN(m) {
 				xy = append(xy, plotter.XY{X: float64(e + 1), Y: m})
 			}
 		}
@@ -206,11 +195,11 @@ func curveChart(r *report) (*plot.Plot, error) {
 		}
 		sc.Color, sc.Shape, sc.Radius = col, draw.CircleGlyph{}, vg.Points(2.5)
 		p.Add(line, sc)
-		p.Legend.Add(fmt.Sprintf("%s (%s)", a.Arm.Label, plural(len(a.Seeds), "seed")), line, sc)
+		p.Legend.Add(fmt.Sprintf("%s (%s)", a.Arm.Label, study.Plural(len(a.Seeds), "seed")), line, sc)
 		p.X.Max = math.Max(p.X.Max, float64(len(xy))+0.5)
 	}
 	for i, t := range r.Teachers {
-		if !t.Done || t.ID == teacherCNN56 {
+		if !t.Done {
 			continue
 		}
 		xy := make(plotter.XYs, 0, len(t.Curve))
@@ -234,50 +223,10 @@ func curveChart(r *report) (*plot.Plot, error) {
 		}
 		sc.Color, sc.Shape, sc.Radius = color.Black, draw.CrossGlyph{}, vg.Points(2.5)
 		p.Add(line, sc)
-		p.Legend.Add(fmt.Sprintf("%s teacher (%s)", t.Name, plural(len(xy), "epoch")), line, sc)
+		p.Legend.Add(fmt.Sprintf("%s teacher (%s)", t.Name, study.Plural(len(xy), "epoch")), line, sc)
 		p.X.Max = math.Max(p.X.Max, float64(len(xy))+0.5)
 	}
 	p.X.Min = 0.5
-	p.X.Tick.Marker = epochTicks{}
+	p.X.Tick.Marker = study.EpochTicks{}
 	return p, nil
-}
-
-// epochTicks labels whole epochs: every one up to 12, then about 10 labels.
-type epochTicks struct{}
-
-func (epochTicks) Ticks(lo, hi float64) []plot.Tick {
-	step := max(1, int(math.Ceil((hi-lo)/10)))
-	if hi-lo <= 12 {
-		step = 1
-	}
-	var ticks []plot.Tick
-	for e := int(math.Ceil(lo)); float64(e) <= hi; e++ {
-		t := plot.Tick{Value: float64(e)}
-		if e%step == 0 || step == 1 {
-			t.Label = fmt.Sprint(e)
-		}
-		ticks = append(ticks, t)
-	}
-	return ticks
-}
-
-// savePlot draws p on a w × h white canvas and writes it as a PNG.
-func savePlot(path string, p *plot.Plot, w, h vg.Length) (err error) {
-	c := vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(96), vgimg.UseBackgroundColor(color.White))
-	func() {
-		defer func() {
-			if r := recover(); r != nil {
-				err = fmt.Errorf("drawing %s: %v", path, r)
-			}
-		}()
-		p.Draw(draw.Crop(draw.New(c), 0.1*vg.Inch, -0.1*vg.Inch, 0.1*vg.Inch, -0.1*vg.Inch))
-	}()
-	if err != nil {
-		return err
-	}
-	var buf bytes.Buffer
-	if _, err := (vgimg.PngCanvas{Canvas: c}).WriteTo(&buf); err != nil {
-		return fmt.Errorf("encoding %s: %w", path, err)
-	}
-	return writeFileAtomic(path, buf.Bytes())
 }

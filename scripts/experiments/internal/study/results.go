@@ -1,4 +1,4 @@
-package main
+package study
 
 import (
 	"bufio"
@@ -13,59 +13,67 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 
 	"github.com/vit-train/vit-train/formats/npy"
 )
 
-// headResult is the part of vit-train eval's eval.json the study reads.
-type headResult struct {
+// HeadResult is the part of vit-train eval's eval.json a study reads.
+type HeadResult struct {
 	N    int     `json:"n"`
 	Top1 float64 `json:"top1"`
 }
 
-type evalJSON struct {
-	headResult
-	ClassHead *headResult `json:"class_head"`
-	DistHead  *headResult `json:"dist_head"`
+// EvalJSON is vit-train eval's eval.json: the top-1 of the model (both
+// heads averaged for a distilled model) and of each head.
+type EvalJSON struct {
+	HeadResult
+	ClassHead *HeadResult `json:"class_head"`
+	DistHead  *HeadResult `json:"dist_head"`
 }
 
-// logits is an (N, C) float32 matrix.
-type logits struct {
+// Logits is an (N, C) float32 matrix.
+type Logits struct {
 	Data []float32
 	N, C int
 }
 
-// runResult is what a finished run produced.
-type runResult struct {
-	Spec   runSpec
-	Done   doneRecord
-	Eval   evalJSON
+// Result is what a finished run produced.
+type Result struct {
+	Spec Run
+	Done Done
+	// Eval is the run's first evaluation (for a run without one, its last
+	// epoch's validation top-1 over its test logits' N); Evals are all its
+	// evaluations by name.
+	Eval   EvalJSON
+	Evals  map[string]EvalJSON
 	Epochs []map[string]float64 // epochs.csv
-	Test   logits               // test_logits.npy
+	Test   Logits               // test_logits.npy
 	Params string               // "0.14M", from the run's log
 	TrainS float64              // Σ epoch_seconds
 	// Post are the vit-train eval and logits processes run on its
 	// checkpoint.
-	Post []attempt
+	Post []Attempt
 }
 
-// results are the finished runs by ID, and the test labels.
-type results struct {
-	Runs   map[string]*runResult
+// Results are the finished runs by ID, and the test labels.
+type Results struct {
+	Runs   map[string]*Result
 	Labels []int
 }
 
-// collect reads every finished run of p (one whose evaluation and test
-// logits exist); unfinished runs are left out.
-func collect(o options, p *plan) (*results, error) {
-	res := &results{Runs: map[string]*runResult{}}
+// Collect reads every finished run of p (one whose evaluations and test
+// logits exist), and the test labels from the IDX folder data; unfinished
+// runs are left out.
+func Collect(data string, p *Plan) (*Results, error) {
+	res := &Results{Runs: map[string]*Result{}}
 	var err error
-	if res.Labels, err = readLabels(o.data); err != nil {
+	if res.Labels, err = ReadLabels(data); err != nil {
 		return nil, err
 	}
-	for _, r := range p.runs {
-		rr, err := readRun(r)
+	for _, r := range p.Runs {
+		rr, err := ReadRun(r)
 		if errors.Is(err, os.ErrNotExist) {
 			continue
 		}
@@ -77,29 +85,36 @@ func collect(o options, p *plan) (*results, error) {
 	return res, nil
 }
 
-func readRun(r runSpec) (*runResult, error) {
-	rr := &runResult{Spec: r}
-	if err := readJSON(r.doneFile(), &rr.Done); err != nil {
+// ReadRun reads a finished run's outputs; an error wrapping
+// os.ErrNotExist means the run is not finished.
+func ReadRun(r Run) (*Result, error) {
+	rr := &Result{Spec: r, Evals: map[string]EvalJSON{}}
+	if err := ReadJSON(r.DoneFile(), &rr.Done); err != nil {
 		return nil, err
 	}
-	if !r.ResNet {
-		if err := readJSON(filepath.Join(r.evalDir(), "eval.json"), &rr.Eval); err != nil {
+	for _, e := range r.Evals {
+		var ev EvalJSON
+		if err := ReadJSON(r.evalJSON(e.Name), &ev); err != nil {
 			return nil, err
 		}
+		rr.Evals[e.Name] = ev
 	}
-	a, err := npy.ReadFile(r.testLogits())
+	if len(r.Evals) > 0 {
+		rr.Eval = rr.Evals[r.Evals[0].Name]
+	}
+	a, err := npy.ReadFile(r.TestLogits())
 	if err != nil {
-		if _, serr := os.Stat(r.testLogits()); errors.Is(serr, os.ErrNotExist) {
+		if _, serr := os.Stat(r.TestLogits()); errors.Is(serr, os.ErrNotExist) {
 			return nil, serr
 		}
 		return nil, err
 	}
 	d, shape := a.Data, a.Shape
 	if len(shape) != 2 {
-		return nil, fmt.Errorf("%s: shape %v, want (N, C)", r.testLogits(), shape)
+		return nil, fmt.Errorf("%s: shape %v, want (N, C)", r.TestLogits(), shape)
 	}
-	rr.Test = logits{Data: d, N: shape[0], C: shape[1]}
-	if rr.Epochs, err = readCSV(filepath.Join(r.Dir, "epochs.csv")); err != nil {
+	rr.Test = Logits{Data: d, N: shape[0], C: shape[1]}
+	if rr.Epochs, err = ReadCSV(filepath.Join(r.Dir, "epochs.csv")); err != nil {
 		return nil, err
 	}
 	for _, e := range rr.Epochs {
@@ -107,11 +122,11 @@ func readRun(r runSpec) (*runResult, error) {
 			rr.TrainS += v
 		}
 	}
-	if r.ResNet && len(rr.Epochs) > 0 {
-		rr.Eval = evalJSON{headResult: headResult{N: rr.Test.N, Top1: rr.Epochs[len(rr.Epochs)-1]["val_top1"]}}
+	if len(r.Evals) == 0 && len(rr.Epochs) > 0 {
+		rr.Eval = EvalJSON{HeadResult: HeadResult{N: rr.Test.N, Top1: rr.Epochs[len(rr.Epochs)-1]["val_top1"]}}
 	}
-	rr.Params = paramsFromLog(r.logFile())
-	atts, err := readAttempts(r.Dir + ".attempts.jsonl")
+	rr.Params = paramsFromLog(r.LogFile())
+	atts, err := readAttempts(r.attemptsFile())
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, err
 	}
@@ -123,7 +138,8 @@ func readRun(r runSpec) (*runResult, error) {
 	return rr, nil
 }
 
-func readJSON(path string, v any) error {
+// ReadJSON decodes the JSON file at path into v.
+func ReadJSON(path string, v any) error {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return err
@@ -134,9 +150,9 @@ func readJSON(path string, v any) error {
 	return nil
 }
 
-// readCSV reads a metrics CSV (a header, then numbers) as one map per row;
+// ReadCSV reads a metrics CSV (a header, then numbers) as one map per row;
 // cells that are not numbers read as NaN.
-func readCSV(path string) ([]map[string]float64, error) {
+func ReadCSV(path string) ([]map[string]float64, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -164,6 +180,19 @@ func readCSV(path string) ([]map[string]float64, error) {
 		out = append(out, m)
 	}
 	return out, nil
+}
+
+// Column is one metric of a metrics log, row by row (NaN where missing).
+func Column(rows []map[string]float64, name string) []float64 {
+	out := make([]float64, len(rows))
+	for i, r := range rows {
+		v, ok := r[name]
+		if !ok {
+			v = math.NaN()
+		}
+		out[i] = v
+	}
+	return out
 }
 
 var paramsRE = regexp.MustCompile(`^model \S+: ([0-9.]+M) parameters`)
@@ -194,8 +223,19 @@ func findIDX(dir, name string) (string, error) {
 	return "", fmt.Errorf("neither %s.gz nor %s in %s", name, name, dir)
 }
 
-// readLabels reads the test labels (t10k-labels-idx1-ubyte[.gz]).
-func readLabels(dir string) ([]int, error) {
+// CheckData checks that dir holds the four Fashion-MNIST IDX files
+// (gzipped or not).
+func CheckData(dir string) error {
+	for _, name := range []string{"train-images-idx3-ubyte", "train-labels-idx1-ubyte", "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"} {
+		if _, err := findIDX(dir, name); err != nil {
+			return fmt.Errorf("%w (install Debian's dataset-fashion-mnist, or give --data)", err)
+		}
+	}
+	return nil
+}
+
+// ReadLabels reads the test labels (t10k-labels-idx1-ubyte[.gz]).
+func ReadLabels(dir string) ([]int, error) {
 	path, err := findIDX(dir, "t10k-labels-idx1-ubyte")
 	if err != nil {
 		return nil, err
@@ -214,12 +254,16 @@ func readLabels(dir string) ([]int, error) {
 		defer gz.Close()
 		r = gz
 	}
-	return parseLabelsIDX(r)
+	labels, err := ParseLabelsIDX(r)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return labels, nil
 }
 
-// parseLabelsIDX reads an IDX1 label file: magic 0x00000801, the count,
+// ParseLabelsIDX reads an IDX1 label file: magic 0x00000801, the count,
 // then one byte per label.
-func parseLabelsIDX(r io.Reader) ([]int, error) {
+func ParseLabelsIDX(r io.Reader) ([]int, error) {
 	var hdr [2]uint32
 	if err := binary.Read(r, binary.BigEndian, &hdr); err != nil {
 		return nil, fmt.Errorf("labels: %w", err)
@@ -241,8 +285,8 @@ func parseLabelsIDX(r io.Reader) ([]int, error) {
 	return out, nil
 }
 
-// argmax returns each row's largest column (the first on ties).
-func (l logits) argmax() []int {
+// Argmax returns each row's largest column (the first on ties).
+func (l Logits) Argmax() []int {
 	out := make([]int, l.N)
 	for i := range out {
 		row := l.Data[i*l.C : (i+1)*l.C]
@@ -257,9 +301,9 @@ func (l logits) argmax() []int {
 	return out
 }
 
-// agreement is the percentage of rows where a and b predict the same
+// Agreement is the percentage of rows where a and b predict the same
 // class; NaN when they differ in size.
-func agreement(a, b []int) float64 {
+func Agreement(a, b []int) float64 {
 	if len(a) != len(b) || len(a) == 0 {
 		return math.NaN()
 	}
@@ -272,43 +316,29 @@ func agreement(a, b []int) float64 {
 	return 100 * float64(same) / float64(len(a))
 }
 
-// accuracy is the percentage of predictions equal to the first len(pred)
+// Accuracy is the percentage of predictions equal to the first len(pred)
 // labels; NaN when there are fewer labels.
-func accuracy(pred, labels []int) float64 {
+func Accuracy(pred, labels []int) float64 {
 	if len(labels) < len(pred) || len(pred) == 0 {
 		return math.NaN()
 	}
-	return agreement(pred, labels[:len(pred)])
+	return Agreement(pred, labels[:len(pred)])
 }
 
-// stats are a sample's mean and standard deviation (n−1; NaN for one value).
-type stats struct {
-	Mean, Std float64
-	N         int
-}
-
-func summarize(xs []float64) stats {
+// Median is the median of xs, NaNs left out (NaN when none is left).
+func Median(xs []float64) float64 {
 	var v []float64
 	for _, x := range xs {
 		if !math.IsNaN(x) {
 			v = append(v, x)
 		}
 	}
-	s := stats{Mean: math.NaN(), Std: math.NaN(), N: len(v)}
 	if len(v) == 0 {
-		return s
+		return math.NaN()
 	}
-	sum := 0.0
-	for _, x := range v {
-		sum += x
+	slices.Sort(v)
+	if len(v)%2 == 1 {
+		return v[len(v)/2]
 	}
-	s.Mean = sum / float64(len(v))
-	if len(v) > 1 {
-		ss := 0.0
-		for _, x := range v {
-			ss += (x - s.Mean) * (x - s.Mean)
-		}
-		s.Std = math.Sqrt(ss / float64(len(v)-1))
-	}
-	return s
+	return (v[len(v)/2-1] + v[len(v)/2]) / 2
 }

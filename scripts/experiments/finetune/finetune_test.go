@@ -1,0 +1,283 @@
+package main
+
+import (
+	"math"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/vit-train/vit-train/scripts/experiments/internal/study"
+	"github.com/vit-train/vit-train/train"
+)
+
+func testOptions(t *testing.T, seeds int) options {
+	o := defaults()
+	o.seeds = seeds
+	o.Work = t.TempDir()
+	o.Data = "/data"
+	return o
+}
+
+// sets returns the --set values of args, and the --config file.
+func sets(args []string) (config string, kv map[string]string, list []string) {
+	kv = map[string]string{}
+	for i := 0; i < len(args)-1; i++ {
+		switch args[i] {
+		case "--set":
+			k, v, _ := strings.Cut(args[i+1], "=")
+			kv[k] = v
+			list = append(list, args[i+1])
+		case "--config":
+			config = args[i+1]
+		}
+	}
+	return config, kv, list
+}
+
+// flagValue is the value after flag in args ("" when absent).
+func flagValue(args []string, flag string) string {
+	if i := slices.Index(args, flag); i >= 0 && i+1 < len(args) {
+		return args[i+1]
+	}
+	return ""
+}
+
+func TestPlanRunsEveryArmPerSeed(t *testing.T) {
+	o := testOptions(t, 3)
+	p := newPlan(o, filepath.Join(o.Work, "configs"))
+	// The teacher, then 7 runs per seed ((c) is an evaluation of (b)).
+	if want := 1 + 3*7; len(p.Runs) != want {
+		t.Fatalf("%d runs, want %d", len(p.Runs), want)
+	}
+	if p.Runs[0].ID != teacherCNN || p.Runs[0].Evals != nil || p.Runs[0].Epochs != o.teacherEpochs {
+		t.Errorf("first run %+v, want the ResNet-20 teacher of %d epochs, without vit-train eval", p.Runs[0], o.teacherEpochs)
+	}
+	pos := map[string]int{}
+	for i, r := range p.Runs {
+		pos[r.ID] = i
+	}
+	for seed := 0; seed < 3; seed++ {
+		for _, a := range arms {
+			r, ok := p.ByID[seedRunID(a, seed)]
+			if !ok {
+				t.Fatalf("no run of %s seed %d", a.Key, seed)
+			}
+			_, kv, _ := sets(r.Args)
+			if kv["seed"] != strings.TrimPrefix(filepath.Base(r.ID), "seed") || kv["data.root"] != "/data" || kv["progress"] != "false" {
+				t.Errorf("%s: seed %q, data.root %q, progress %q", r.ID, kv["seed"], kv["data.root"], kv["progress"])
+			}
+			switch {
+			case a.EvalOf != "":
+				if !slices.ContainsFunc(r.Evals, func(e study.Eval) bool { return slices.Equal(e.Args, []string{"--img-size", "28"}) }) {
+					t.Errorf("(%s): run %s has no evaluation at 28 px: %+v", a.Letter, r.ID, r.Evals)
+				}
+			case a.From == "":
+				if r.Args[0] != "train" || kv["model.name"] != a.Model || kv["model.patch_size"] != "2" || kv["model.img_size"] != map[int]string{14: "14", 28: "28"}[a.Size] || r.Epochs != o.epochs {
+					t.Errorf("(%s): %v", a.Letter, r.Args)
+				}
+			default:
+				parent := p.ByID[seedRunID(armByKey(a.From), seed)]
+				if r.Args[0] != "finetune" || flagValue(r.Args, "--from") != parent.Last() || flagValue(r.Args, "--img-size") != map[int]string{14: "14", 28: "28"}[a.Size] || r.Epochs != o.finetuneEpochs {
+					t.Errorf("(%s): %v", a.Letter, r.Args)
+				}
+				if pos[r.ID] < pos[parent.ID] {
+					t.Errorf("(%s) runs before the run it starts from", a.Letter)
+				}
+				if (kv["distill.teacher"] == p.ByID[teacherCNN].Last() && kv["distill.type"] == "hard") != a.Teacher {
+					t.Errorf("(%s): distill %q from %q", a.Letter, kv["distill.type"], kv["distill.teacher"])
+				}
+			}
+		}
+	}
+}
+
+// The study's configurations are valid vit-train configurations: every
+// run's --config and --set load without error (vit-train refuses settings
+// that cannot take effect), with the shape and size each arm needs.
+func TestRunConfigsLoad(t *testing.T) {
+	o := testOptions(t, 1)
+	o.TrainSubset, o.EvalSubset = 384, 384
+	cfgDir := filepath.Join(o.Work, "configs")
+	if err := study.WriteConfigs(cfgDir, configFiles, false); err != nil {
+		t.Fatal(err)
+	}
+	p := newPlan(o, cfgDir)
+	for _, r := range p.Runs {
+		config, _, list := sets(r.Args)
+		if r.Args[0] == "finetune" {
+			// What vit-train finetune puts before --set: the parent's model
+			// at the new size.
+			parent := armByKey(armByKey(r.Arm).From)
+			list = append([]string{"model.name=" + parent.Model, "model.patch_size=2", "model.in_chans=1",
+				"model.img_size=" + flagValue(r.Args, "--img-size"), "model.num_classes=10",
+				"init.from=/x/last.safetensors", "init.freeze_backbone=false", "init.ema=false"}, list...)
+		}
+		cfg, err := train.LoadConfig(config, list)
+		if err != nil {
+			t.Errorf("%s: %v", r.ID, err)
+			continue
+		}
+		if cfg.Data.Dataset != "fashion-mnist" || cfg.Data.TrainSubset != 384 || cfg.Epochs != r.Epochs || cfg.Progress {
+			t.Errorf("%s: dataset %s, subset %d, epochs %d, progress %v", r.ID, cfg.Data.Dataset, cfg.Data.TrainSubset, cfg.Epochs, cfg.Progress)
+		}
+		if r.Arm == "" {
+			continue
+		}
+		spec, err := cfg.ModelSpec()
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := armByKey(r.Arm)
+		if spec.ViT.PatchSize != 2 || spec.ViT.ImageSize != a.Size || spec.ViT.Distilled != a.Distilled() {
+			t.Errorf("%s: patch %d, size %d, distilled %v", r.ID, spec.ViT.PatchSize, spec.ViT.ImageSize, spec.ViT.Distilled)
+		}
+		if a.From != "" && (cfg.Optim.Name != "sgd" || !cfg.Optim.ScaleLR || cfg.Aug.Train != "none" || cfg.Optim.ClipGrad != 1) {
+			t.Errorf("%s: fine-tuned with %+v, aug %s", r.ID, cfg.Optim, cfg.Aug.Train)
+		}
+	}
+}
+
+// The forward FLOPs per image grow with the tokens: 50 at 14 px, 197 at
+// 28 px; the training FLOPs of a fine-tuned arm include its start's.
+func TestTrainFLOPs(t *testing.T) {
+	o := testOptions(t, 1)
+	p := newPlan(o, "")
+	f14, _ := armByKey(keyScratch14).forwardFLOPs()
+	f28, _ := armByKey(keyScratch28).forwardFLOPs()
+	if !(f28 > 4*f14) {
+		t.Errorf("forward FLOPs %g at 28 px, %g at 14 px", f28, f14)
+	}
+	a, _, _ := trainFLOPs(armByKey(keyScratch28), p, 0)
+	if want := 3 * f28 * 10 * 60000; math.Abs(a-want) > 1e-6*want {
+		t.Errorf("(a): %g FLOPs, want %g", a, want)
+	}
+	b, _, _ := trainFLOPs(armByKey(keyScratch14), p, 0)
+	c, _, _ := trainFLOPs(armByKey(keyEval28), p, 0)
+	d, own, _ := trainFLOPs(armByKey(keyFinetune28), p, 0)
+	if c != b || math.Abs(d-(b+3*f28*2*60000)) > 1e-6*d || math.Abs(own-3*f28*2*60000) > 1e-6*own {
+		t.Errorf("(b) %g, (c) %g, (d) %g (own %g)", b, c, d, own)
+	}
+}
+
+// fakeReport builds a report from per-arm top-1 values (3 seeds each) as
+// analyse would, with the default plan's compute.
+func fakeReport(t *testing.T, top1 map[string][]float64) *report {
+	o := testOptions(t, 3)
+	p := newPlan(o, "")
+	r := &report{Opts: o, Teacher: teacherResult{Done: true, Top1: 92, Epochs: 15}}
+	for _, a := range arms {
+		ar := armResult{Arm: a}
+		ar.TrainFLOPs, ar.OwnFLOPs, _ = trainFLOPs(a, p, 0)
+		f, _ := a.forwardFLOPs()
+		ar.ForwardGFLOPs = f / 1e9
+		if v, ok := top1[a.Key]; ok {
+			ar.Seeds, ar.Top1, ar.Cls, ar.Dist = []int{0, 1, 2}, v, v, v
+			ar.CPUS = []float64{ar.TrainFLOPs / 1e9, ar.TrainFLOPs / 1e9, ar.TrainFLOPs / 1e9}
+			ar.WallS = ar.CPUS
+		}
+		r.Arms = append(r.Arms, ar)
+	}
+	r.Findings = findings(r)
+	return r
+}
+
+// The verdicts follow the numbers, both ways.
+func TestVerdictsFollowTheNumbers(t *testing.T) {
+	claimed := map[string][]float64{
+		keyScratch28: {88, 88.2, 87.8}, keyScratch14: {85, 85.1, 84.9}, keyEval28: {70, 71, 69},
+		keyFinetune28: {87.8, 87.9, 87.7}, keyFinetune14: {85.5, 85.6, 85.4},
+		keyDistilled14: {85.2, 85.3, 85.1}, keyDistilledFT: {87.9, 88, 87.8}, keyDistilledHrd: {88.3, 88.4, 88.2},
+	}
+	for _, f := range fakeReport(t, claimed).Findings {
+		if f.Verdict != study.Holds {
+			t.Errorf("claimed numbers: %q %s (%s)", f.Claim, f.Verdict, f.Detail)
+		}
+	}
+	if f := fakeReport(t, claimed).Findings[0]; !strings.Contains(f.Detail, "within the 0.5-point margin") || !strings.Contains(f.Detail, "at 0.3") {
+		t.Errorf("reach detail: %s", f.Detail)
+	}
+
+	flipped := map[string][]float64{}
+	for k, v := range claimed {
+		flipped[k] = v
+	}
+	flipped[keyFinetune28] = []float64{86, 86.1, 85.9} // 2 points below (a), below (e), above (b)
+	flipped[keyFinetune14] = []float64{86.5, 86.5, 86.5}
+	flipped[keyEval28] = []float64{86, 86, 86}
+	flipped[keyDistilledHrd] = []float64{87, 87, 87}
+	for _, f := range fakeReport(t, flipped).Findings {
+		want := study.DoesNotHold
+		if strings.HasPrefix(f.Claim, "Fine-tuning at 28 px (d) improves") {
+			want = study.Holds // 86.0 > 85.0
+		}
+		if f.Verdict != want {
+			t.Errorf("flipped numbers: %q %s, want %s (%s)", f.Claim, f.Verdict, want, f.Detail)
+		}
+	}
+
+	missing := map[string][]float64{keyScratch28: claimed[keyScratch28]}
+	for _, f := range fakeReport(t, missing).Findings {
+		if f.Verdict != study.NotMeasured {
+			t.Errorf("with (a) alone: %q %s", f.Claim, f.Verdict)
+		}
+	}
+}
+
+func TestReachVerdict(t *testing.T) {
+	for _, c := range []struct {
+		ft, scratch, margin, fraction float64
+		want                          string
+	}{
+		{87.6, 88, 0.5, 0.4, study.Holds},
+		{88.5, 88, 0.5, 0.4, study.Holds},
+		{87.4, 88, 0.5, 0.4, study.DoesNotHold},
+		{87.9, 88, 0.5, 1.2, study.DoesNotHold},
+		{87.9, 88, 0, 0.4, study.DoesNotHold},
+		{math.NaN(), 88, 0.5, 0.4, study.NotMeasured},
+		{87.9, 88, 0.5, math.NaN(), study.NotMeasured},
+	} {
+		if got := reachVerdict(c.ft, c.scratch, c.margin, c.fraction); got != c.want {
+			t.Errorf("reachVerdict(%v, %v, %v, %v) = %s, want %s", c.ft, c.scratch, c.margin, c.fraction, got, c.want)
+		}
+	}
+}
+
+// The report shows every arm with its compute, the verdicts and the
+// figure, and says when its budget is short.
+func TestReportFromFakeResults(t *testing.T) {
+	r := fakeReport(t, map[string][]float64{keyScratch28: {88, 88.2, 87.8}, keyFinetune28: {87.8, 87.9, 87.7}})
+	r.Opts.Data = defaults().Data
+	md := r.Markdown()
+	for _, want := range []string{
+		"| (a) 28 px from scratch | 28 | 3 | 88.00 ± 0.20 |", "| (d) (b) fine-tuned at 28 px | 28 | 3 | 87.80 ± 0.10 |",
+		"| (c) (b) evaluated at 28 px, no fine-tuning | 28 | 0 | – |", computeFigure,
+		"vit-train info --json --model vit_fmnist_patch4_28 --patch-size 2 --img-size 14", "training FLOPs = 3 × forward FLOPs per image × images seen",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report lacks %q:\n%s", want, md)
+		}
+	}
+	if strings.Contains(md, "Short budget") {
+		t.Error("a study at the default epochs is reported as a short budget")
+	}
+	r.Opts.finetuneEpochs = 1
+	if !strings.Contains(r.Markdown(), "**Short budget**") {
+		t.Error("a 1-epoch fine-tune is not reported as a short budget")
+	}
+	if err := r.WriteFigures(t.TempDir()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestFlagsLine(t *testing.T) {
+	o := testOptions(t, 3)
+	o.Data = defaults().Data
+	if got := flagsLine(o); got != "" {
+		t.Errorf("defaults: %q", got)
+	}
+	o.finetuneEpochs, o.margin = 4, 1
+	if got, want := flagsLine(o), " --finetune-epochs 4 --margin 1"; got != want {
+		t.Errorf("flagsLine = %q, want %q", got, want)
+	}
+}

@@ -1,0 +1,328 @@
+package study
+
+import (
+	"bufio"
+	"context"
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/vit-train/vit-train/formats/atomicfile"
+)
+
+// ErrInterrupted is returned when a signal stopped the study.
+var ErrInterrupted = errors.New("interrupted")
+
+// Execute prepares the work folder for p (its recipes from configs'
+// configs/*.yaml written into cfgDir; run folders started with other
+// settings refused) and, unless c.ReportOnly, builds vit-train and runs
+// each run of p in turn. A stopped study's error names continueCmd.
+func Execute(ctx context.Context, c Common, p *Plan, configs embed.FS, cfgDir, continueCmd string) error {
+	if err := CheckData(c.Data); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(c.Work, 0o755); err != nil {
+		return err
+	}
+	if err := CheckExisting(c, p); err != nil {
+		return err
+	}
+	if err := WriteConfigs(cfgDir, configs, p.Started()); err != nil {
+		return err
+	}
+	if c.ReportOnly {
+		return nil
+	}
+	fmt.Printf("study: %d runs in %s; report in %s\n", len(p.Runs), c.Work, c.Out)
+	r := &Runner{Out: os.Stdout}
+	var err error
+	if r.Build, err = BuildBinary(ctx, c); err != nil {
+		return err
+	}
+	for i, rn := range p.Runs {
+		if err := r.Do(ctx, rn, i+1, len(p.Runs)); err != nil {
+			if errors.Is(err, ErrInterrupted) {
+				return fmt.Errorf("%w; to continue: %s", err, continueCmd)
+			}
+			return fmt.Errorf("%s: %w", rn.ID, err)
+		}
+	}
+	return nil
+}
+
+// Runner runs a study's commands one at a time.
+type Runner struct {
+	Build Build
+	Out   io.Writer
+}
+
+// Attempt is one vit-train process of a run.
+type Attempt struct {
+	Start  time.Time `json:"start"`
+	Args   []string  `json:"args"`
+	WallS  float64   `json:"wall_s"`
+	CPUS   float64   `json:"cpu_s"` // user + system
+	Status int       `json:"exit_status"`
+}
+
+// Done marks a finished training run.
+type Done struct {
+	ID       string    `json:"id"`
+	Args     []string  `json:"args"` // the command that started it
+	Attempts []Attempt `json:"attempts"`
+	WallS    float64   `json:"wall_s"`
+	CPUS     float64   `json:"cpu_s"`
+	Build    string    `json:"build"`
+	Commit   string    `json:"commit"`
+	Binary   string    `json:"binary_sha256"`
+}
+
+// Do trains r (skipped when finished, resumed when stopped) and writes the
+// outputs a report reads: r's evaluations of last.safetensors, the test
+// logits and, when r asks for them, the training logits.
+func (rn *Runner) Do(ctx context.Context, r Run, i, n int) error {
+	tag := fmt.Sprintf("[%d/%d] %s", i, n, r.ID)
+	if _, err := os.Stat(r.DoneFile()); err == nil {
+		fmt.Fprintf(rn.Out, "%s: finished, skipped\n", tag)
+	} else if err := rn.train(ctx, r, tag); err != nil {
+		return err
+	}
+	for _, e := range r.Evals {
+		if _, err := os.Stat(r.evalJSON(e.Name)); err == nil {
+			continue
+		}
+		tmp := r.EvalDir(e.Name) + ".tmp"
+		if err := os.RemoveAll(tmp); err != nil {
+			return err
+		}
+		args := append([]string{"eval", "--checkpoint", r.Last(), "--out", tmp}, e.Args...)
+		if _, err := rn.exec(ctx, r, args); err != nil {
+			return fmt.Errorf("eval: %w", err)
+		}
+		if err := os.Rename(tmp, r.EvalDir(e.Name)); err != nil {
+			return err
+		}
+	}
+	logits := []struct {
+		split, path string
+	}{{"test", r.TestLogits()}}
+	if r.TrainLogits {
+		logits = append(logits, struct{ split, path string }{"train", r.TrainLogitsFile()})
+	}
+	for _, l := range logits {
+		if _, err := os.Stat(l.path); err == nil {
+			continue
+		}
+		tmp := strings.TrimSuffix(l.path, ".npy") + ".tmp.npy"
+		if _, err := rn.exec(ctx, r, []string{"logits", "--checkpoint", r.Last(), "--split", l.split, "--out", tmp}); err != nil {
+			return fmt.Errorf("logits --split %s: %w", l.split, err)
+		}
+		if err := os.Rename(tmp, l.path); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// train runs vit-train until r's run is finished: from the start, or from
+// its last checkpoint with --resume.
+func (rn *Runner) train(ctx context.Context, r Run, tag string) error {
+	args := r.Args
+	_, err := os.Stat(r.Last())
+	switch {
+	case err == nil:
+		args = []string{"train", "--out", r.Dir, "--resume"}
+		fmt.Fprintf(rn.Out, "%s: resuming (%s)\n", tag, Plural(r.Epochs, "epoch"))
+	case errors.Is(err, os.ErrNotExist):
+		// A folder without a checkpoint holds nothing to continue from:
+		// start afresh.
+		if err := removeUncheckpointed(r.Dir); err != nil {
+			return err
+		}
+		if err := os.MkdirAll(filepath.Dir(r.Dir), 0o755); err != nil {
+			return err
+		}
+		fmt.Fprintf(rn.Out, "%s: training (%s)\n", tag, Plural(r.Epochs, "epoch"))
+	default:
+		return err
+	}
+	if _, err := rn.exec(ctx, r, args); err != nil {
+		return err
+	}
+	rec := Done{ID: r.ID, Args: append([]string{"vit-train"}, r.Args...), Build: rn.Build.Tags, Commit: rn.Build.Commit, Binary: rn.Build.SHA256}
+	atts, err := readAttempts(r.attemptsFile())
+	if err != nil {
+		return err
+	}
+	for _, a := range atts {
+		if a.Args[0] == "train" || a.Args[0] == "finetune" {
+			rec.Attempts = append(rec.Attempts, a)
+			rec.WallS += a.WallS
+			rec.CPUS += a.CPUS
+		}
+	}
+	b, err := json.MarshalIndent(rec, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := WriteFileAtomic(r.DoneFile(), append(b, '\n')); err != nil {
+		return err
+	}
+	fmt.Fprintf(rn.Out, "%s: done in %s (CPU %s)\n", tag, dur(rec.WallS), dur(rec.CPUS))
+	return nil
+}
+
+// removeUncheckpointed removes a run folder that holds no checkpoint (a
+// run stopped before its first one).
+func removeUncheckpointed(dir string) error {
+	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	ck, err := filepath.Glob(filepath.Join(dir, "*.safetensors"))
+	if err != nil {
+		return err
+	}
+	if len(ck) > 0 {
+		return fmt.Errorf("%s holds %s but no last.safetensors: remove the folder to train the run again", dir, filepath.Base(ck[0]))
+	}
+	return os.RemoveAll(dir)
+}
+
+// exec runs vit-train with args, its output appended to r's log, in its
+// own process group: a signal to the study is passed to it once (vit-train
+// then saves a checkpoint and exits) and the study stops. Each attempt is
+// recorded in the run's attempts log.
+func (rn *Runner) exec(ctx context.Context, r Run, args []string) (Attempt, error) {
+	log, err := os.OpenFile(r.LogFile(), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return Attempt{}, err
+	}
+	defer log.Close()
+	fmt.Fprintf(log, "\n$ %s %s\n", rn.Build.Bin, QuoteArgs(args))
+	cmd := exec.Command(rn.Build.Bin, args...)
+	cmd.Stdout, cmd.Stderr = log, log
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	a := Attempt{Start: time.Now(), Args: args}
+	// Every SIGINT or SIGTERM the study receives goes to vit-train: the
+	// first stops it with a checkpoint, a second ends it at once. One that
+	// came before has cancelled ctx.
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	if ctx.Err() != nil {
+		return a, fmt.Errorf("%w before %s", ErrInterrupted, r.ID)
+	}
+	if err := cmd.Start(); err != nil {
+		return a, err
+	}
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case s := <-sigs:
+				_ = cmd.Process.Signal(s)
+			case <-done:
+				return
+			}
+		}
+	}()
+	werr := cmd.Wait()
+	close(done)
+	a.WallS = time.Since(a.Start).Seconds()
+	if ps := cmd.ProcessState; ps != nil {
+		a.CPUS = (ps.UserTime() + ps.SystemTime()).Seconds()
+		a.Status = ps.ExitCode()
+	}
+	if err := appendAttempt(r.attemptsFile(), a); err != nil {
+		return a, err
+	}
+	if ctx.Err() != nil {
+		return a, fmt.Errorf("%w during %s (vit-train exit status %d; log %s)", ErrInterrupted, r.ID, a.Status, r.LogFile())
+	}
+	if werr != nil {
+		return a, fmt.Errorf("vit-train %s: %w\n%s", args[0], werr, tail(r.LogFile(), 15))
+	}
+	return a, nil
+}
+
+func appendAttempt(path string, a Attempt) error {
+	b, err := json.Marshal(a)
+	if err != nil {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(append(b, '\n')); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// readAttempts reads an attempts log, skipping a partial last line.
+func readAttempts(path string) ([]Attempt, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out []Attempt
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var a Attempt
+		if json.Unmarshal(sc.Bytes(), &a) == nil && len(a.Args) > 0 {
+			out = append(out, a)
+		}
+	}
+	return out, sc.Err()
+}
+
+// tail returns the last n lines of a file, indented.
+func tail(path string, n int) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return "    " + strings.Join(lines, "\n    ")
+}
+
+// QuoteArgs writes args for a shell.
+func QuoteArgs(args []string) string {
+	q := make([]string, len(args))
+	for i, a := range args {
+		if a == "" || strings.ContainsAny(a, " \t\n'\"\\$`*?[]{}()<>|&;#~") {
+			q[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		} else {
+			q[i] = a
+		}
+	}
+	return strings.Join(q, " ")
+}
+
+// dur formats seconds as a duration.
+func dur(s float64) string {
+	return (time.Duration(s * float64(time.Second))).Round(time.Second).String()
+}
+
+// WriteFileAtomic writes b to path through a synced temporary file.
+func WriteFileAtomic(path string, b []byte) error {
+	return atomicfile.Write(path, func(w io.Writer) error {
+		_, err := w.Write(b)
+		return err
+	})
+}

@@ -1,0 +1,110 @@
+package study
+
+import (
+	"fmt"
+	"math"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+)
+
+// CheckTolPct is how far, in percent, the top-1 of one run may differ
+// between its logits, its evaluation and its last epoch's log.
+const CheckTolPct = 1e-6
+
+// Tally is the compute, builds and commands of a study's finished runs.
+type Tally struct {
+	// WallS and CPUS are the finished runs' vit-train processes, training,
+	// evaluation and logits together.
+	WallS, CPUS   float64
+	Build, Commit string   // the first finished run's
+	Binaries      []string // the distinct binaries' SHA-256, in run order
+	Commands      []string // seed 0's vit-train commands
+	Missing       []string // the runs not finished
+}
+
+// NewTally adds up p's finished runs.
+func NewTally(p *Plan, res *Results) Tally {
+	var t Tally
+	for _, r := range p.Runs {
+		rr, ok := res.Runs[r.ID]
+		if !ok {
+			t.Missing = append(t.Missing, r.ID)
+			continue
+		}
+		if t.Build == "" {
+			t.Build, t.Commit = rr.Done.Build, rr.Done.Commit
+		}
+		t.WallS += rr.Done.WallS
+		t.CPUS += rr.Done.CPUS
+		for _, a := range rr.Post {
+			t.WallS += a.WallS
+			t.CPUS += a.CPUS
+		}
+		if !slices.Contains(t.Binaries, rr.Done.Binary) {
+			t.Binaries = append(t.Binaries, rr.Done.Binary)
+		}
+		if r.Seed == 0 {
+			t.Commands = append(t.Commands, "vit-train "+QuoteArgs(RelArgs(r.Args)))
+		}
+	}
+	return t
+}
+
+// BuildLine is the report's setup line on the build and the machine.
+func (t Tally) BuildLine() string {
+	bins := "no run finished yet"
+	switch n := len(t.Binaries); {
+	case n == 1:
+		bins = fmt.Sprintf("every run ran the same binary (SHA-256 %.12s…)", t.Binaries[0])
+	case n > 1:
+		bins = fmt.Sprintf("the runs ran %d different binaries (the study was continued with --rebuild or --bin); the first: %s build of commit %s", n, t.Build, t.Commit)
+	}
+	return fmt.Sprintf("- **Build and machine**: vit-train, %s build of commit %s; %s; %d CPUs (%s); report written %s.\n",
+		t.Build, t.Commit, bins, runtime.NumCPU(), CPUModel(), time.Now().UTC().Format("2006-01-02"))
+}
+
+// ComputeLine is the report's setup line on the compute of the finished
+// runs.
+func (t Tally) ComputeLine() string {
+	return fmt.Sprintf("- **Compute**: the finished runs' vit-train processes (training, evaluation, logits) took %s of wall-clock time and %s of CPU time.\n\n", Minutes(t.WallS), Minutes(t.CPUS))
+}
+
+// ConsistencyCheck compares, for each finished run, the top-1 of its test
+// logits (vit-train logits) with its first evaluation (vit-train eval) and
+// the last epoch's validation top-1 (the training run's own evaluation),
+// and its epochs.csv with its epochs.
+func ConsistencyCheck(p *Plan, res *Results) Check {
+	var bad []string
+	n := 0
+	for _, r := range p.Runs {
+		rr, ok := res.Runs[r.ID]
+		if !ok {
+			continue
+		}
+		n++
+		fromLogits := Accuracy(rr.Test.Argmax(), res.Labels)
+		lastVal := math.NaN()
+		if len(rr.Epochs) > 0 {
+			lastVal = rr.Epochs[len(rr.Epochs)-1]["val_top1"]
+		}
+		switch {
+		case rr.Test.N != rr.Eval.N:
+			bad = append(bad, fmt.Sprintf("%s: %d test logits, %d evaluated images", r.ID, rr.Test.N, rr.Eval.N))
+		case !(math.Abs(fromLogits-rr.Eval.Top1) <= CheckTolPct):
+			bad = append(bad, fmt.Sprintf("%s: top-1 %.4f%% from the test logits, %.4f%% from vit-train eval", r.ID, fromLogits, rr.Eval.Top1))
+		case !(math.Abs(lastVal-rr.Eval.Top1) <= CheckTolPct):
+			bad = append(bad, fmt.Sprintf("%s: top-1 %.4f%% in the last epoch's log, %.4f%% from vit-train eval of last.safetensors", r.ID, lastVal, rr.Eval.Top1))
+		case len(rr.Epochs) != r.Epochs:
+			bad = append(bad, fmt.Sprintf("%s: epochs.csv has %d epochs, the run %d", r.ID, len(rr.Epochs), r.Epochs))
+		}
+	}
+	c := Check{Name: "each run's test top-1 is the same from its logits (vit-train logits), its evaluation (vit-train eval) and its last epoch's log; epochs.csv has every epoch", OK: len(bad) == 0}
+	if c.OK {
+		c.Detail = fmt.Sprintf("%d runs agree", n)
+	} else {
+		c.Detail = strings.Join(bad, "; ")
+	}
+	return c
+}

@@ -1,0 +1,104 @@
+package study
+
+import (
+	"bufio"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+)
+
+// Plural writes n and the noun, with an s unless n is 1.
+func Plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// SeedRange names the seeds 0 … n−1.
+func SeedRange(n int) string {
+	if n == 1 {
+		return "seed 0"
+	}
+	return fmt.Sprintf("seeds 0–%d", n-1)
+}
+
+// Num writes v with two decimals ("–" for NaN).
+func Num(v float64) string {
+	if math.IsNaN(v) {
+		return "–"
+	}
+	return fmt.Sprintf("%.2f", v)
+}
+
+// Minutes writes s seconds in s, min or h.
+func Minutes(s float64) string {
+	switch {
+	case math.IsNaN(s):
+		return "–"
+	case s < 120:
+		return fmt.Sprintf("%.0f s", s)
+	case s < 7200:
+		return fmt.Sprintf("%.1f min", s/60)
+	}
+	return fmt.Sprintf("%.1f h", s/3600)
+}
+
+// Hours writes s seconds in hours.
+func Hours(s float64) string {
+	if math.IsNaN(s) {
+		return "–"
+	}
+	return fmt.Sprintf("%.1f h", s/3600)
+}
+
+// OrDash is s, or "–" when empty.
+func OrDash(s string) string {
+	if s == "" {
+		return "–"
+	}
+	return s
+}
+
+// CPUModel is the first model name in /proc/cpuinfo.
+func CPUModel() string {
+	f, err := os.Open("/proc/cpuinfo")
+	if err != nil {
+		return runtime.GOARCH
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return runtime.GOARCH
+}
+
+// RelArgs writes the paths in args relative to the current folder when
+// they are inside it.
+func RelArgs(args []string) []string {
+	wd, err := os.Getwd()
+	if err != nil {
+		return args
+	}
+	out := make([]string, len(args))
+	for i, a := range args {
+		out[i] = strings.ReplaceAll(a, wd+string(filepath.Separator), "")
+	}
+	return out
+}
+
+// RelPath is path relative to the current folder when it is inside it.
+func RelPath(path string) string {
+	if wd, err := os.Getwd(); err == nil {
+		if r, err := filepath.Rel(wd, path); err == nil && !strings.HasPrefix(r, "..") {
+			return r
+		}
+	}
+	return path
+}
