@@ -181,7 +181,7 @@ beside it (external data); --external-data does so for any model.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			switch format {
 			case "safetensors":
-				if outputs != "logits" || externalData {
+				if cmd.Flags().Changed("outputs") || cmd.Flags().Changed("external-data") {
 					return fmt.Errorf("--outputs and --external-data apply to --format onnx only")
 				}
 				return exportSafetensors(cmd, ckPath, out, ema)

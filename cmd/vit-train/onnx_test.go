@@ -183,7 +183,7 @@ func checkONNXParity(t *testing.T, name, ck string, sets []string, batches []int
 			t.Fatalf("ONNX Runtime sees inputs %v %v, outputs %v", r.Inputs, r.InputShape, r.Outputs)
 		}
 		rel := parity(t, r.Logits["logits"], want.Data[:n*classes])
-		fmt.Printf("ONNX parity %-34s batch %2d: max |Δ| / max |logit| = %.2e\n", name, n, rel)
+		t.Logf("ONNX parity %-34s batch %2d: max |Δ| / max |logit| = %.2e", name, n, rel)
 		if rel > 1e-4 {
 			t.Errorf("%s, batch %d: ONNX Runtime's logits differ from vit-train's by %.3g of the largest logit, want ≤ 1e-4", name, n, rel)
 		}
