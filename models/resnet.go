@@ -22,6 +22,16 @@ type resnetNetwork struct {
 	m    *resnet.Model
 }
 
+// ResNetOf returns the ResNet a network is, or an error naming the network
+// when it is another architecture: for what only a ResNet has (its layout of
+// convolutions and batch norms).
+func ResNetOf(n Network) (*resnet.Model, error) {
+	if r, ok := n.(*resnetNetwork); ok {
+		return r.m, nil
+	}
+	return nil, fmt.Errorf("model %s is a %s, not a ResNet", n.Name(), n.Spec().Arch)
+}
+
 func (n *resnetNetwork) Name() string { return n.spec.Arch }
 
 func (n *resnetNetwork) Spec() Spec { return ResNet(n.spec) }

@@ -1,6 +1,7 @@
 package train
 
 import (
+	"github.com/vit-train/vit-train/augment"
 	"github.com/vit-train/vit-train/data"
 	"github.com/vit-train/vit-train/models"
 	"github.com/vit-train/vit-train/nn"
@@ -64,10 +65,7 @@ func OpenEval(path string, o EvalOptions) (*EvalRun, error) {
 	if o.TrainData {
 		r.Items = r.Data.Train
 	}
-	mean, std := ck.Mean, ck.Std
-	if len(mean) == 0 {
-		mean, std = r.Data.Mean, r.Data.Std
-	}
+	mean, std := normalisation(ck, r.Data)
 	_, size := r.Net.Input()
 	_, evalP, err := Pipelines(r.Config.Aug, size, mean, std)
 	if err != nil {
@@ -85,4 +83,35 @@ func OpenEval(path string, o EvalOptions) (*EvalRun, error) {
 		return nil, err
 	}
 	return r, nil
+}
+
+// normalisation is the mean and std a checkpoint's images are normalised
+// with: the checkpoint's, or the data's when it records none.
+func normalisation(ck *Checkpoint, d *Datasets) (mean, std []float32) {
+	if len(ck.Mean) == 0 {
+		return d.Mean, d.Std
+	}
+	return ck.Mean, ck.Std
+}
+
+// EvalPipelineOf is the evaluation pipeline (resize, crop, normalisation)
+// that eval, logits and predict feed the checkpoint's network of input
+// size through: the aug settings of the checkpoint's run configuration (or
+// the defaults), and its mean and std, or, when it records none, those of
+// the data that configuration names (which are then opened).
+func EvalPipelineOf(ck *Checkpoint, size int) (augment.Pipeline, error) {
+	cfg := DefaultConfig()
+	if ck.Config != nil {
+		cfg = *ck.Config
+	}
+	var d *Datasets
+	if len(ck.Mean) == 0 {
+		var err error
+		if d, err = OpenDatasets(cfg.Data); err != nil {
+			return augment.Pipeline{}, err
+		}
+	}
+	mean, std := normalisation(ck, d)
+	_, evalP, err := Pipelines(cfg.Aug, size, mean, std)
+	return evalP, err
 }

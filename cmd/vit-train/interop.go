@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,8 +11,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/vit-train/vit-train/data"
+	"github.com/vit-train/vit-train/formats/onnx"
 	"github.com/vit-train/vit-train/formats/safetensors"
 	"github.com/vit-train/vit-train/interop"
+	"github.com/vit-train/vit-train/interop/onnxexport"
+	"github.com/vit-train/vit-train/models"
 	"github.com/vit-train/vit-train/models/vit"
 	"github.com/vit-train/vit-train/train"
 )
@@ -145,12 +149,12 @@ func classNames(path string, n int) ([]string, error) {
 
 func newExportCommand() *cobra.Command {
 	var (
-		ckPath, out string
-		ema         bool
+		ckPath, out, format, outputs string
+		ema, externalData            bool
 	)
 	cmd := &cobra.Command{
 		Use:   "export",
-		Short: "Write a checkpoint's weights as a PyTorch state dict (safetensors)",
+		Short: "Write a checkpoint's model as a PyTorch state dict (safetensors) or an ONNX model",
 		Long: `Write a vit-train checkpoint's model weights as a safetensors file that
 PyTorch loads: for a ViT, timm's VisionTransformer (VisionTransformerDistilled
 for DeiT distilled models) of the same configuration with
@@ -158,30 +162,114 @@ load_state_dict(strict=True); for a ResNet, torchvision's ResNet with its
 running statistics (strict=False: num_batches_tracked is not stored). timm
 and torchvision names and layouts, F32, metadata {"format": "pt"}, no
 optimiser state. The checkpoint's tensors are checked against the model
-its metadata describes first.`,
-		Example: `  vit-train export --checkpoint runs/vit_fmnist_patch4_28/best.safetensors --out vit_fmnist.safetensors`,
-		Args:    cobra.NoArgs,
+its metadata describes first.
+
+With --format onnx, write the model as an ONNX graph (opset 17) that
+computes what vit-train's evaluation graph computes, for ONNX Runtime and
+other runtimes: input "pixel_values" (batch, C, H, W) with a dynamic batch
+axis, output "logits" (batch, classes); for a distilled DeiT, the mean of
+its two heads (DeiT's inference rule), and with --outputs both also
+"cls_logits" and "dist_logits". The initializers are the checkpoint's
+tensors under timm's (torchvision's) names. The model's metadata_props
+record its preprocessing: the resize and crop of the evaluation pipeline,
+the interpolation, mean, std, image size, channels and class names. A
+model over protobuf's 2 GiB limit (ViT-H) keeps its tensors in OUT.data
+beside it (external data); --external-data does so for any model.`,
+		Example: `  vit-train export --checkpoint runs/vit_fmnist_patch4_28/best.safetensors --out vit_fmnist.safetensors
+  vit-train export --checkpoint runs/vit_fmnist_patch4_28/best.safetensors --format onnx --out vit_fmnist.onnx`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			_, net, err := train.OpenNetwork(ckPath, ema)
-			if err != nil {
-				return err
+			switch format {
+			case "safetensors":
+				if cmd.Flags().Changed("outputs") || cmd.Flags().Changed("external-data") {
+					return fmt.Errorf("--outputs and --external-data apply to --format onnx only")
+				}
+				return exportSafetensors(cmd, ckPath, out, ema)
+			case "onnx":
+				if outputs != "logits" && outputs != "both" {
+					return fmt.Errorf("--outputs %q: want logits or both", outputs)
+				}
+				return exportONNX(cmd, ckPath, out, ema, outputs == "both", externalData)
 			}
-			tensors := net.Tensors()
-			if err := safetensors.WriteFileAtomic(out, tensors, map[string]string{"format": "pt"}); err != nil {
-				return fmt.Errorf("export %s: %w", out, err)
-			}
-			params := 0
-			for _, p := range net.Params() {
-				params += len(p.Data)
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s: %d tensors, %d parameters\n%s\n", out, len(tensors), params, net.PyTorchLoad(out))
-			return nil
+			return fmt.Errorf("--format %q: want safetensors or onnx", format)
 		},
 	}
 	cmd.Flags().StringVar(&ckPath, "checkpoint", "", "vit-train checkpoint (required)")
-	cmd.Flags().StringVar(&out, "out", "", "safetensors file to write (required)")
+	cmd.Flags().StringVar(&out, "out", "", "file to write (required)")
+	cmd.Flags().StringVar(&format, "format", "safetensors", "safetensors (a PyTorch state dict) or onnx")
+	cmd.Flags().StringVar(&outputs, "outputs", "logits", "ONNX outputs: logits, or both to add a distilled model's two heads")
+	cmd.Flags().BoolVar(&externalData, "external-data", false, "ONNX: keep the tensors in OUT.data beside the model (automatic over 2 GiB)")
 	cmd.Flags().BoolVar(&ema, "ema", false, "export the EMA weights instead of the model's")
 	cmd.MarkFlagRequired("checkpoint")
 	cmd.MarkFlagRequired("out")
 	return cmd
+}
+
+func exportSafetensors(cmd *cobra.Command, ckPath, out string, ema bool) error {
+	_, net, err := train.OpenNetwork(ckPath, ema)
+	if err != nil {
+		return err
+	}
+	tensors := net.Tensors()
+	if err := safetensors.WriteFileAtomic(out, tensors, map[string]string{"format": "pt"}); err != nil {
+		return fmt.Errorf("export %s: %w", out, err)
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "wrote %s: %d tensors, %d parameters\n%s\n", out, len(tensors), paramCount(net), net.PyTorchLoad(out))
+	return nil
+}
+
+func paramCount(net models.Network) int {
+	n := 0
+	for _, p := range net.Params() {
+		n += len(p.Data)
+	}
+	return n
+}
+
+// exportONNX writes the checkpoint's network as an ONNX model at out, its
+// tensors inline, or in out+".data" when external is set or the model is
+// over protobuf's 2 GiB limit.
+func exportONNX(cmd *cobra.Command, ckPath, out string, ema, bothHeads, external bool) error {
+	ck, net, err := train.OpenNetwork(ckPath, ema)
+	if err != nil {
+		return err
+	}
+	_, size := net.Input()
+	evalP, err := train.EvalPipelineOf(ck, size)
+	if err != nil {
+		return err
+	}
+	m, err := onnxexport.Export(net, onnxexport.Options{BothHeads: bothHeads, Eval: evalP, Classes: ck.Classes})
+	if err != nil {
+		return err
+	}
+	dataFile := ""
+	if external {
+		dataFile = filepath.Base(out) + ".data"
+	}
+	err = onnx.WriteFile(out, m, dataFile)
+	if errors.Is(err, onnx.ErrTooLarge) && !external {
+		dataFile = filepath.Base(out) + ".data"
+		err = onnx.WriteFile(out, m, dataFile)
+	}
+	if err != nil {
+		return fmt.Errorf("export %s: %w", out, err)
+	}
+	w := cmd.OutOrStdout()
+	names := make([]string, len(m.Graph.Outputs))
+	for i, o := range m.Graph.Outputs {
+		names[i] = o.Name
+	}
+	channels, _ := net.Input()
+	fmt.Fprintf(w, "wrote %s: ONNX opset %d, %d nodes, %d parameters; input %s (batch, %d, %d, %d), outputs %s (batch, %d)\n",
+		out, m.Opset, len(m.Graph.Nodes), paramCount(net), onnxexport.Input, channels, size, size, strings.Join(names, ", "), net.NumClasses())
+	if dataFile != "" {
+		fmt.Fprintf(w, "tensors in %s (external data: keep it beside the model)\n", filepath.Join(filepath.Dir(out), dataFile))
+	}
+	for _, p := range m.Metadata {
+		if p.Key == "preprocessing" {
+			fmt.Fprintf(w, "preprocessing: %s\n", p.Value)
+		}
+	}
+	return nil
 }

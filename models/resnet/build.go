@@ -28,7 +28,7 @@ func (m *Model) Build(g *gorgonia.ExprGraph, x *gorgonia.Node, training bool) (*
 		return nil, err
 	}
 	if m.plan.maxPool {
-		if h, err = ops.MaxPool2d(h, 3, 2, 1); err != nil {
+		if h, err = ops.MaxPool2d(h, MaxPoolKernel, MaxPoolStride, MaxPoolPad); err != nil {
 			return nil, fmt.Errorf("resnet: maxpool: %w", err)
 		}
 	}
