@@ -172,7 +172,7 @@ weights loaded, and the model trained with the configuration given by
 configs/fashion_mnist_finetune_56.yaml).
 
 Without them it fine-tunes for one epoch on the default data with the
-ViT paper's fine-tuning recipe: SGD with momentum 0.9, lr 0.03 for a batch
+ViT paper's fine-tuning recipe: SGD with momentum 0.9, lr 0.06 for a batch
 of 512 scaled to the batch (optim.scale_lr), no weight decay, gradient
 clipping at norm 1, warmup then cosine decay to 0, no augmentation. It
 keeps a converged model's accuracy at the checkpoint's own resolution.
