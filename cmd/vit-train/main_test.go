@@ -64,12 +64,13 @@ func TestBenchJSON(t *testing.T) {
 	if !(r.TrainImagesPerS > 0 && r.InferImagesPerS > 0 && r.TrainGFLOPs > 0 && r.PeakRSSBytes > 0) || r.Batch != 8 {
 		t.Fatalf("bench: %+v", r)
 	}
-	// The shares of the FMA peak are the GFLOP/s over the measured peak;
+	// The shares of the peak are the GFLOP/s over the measured peak;
 	// a tiny model at batch 8 reaches well under all of it.
-	if p := r.FMAPeak.GFLOPs; p > 0 {
-		if r.FMAPeak.Threads != r.Threads || math.Abs(r.TrainPeakShare-r.TrainGFLOPs/p) > 1e-9 ||
-			math.Abs(r.InferPeakShare-r.InferGFLOPs/p) > 1e-9 || !(r.TrainPeakShare > 0 && r.TrainPeakShare < 1) {
-			t.Fatalf("bench FMA peak: %+v", r)
+	if p := r.Peak.GFLOPs; p > 0 {
+		if r.Peak.Threads != r.Threads || math.Abs(r.TrainPeakShare-r.TrainGFLOPs/p) > 1e-9 ||
+			math.Abs(r.InferPeakShare-r.InferGFLOPs/p) > 1e-9 || !(r.TrainPeakShare > 0 && r.TrainPeakShare < 1) ||
+			r.PeakRaised || r.Processor.Name == "" {
+			t.Fatalf("bench peak: %+v", r)
 		}
 	} else if r.TrainPeakShare != 0 || r.InferPeakShare != 0 {
 		t.Fatalf("bench: shares of an unmeasured peak: %+v", r)
