@@ -4,7 +4,8 @@
 //
 //	go run gen_sgemm.go
 //
-// produces sgemm_avx512_amd64.s and sgemm_avx2_amd64.s. Each kernel
+// produces sgemm_avx512_amd64.s, sgemm_avx2_amd64.s and
+// sgemm_bf16_amd64.s. Each kernel
 // computes one mr×nr tile of C = alpha·A·B + beta·C (+ bias) over k steps:
 //
 //	func name(k int, a *float32, rsa, csa int, b *float32, ldb int,
@@ -31,6 +32,8 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+
+	"github.com/vit-train/vit-train/internal/evex"
 )
 
 type kernelSpec struct {
@@ -44,6 +47,14 @@ type kernelSpec struct {
 	// pfCLate > 0 prefetches C to L2 at the start and to L1 this many
 	// unrolled iterations before the end; 0 prefetches it to L1 at once.
 	pfCLate int
+	// bf16 makes each step one pair of K steps in bfloat16: the A and B
+	// panels hold 32-bit words of two bfloat16 (step 2q in the low half,
+	// 2q+1 in the high half), each A word is broadcast whole, and
+	// VDPBF16PS adds both products of a lane to its float32 accumulator
+	// (the high one first, then the low one, each rounded to nearest
+	// even; denormals read as zero and results flushed to zero). k counts
+	// pairs.
+	bf16 bool
 }
 
 var specs = []kernelSpec{
@@ -53,6 +64,11 @@ var specs = []kernelSpec{
 	{name: "sgemmKernelAVX512r6", mr: 6, vecs: 2, width: 16, unroll: 4, file: "sgemm_avx512_amd64.s", pfB: true, pfCLate: 4},
 	{name: "sgemmKernelAVX512r6x16", mr: 6, vecs: 1, width: 16, unroll: 4, file: "sgemm_avx512_amd64.s", pfB: true, pfCLate: 4},
 	{name: "sgemmKernelAVX2", mr: 6, vecs: 2, width: 8, unroll: 4, file: "sgemm_avx2_amd64.s", pfB: true, pfCLate: 4},
+	// bfloat16 pairs (AVX512_BF16), the same tiles as the AVX-512 kernels.
+	{name: "sgemmKernelBF16", mr: 12, vecs: 2, width: 16, unroll: 4, file: "sgemm_bf16_amd64.s", pfB: true, pfCLate: 4, bf16: true},
+	{name: "sgemmKernelBF16x16", mr: 12, vecs: 1, width: 16, unroll: 4, file: "sgemm_bf16_amd64.s", pfB: true, pfCLate: 4, bf16: true},
+	{name: "sgemmKernelBF16r6", mr: 6, vecs: 2, width: 16, unroll: 4, file: "sgemm_bf16_amd64.s", pfB: true, pfCLate: 4, bf16: true},
+	{name: "sgemmKernelBF16r6x16", mr: 6, vecs: 1, width: 16, unroll: 4, file: "sgemm_bf16_amd64.s", pfB: true, pfCLate: 4, bf16: true},
 }
 
 func main() {
@@ -161,7 +177,8 @@ func (s kernelSpec) emit(w *bytes.Buffer) {
 	if aRegs < 1 {
 		panic("too many vector registers")
 	}
-	aReg := func(i int) string { return s.vreg(nacc + s.vecs + i%aRegs) }
+	aNum := func(i int) int { return nacc + s.vecs + i%aRegs }
+	aReg := func(i int) string { return s.vreg(aNum(i)) }
 	acc := func(i, v int) string { return s.vreg(i*s.vecs + v) }
 	bases, refs := s.rowRefs()
 	if len(bases) > 1+len(extraBases) {
@@ -246,6 +263,10 @@ func (s kernelSpec) emit(w *bytes.Buffer) {
 			r := refs[i]
 			p("VBROADCASTSS (%s)%s, %s", baseReg(r.base), r.expr, aReg(i))
 			for v := 0; v < s.vecs; v++ {
+				if s.bf16 {
+					p("%s", evex.VDPBF16PS.Asm(i*s.vecs+v, nacc+v, aNum(i)))
+					continue
+				}
 				p("VFMADD231PS %s, %s, %s", bReg(v), aReg(i), acc(i, v))
 			}
 		}

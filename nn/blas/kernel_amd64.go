@@ -45,11 +45,30 @@ func packCopyAVX512(dst *float32, ldd int, src *float32, lds int, rows, chunks i
 //go:noescape
 func packTransAVX512(dst *float32, ldd int, src *float32, lds int, rows, k int, smask uint16)
 
+// The bfloat16 kernels (sgemm_bf16_amd64.s): the AVX-512 kernels' tiles
+// with k pairs of K steps, A and B packed as bfloat16 pairs (packABF16,
+// packBBF16).
+
+//go:noescape
+func sgemmKernelBF16(k int, a *float32, rsa, csa int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, rows int, mask uint64, bias *float32)
+
+//go:noescape
+func sgemmKernelBF16x16(k int, a *float32, rsa, csa int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, rows int, mask uint64, bias *float32)
+
+//go:noescape
+func sgemmKernelBF16r6(k int, a *float32, rsa, csa int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, rows int, mask uint64, bias *float32)
+
+//go:noescape
+func sgemmKernelBF16r6x16(k int, a *float32, rsa, csa int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, rows int, mask uint64, bias *float32)
+
 var (
 	kernelAVX512 = &kernel{name: "avx512", mr: 12, nr: 32, masked: true, fn: sgemmKernelAVX512,
 		edge:  [2][2]kernelFunc{{sgemmKernelAVX512, sgemmKernelAVX512x16}, {sgemmKernelAVX512r6, sgemmKernelAVX512r6x16}},
-		packA: packAAVX512, packB: packBAVX512}
-	kernelAVX2 = &kernel{name: "avx2", mr: 6, nr: 16, fn: sgemmKernelAVX2, packA: packAGo, packB: packBAVX2}
+		packA: packAAVX512, packB: packBAVX512, kw: 1, aCol: 12, bRow: 32}
+	kernelAVX2 = &kernel{name: "avx2", mr: 6, nr: 16, fn: sgemmKernelAVX2, packA: packAGo, packB: packBAVX2, kw: 1, aCol: 6, bRow: 16}
+	kernelBF16 = &kernel{name: "bf16", mr: 12, nr: 32, masked: true, fn: sgemmKernelBF16,
+		edge:  [2][2]kernelFunc{{sgemmKernelBF16, sgemmKernelBF16x16}, {sgemmKernelBF16r6, sgemmKernelBF16r6x16}},
+		packA: packABF16, packB: packBBF16, kw: 2, aCol: 12, bRow: 32, convert: true}
 )
 
 // packCopy16AVX2 copies rows rows of 16 floats from src (stride lds) to
@@ -159,5 +178,28 @@ func cpuKernels() []*kernel {
 	return ks
 }
 
-// allKernels lists every kernel of this build, supported by the CPU or not.
+// lowKernel returns v's kernel where this CPU runs it, else nil. The
+// bfloat16 kernel needs AVX512_BF16 besides the AVX-512 kernel's
+// extensions.
+func lowKernel(v Variant) *kernel {
+	x := cpu.X86
+	switch {
+	case v == BF16 && x.HasAVX512BF16 && kernelAVX512.runsHere():
+		return kernelBF16
+	}
+	return nil
+}
+
+// runsHere reports whether k is among cpuKernels.
+func (k *kernel) runsHere() bool {
+	for _, c := range cpuKernels() {
+		if c == k {
+			return true
+		}
+	}
+	return false
+}
+
+// allKernels lists every float32 kernel of this build, supported by the
+// CPU or not.
 func allKernels() []*kernel { return []*kernel{kernelAVX512, kernelAVX2} }

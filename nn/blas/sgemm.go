@@ -32,10 +32,22 @@ type kernel struct {
 	// operands as fn but compute only that part: edge[0][0] is fn.
 	edge [2][2]kernelFunc
 	// packA and packB pack panels of op(A) and op(B) as packAGo and
-	// packBGo do.
+	// packBGo do, or, for a kernel that converts, in its own format.
 	packA func(dst []float32, mr int, a []float32, lda int, tA bool, i0, rows, p0, kc int)
 	packB func(dst []float32, nr int, b []float32, ldb int, tB bool, j0, cols, p0, kc int)
+	// kw is how many K steps one row of a packed panel holds (1, or 2
+	// for bfloat16 pairs), aCol and bRow how many 32-bit words one
+	// column of a packed A panel and one row of a packed B panel take
+	// (mr and nr for float32 and bfloat16 pairs). fn's k counts packed
+	// rows: ⌈kc/kw⌉ for kc steps.
+	kw, aCol, bRow int
+	// convert says packing converts the operands to a narrower format,
+	// so that neither is ever read in place.
+	convert bool
 }
+
+// rows is how many packed rows kc K steps take.
+func (k *kernel) rows(kc int) int { return ceilDiv(kc, k.kw) }
 
 type kernelFunc = func(k int, a *float32, rsa, csa int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, rows int, mask uint64, bias *float32)
 
@@ -230,17 +242,28 @@ func blockSizes(n, k, nr int) (kc, nc int) {
 	return kc, min(ncMax, max(nr, bBlockBytes/(4*kc)/nr*nr))
 }
 
+// blockSizes is the package's blockSizes for kern, with K blocks a
+// multiple of the steps a packed row holds, so that only the last block
+// of a product pads its last row.
+func (kern *kernel) blockSizes(n, k int) (kc, nc int) {
+	kc, nc = blockSizes(n, k, kern.nr)
+	if kern.kw > 1 {
+		kc = min(ceilDiv(kc, kern.kw)*kern.kw, kcMax)
+	}
+	return kc, nc
+}
+
 // plan sets the K block, the task grid and which operands are packed, and
 // reports whether the product is large enough to split over the workers.
 func (g *gemmCall) plan() bool {
 	mr, nr := g.kern.mr, g.kern.nr
 	m, n, k := g.m, g.n, g.k
 	var nc int
-	g.kc, nc = blockSizes(n, k, nr)
+	g.kc, nc = g.kern.blockSizes(n, k)
 	// op(B) not transposed is read in place when packing would not pay:
 	// few rows of C to spread its cost over, or a B small enough to stay
 	// in L2 as it is.
-	g.directB = g.panels == nil && !g.tB && (m <= directBMaxM || k*n <= directBMaxElems) && (g.kern.masked || n%nr == 0)
+	g.directB = g.panels == nil && !g.tB && !g.kern.convert && (m <= directBMaxM || k*n <= directBMaxElems) && (g.kern.masked || n%nr == 0)
 
 	rowPanels, colPanels := ceilDiv(m, mr), ceilDiv(n, nr)
 	g.rowTasks, g.colTasks = 1, ceilDiv(n, nc)
@@ -278,7 +301,7 @@ func (g *gemmCall) tasks(lo, hi int) {
 	for t := lo; t < hi; t++ {
 		i0 := (t % g.rowTasks) * g.rowBlock
 		j0 := (t / g.rowTasks) * g.colBlock
-		w := workspace{ap: (*buf)[:kern.mr*g.kc], tile: (*buf)[len(*buf)-kern.mr*kern.nr:]}
+		w := workspace{ap: (*buf)[:kern.aCol*kern.rows(g.kc)], tile: (*buf)[len(*buf)-kern.mr*kern.nr:]}
 		if bp != nil {
 			w.bp = *bp
 		}
@@ -310,10 +333,11 @@ func (g *gemmCall) block(w workspace, i0, i1, j0, j1 int) {
 		if pc > 0 {
 			beta, bias = 1, nil
 		}
+		panel := kern.rows(kc) * kern.bRow // words of a packed B panel
 		if bp := w.bp; bp != nil {
 			for j := j0; j < j1; j += nr {
 				q := (j - j0) / nr
-				kern.packB(bp[q*kc*nr:(q+1)*kc*nr], nr, g.b, g.ldb, g.tB, j, min(nr, g.n-j), pc, kc)
+				kern.packB(bp[q*panel:(q+1)*panel], nr, g.b, g.ldb, g.tB, j, min(nr, g.n-j), pc, kc)
 			}
 		}
 		next := g.nextB(pc, j0, j1)
@@ -334,7 +358,7 @@ func (g *gemmCall) block(w workspace, i0, i1, j0, j1 int) {
 					if kern.edge[1][1] != nil && (2*rows <= mr || 2*cols <= nr) {
 						fn = kern.edge[b2i(2*rows <= mr)][b2i(2*cols <= nr)]
 					}
-					fn(kc, pa, rsa, csa, pb, ldbk, &g.c[i*g.ldc+j], g.ldc, g.alpha, beta, rows, colMask(cols), pbias)
+					fn(kern.rows(kc), pa, rsa, csa, pb, ldbk, &g.c[i*g.ldc+j], g.ldc, g.alpha, beta, rows, colMask(cols), pbias)
 					continue
 				}
 				// An unmasked kernel writes whole tiles: compute this one
@@ -377,31 +401,32 @@ func (g *gemmCall) prefetch(r *bRegion, n int) {
 
 // aPanel returns the kernel's A operand for rows [i, i+rows) and K steps
 // [pc, pc+kc): whole panels are read in place (measured, that is at least
-// as fast as packing them, for A and Aᵀ alike), a partial one is packed
-// into ap.
+// as fast as packing them, for A and Aᵀ alike), a partial one, or any
+// for a kernel that converts, is packed into ap.
 func (g *gemmCall) aPanel(ap []float32, i, rows, pc, kc int) (pa *float32, rsa, csa int) {
 	switch {
+	case g.kern.convert:
 	case rows == g.kern.mr && !g.tA:
 		return &g.a[i*g.lda+pc], g.lda, 1
 	case rows == g.kern.mr:
 		return &g.a[pc*g.lda+i], 1, g.lda
 	}
 	g.kern.packA(ap, g.kern.mr, g.a, g.lda, g.tA, i, rows, pc, kc)
-	return &ap[0], 1, g.kern.mr
+	return &ap[0], 1, g.kern.aCol
 }
 
 // bPanel returns the kernel's B operand for columns [j, j+nr) and K steps
 // [pc, pc+kc): op(B) in place, its panel packed in advance, or the panel
 // packed at column jb of the task's block.
 func (g *gemmCall) bPanel(bp []float32, jb, j, pc, kc int) (pb *float32, ldb int) {
-	nr := g.kern.nr
+	kern := g.kern
 	switch {
 	case g.directB:
 		return &g.b[pc*g.ldb+j], g.ldb
 	case g.panels != nil:
-		return &g.panels.data[g.panels.offset(pc, kc, j)], nr
+		return &g.panels.data[g.panels.offset(pc, kc, j)], kern.bRow
 	}
-	return &bp[(jb/nr)*kc*nr], nr
+	return &bp[(jb/kern.nr)*kern.rows(kc)*kern.bRow], kern.bRow
 }
 
 // mergeTile stores the first rows×cols of tile (alpha not yet applied) at
