@@ -17,21 +17,35 @@ func words(f []float32) []uint32 {
 func packABF16(dst []float32, mr int, a []float32, lda int, tA bool, i0, rows, p0, kc int) {
 	pairs := ceilDiv(kc, 2)
 	d := words(dst[:mr*pairs])
-	at := func(i, p int) float32 {
-		if p >= kc {
-			return 0
+	if tA {
+		// Column p of op(A) is row p0+p of A.
+		for q := range pairs {
+			col := d[q*mr : q*mr+rows]
+			even := a[(p0+2*q)*lda+i0 : (p0+2*q)*lda+i0+rows]
+			if 2*q+1 < kc {
+				odd := a[(p0+2*q+1)*lda+i0 : (p0+2*q+1)*lda+i0+rows]
+				for i := range col {
+					col[i] = bf16Pair(even[i], odd[i])
+				}
+				continue
+			}
+			for i := range col {
+				col[i] = bf16Pair(even[i], 0)
+			}
 		}
-		if tA {
-			return a[(p0+p)*lda+i0+i]
+	} else {
+		for i := range rows {
+			src := a[(i0+i)*lda+p0 : (i0+i)*lda+p0+kc]
+			for q := range kc / 2 {
+				d[q*mr+i] = bf16Pair(src[2*q], src[2*q+1])
+			}
+			if kc%2 == 1 {
+				d[(pairs-1)*mr+i] = bf16Pair(src[kc-1], 0)
+			}
 		}
-		return a[(i0+i)*lda+p0+p]
 	}
 	for q := range pairs {
-		col := d[q*mr : q*mr+mr]
-		for i := range rows {
-			col[i] = bf16Pair(at(i, 2*q), at(i, 2*q+1))
-		}
-		clear(col[rows:])
+		clear(d[q*mr+rows : q*mr+mr])
 	}
 }
 
@@ -73,4 +87,3 @@ func packBBF16(dst []float32, nr int, b []float32, ldb int, tB bool, j0, cols, p
 		clear(d[q*nr+cols : q*nr+nr])
 	}
 }
-

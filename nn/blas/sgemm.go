@@ -91,6 +91,10 @@ type gemmCall struct {
 	// panels, if set, is op(B) packed in advance (see packPanels): b is
 	// then unused and nothing is packed per task.
 	panels *panels
+	// convA, for a kernel that converts, is all of op(A) packed before
+	// the tasks run (see packAllA), so that each element is converted
+	// once rather than once per column block.
+	convA *[]float32
 
 	kc                 int
 	rowBlock, colBlock int
@@ -153,6 +157,10 @@ func getCall() *gemmCall {
 
 func putCall(g *gemmCall) {
 	g.a, g.b, g.c, g.bias, g.panels = nil, nil, nil, nil, nil
+	if g.convA != nil {
+		convPool.put(g.convA)
+		g.convA = nil
+	}
 	calls.put(g)
 }
 
@@ -164,6 +172,7 @@ type bufPool struct{ freeList[[]float32] }
 var (
 	packPool bufPool // per-task B blocks
 	tilePool bufPool // per-task A panels and edge tiles, all of one size
+	convPool bufPool // converted A operands
 )
 
 // get returns a buffer of at least n floats, 64-byte aligned.
@@ -220,6 +229,9 @@ func (g *gemmCall) run() {
 		return
 	}
 	parallelOK := g.plan()
+	if g.kern.convert {
+		g.packAllA(parallelOK)
+	}
 	if tasks := g.rowTasks * g.colTasks; tasks > 1 && parallelOK {
 		parallel.For(tasks, 1, g.taskFn)
 	} else {
@@ -399,13 +411,44 @@ func (g *gemmCall) prefetch(r *bRegion, n int) {
 	}
 }
 
+// packAllA packs every A panel of every K block into g.convA: the K
+// block that starts at step pc, then the panel of rows [i, i+mr), at
+// aOffset(pc, kc, i). The panels are spread over the workers when the
+// product is.
+func (g *gemmCall) packAllA(parallelOK bool) {
+	kern := g.kern
+	panels, blocks := ceilDiv(g.m, kern.mr), ceilDiv(g.k, g.kc)
+	g.convA = convPool.get(panels * kern.aCol * kern.rows(g.k))
+	pack := func(lo, hi int) {
+		for t := lo; t < hi; t++ {
+			pc, i := t/panels*g.kc, t%panels*kern.mr
+			kc := min(g.kc, g.k-pc)
+			off := g.aOffset(pc, kc, i)
+			kern.packA((*g.convA)[off:off+kern.aCol*kern.rows(kc)], kern.mr, g.a, g.lda, g.tA, i, min(kern.mr, g.m-i), pc, kc)
+		}
+	}
+	if parallelOK {
+		parallel.For(panels*blocks, 4, pack)
+		return
+	}
+	pack(0, panels*blocks)
+}
+
+// aOffset is where the A panel of rows [i, i+mr) of the K block that
+// starts at step pc, kc steps long, begins in g.convA.
+func (g *gemmCall) aOffset(pc, kc, i int) int {
+	kern := g.kern
+	return pc/kern.kw*ceilDiv(g.m, kern.mr)*kern.aCol + i/kern.mr*kern.rows(kc)*kern.aCol
+}
+
 // aPanel returns the kernel's A operand for rows [i, i+rows) and K steps
 // [pc, pc+kc): whole panels are read in place (measured, that is at least
-// as fast as packing them, for A and Aᵀ alike), a partial one, or any
-// for a kernel that converts, is packed into ap.
+// as fast as packing them, for A and Aᵀ alike), a partial one is packed
+// into ap; a kernel that converts reads the panel packed in advance.
 func (g *gemmCall) aPanel(ap []float32, i, rows, pc, kc int) (pa *float32, rsa, csa int) {
 	switch {
-	case g.kern.convert:
+	case g.convA != nil:
+		return &(*g.convA)[g.aOffset(pc, kc, i)], 1, g.kern.aCol
 	case rows == g.kern.mr && !g.tA:
 		return &g.a[i*g.lda+pc], g.lda, 1
 	case rows == g.kern.mr:
