@@ -137,3 +137,37 @@ func emulateBF16(tA, tB bool, m, n, k, kc int, alpha float32, a []float32, lda i
 		return acc
 	})
 }
+
+// roundOdd32 rounds s to float32 to odd: with 13 bits to spare over
+// float16's, it then rounds to float16 as s would.
+func roundOdd32(s float64) float32 {
+	f := float32(s)
+	if float64(f) != s && !math.IsInf(float64(f), 0) && !math.IsNaN(s) && math.Float32bits(f)&1 == 0 {
+		f = math.Nextafter32(f, float32(math.Copysign(math.Inf(1), s-float64(f))))
+	}
+	return f
+}
+
+// fma16 is VFMADD231PH on one lane: acc + x·y rounded once to float16,
+// to nearest even, subnormals kept (the FP16 instructions ignore DAZ and
+// FTZ).
+func fma16(acc, x, y uint16) uint16 {
+	return toFP16(roundOdd32(fmaOdd(fromFP16(x), fromFP16(y), fromFP16(acc))))
+}
+
+// emulateFP16 is GemmAs(FP16, …) with K blocks of kc steps: op(A) and
+// op(B) rounded to float16; in each K block, runs of block steps (the
+// last may be shorter) are summed in float16 from zero, step by step, and
+// each run's sum is widened and added to the block's float32 sum.
+func emulateFP16(tA, tB bool, m, n, k, kc, block int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int, bias []float32) {
+	emulateGemm(m, n, k, kc, alpha, beta, c, ldc, bias, func(acc float32, i, j, p0, p1 int) float32 {
+		for r := p0; r < p1; r += block {
+			var h uint16
+			for p := r; p < min(r+block, p1); p++ {
+				h = fma16(h, toFP16(opAt(a, lda, tA, i, p)), toFP16(opAt(b, ldb, tB, p, j)))
+			}
+			acc += fromFP16(h)
+		}
+		return acc
+	})
+}

@@ -2,7 +2,11 @@
 
 package blas
 
-import "golang.org/x/sys/cpu"
+import (
+	"golang.org/x/sys/cpu"
+
+	"github.com/vit-train/vit-train/nn/fmapeak"
+)
 
 //go:generate go run gen_sgemm.go
 
@@ -61,6 +65,13 @@ func sgemmKernelBF16r6(k int, a *float32, rsa, csa int, b *float32, ldb int, c *
 //go:noescape
 func sgemmKernelBF16r6x16(k int, a *float32, rsa, csa int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, rows int, mask uint64, bias *float32)
 
+// The float16 kernel (sgemm_fp16_amd64.s): 8×32 tiles, A and B packed as
+// float16 (packAFP16, packBFP16), float16 sums of fp16Block steps widened
+// into float32.
+
+//go:noescape
+func sgemmKernelFP16(k int, a *float32, rsa, csa int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, rows int, mask uint64, bias *float32)
+
 var (
 	kernelAVX512 = &kernel{name: "avx512", mr: 12, nr: 32, masked: true, fn: sgemmKernelAVX512,
 		edge:  [2][2]kernelFunc{{sgemmKernelAVX512, sgemmKernelAVX512x16}, {sgemmKernelAVX512r6, sgemmKernelAVX512r6x16}},
@@ -69,6 +80,8 @@ var (
 	kernelBF16 = &kernel{name: "bf16", mr: 12, nr: 32, masked: true, fn: sgemmKernelBF16,
 		edge:  [2][2]kernelFunc{{sgemmKernelBF16, sgemmKernelBF16x16}, {sgemmKernelBF16r6, sgemmKernelBF16r6x16}},
 		packA: packABF16, packB: packBBF16, kw: 2, aCol: 12, bRow: 32, convert: true}
+	kernelFP16 = &kernel{name: "fp16", mr: 8, nr: 32, masked: true, fn: sgemmKernelFP16,
+		packA: packAFP16, packB: packBFP16, kw: 1, aCol: 4, bRow: 16, convert: true}
 )
 
 // packCopy16AVX2 copies rows rows of 16 floats from src (stride lds) to
@@ -179,13 +192,14 @@ func cpuKernels() []*kernel {
 }
 
 // lowKernel returns v's kernel where this CPU runs it, else nil. The
-// bfloat16 kernel needs AVX512_BF16 besides the AVX-512 kernel's
-// extensions.
+// bfloat16 kernel needs AVX512_BF16, the float16 one AVX512_FP16, each
+// besides the AVX-512 kernel's extensions.
 func lowKernel(v Variant) *kernel {
-	x := cpu.X86
 	switch {
-	case v == BF16 && x.HasAVX512BF16 && kernelAVX512.runsHere():
+	case v == BF16 && cpu.X86.HasAVX512BF16 && kernelAVX512.runsHere():
 		return kernelBF16
+	case v == FP16 && fmapeak.Has(fmapeak.FP16) && kernelAVX512.runsHere():
+		return kernelFP16
 	}
 	return nil
 }

@@ -8,6 +8,8 @@ import (
 	"math/big"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/vit-train/vit-train/nn/fmapeak"
 )
 
 // TestBF16Rounding checks toBF16 against the bfloat16 grid itself: every
@@ -246,16 +248,33 @@ func sameBits(x, y float32) bool {
 	return math.Float32bits(x) == math.Float32bits(y) || math.IsNaN(float64(x)) && math.IsNaN(float64(y))
 }
 
-// TestVariantBF16MatchesEmulation checks the bfloat16 kernel against
-// emulateBF16 bit for bit, through GemmAs and through PackBAs and
-// GemmPacked, on tiles whole and partial, K blocks one and several, every
-// transpose, and sums small enough to be flushed.
-func TestVariantBF16MatchesEmulation(t *testing.T) {
-	kern := lowKernel(BF16)
-	if kern == nil {
-		t.Skip("bf16 kernel not run: this CPU lacks AVX512_BF16 (the emulation is tested alone)")
+// emulations are the reference products of the low-precision variants:
+// emulateBF16 and emulateFP16 with the kernel's K blocks of kc steps.
+var emulations = map[Variant]func(tA, tB bool, m, n, k, kc int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int, bias []float32){
+	BF16: emulateBF16,
+	FP16: func(tA, tB bool, m, n, k, kc int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int, bias []float32) {
+		emulateFP16(tA, tB, m, n, k, kc, fp16Block, alpha, a, lda, b, ldb, beta, c, ldc, bias)
+	},
+}
+
+// TestVariantsMatchEmulation checks each low-precision kernel this CPU
+// runs against its emulation bit for bit, through GemmAs and through
+// PackBAs and GemmPacked, on tiles whole and partial, K blocks one and
+// several, every transpose, and sums small enough to be flushed.
+func TestVariantsMatchEmulation(t *testing.T) {
+	for _, v := range Variants()[1:] {
+		t.Run(string(v), func(t *testing.T) {
+			kern := lowKernel(v)
+			if kern == nil {
+				t.Skipf("%s kernel not run: this CPU or build lacks its instructions (its emulation is tested alone)", v)
+			}
+			t.Logf("%s kernel runs here and is checked bit for bit against the emulation", v)
+			checkVariant(t, v, kern)
+		})
 	}
-	t.Log("bf16 kernel (VDPBF16PS) runs here and is checked bit for bit against the emulation")
+}
+
+func checkVariant(t *testing.T, v Variant, kern *kernel) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	for _, c := range lowCases() {
 		a, b, c0, biasRow := c.operands(rng)
@@ -275,11 +294,11 @@ func TestVariantBF16MatchesEmulation(t *testing.T) {
 			kc, _ = kern.blockSizes(c.n, c.k)
 		}
 		want := append([]float32(nil), c0...)
-		emulateBF16(c.tA, c.tB, c.m, c.n, c.k, kc, c.alpha, a, max(1, lda), b, max(1, ldb), c.beta, want, c.n, bias)
+		emulations[v](c.tA, c.tB, c.m, c.n, c.k, kc, c.alpha, a, max(1, lda), b, max(1, ldb), c.beta, want, c.n, bias)
 		got := append([]float32(nil), c0...)
-		GemmAs(BF16, c.tA, c.tB, c.m, c.n, c.k, c.alpha, a, max(1, lda), b, max(1, ldb), c.beta, got, c.n, bias)
+		GemmAs(v, c.tA, c.tB, c.m, c.n, c.k, c.alpha, a, max(1, lda), b, max(1, ldb), c.beta, got, c.n, bias)
 		packed := append([]float32(nil), c0...)
-		GemmPacked(c.tA, c.m, c.alpha, a, max(1, lda), PackBAs(BF16, c.tB, c.k, c.n, b, max(1, ldb)), c.beta, packed, c.n, bias)
+		GemmPacked(c.tA, c.m, c.alpha, a, max(1, lda), PackBAs(v, c.tB, c.k, c.n, b, max(1, ldb)), c.beta, packed, c.n, bias)
 		bad := 0
 		for i := range want {
 			if (!sameBits(got[i], want[i]) || !sameBits(packed[i], want[i])) && bad < 5 {
@@ -329,6 +348,11 @@ func TestEmulationBF16Error(t *testing.T) {
 func TestVariants(t *testing.T) {
 	for _, v := range Variants() {
 		t.Logf("variant %s runs here: %v", v, v.Runs())
+	}
+	// Each low-precision kernel runs only where its instructions are.
+	if BF16.Runs() && !fmapeak.Has(fmapeak.BF16) || FP16.Runs() && !fmapeak.Has(fmapeak.FP16) {
+		t.Errorf("a variant runs without its instructions: bf16 %v (AVX512_BF16 %v), fp16 %v (AVX512_FP16 %v)",
+			BF16.Runs(), fmapeak.Has(fmapeak.BF16), FP16.Runs(), fmapeak.Has(fmapeak.FP16))
 	}
 	if v := Mixed(); !v.Runs() {
 		t.Errorf("Mixed() = %s, which does not run here", v)
@@ -397,6 +421,97 @@ func BenchmarkGemmVariants(b *testing.B) {
 				flop := 2 * float64(s.m) * float64(s.n) * float64(s.k) * float64(b.N)
 				b.ReportMetric(flop/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 			})
+		}
+	}
+}
+
+// TestFP16BlockError measures, with the emulation, the error of float16
+// products summed in float16 runs of each length against the float64
+// product, next to the bfloat16 variant's, on operands shaped like a
+// linear layer's (activations of unit scale, weights of 1/√k) over a
+// ViT's K (768 and 3072). fp16Block is the longest run whose error stays
+// under half the bfloat16 variant's.
+func TestFP16BlockError(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	const m, n = 8, 32
+	longer := false // runs of 2·fp16Block would also do for every k
+	for i, k := range []int{768, 3072} {
+		a, b := make([]float32, m*k), make([]float32, k*n)
+		for i := range a {
+			a[i] = float32(rng.NormFloat64())
+		}
+		for i := range b {
+			b[i] = float32(rng.NormFloat64() / math.Sqrt(float64(k)))
+		}
+		// The error relative to Σ|a·b|, as a root mean square over C.
+		rms := func(c []float32) float64 {
+			var s float64
+			for i := range m {
+				for j := range n {
+					var exact, abs float64
+					for p := range k {
+						x := float64(a[i*k+p]) * float64(b[p*n+j])
+						exact, abs = exact+x, abs+math.Abs(x)
+					}
+					e := (float64(c[i*n+j]) - exact) / abs
+					s += e * e
+				}
+			}
+			return math.Sqrt(s / (m * n))
+		}
+		kc, _ := blockSizes(n, k, 32)
+		c := make([]float32, m*n)
+		emulateBF16(false, false, m, n, k, kc, 1, a, k, b, n, 0, c, n, nil)
+		bf := rms(c)
+		t.Logf("k = %d: bf16 error %.3g", k, bf)
+		for _, block := range []int{1, 4, 8, 16, 32, 64, 128, 256} {
+			emulateFP16(false, false, m, n, k, kc, block, 1, a, k, b, n, 0, c, n, nil)
+			e := rms(c)
+			t.Logf("k = %d: fp16, runs of %3d: error %.3g (%.2f of bf16's)", k, block, e, e/bf)
+			if block == fp16Block && e > bf/2 {
+				t.Errorf("k = %d: fp16 runs of %d steps err %.3g, over half bf16's %.3g", k, block, e, bf)
+			}
+			if block == 2*fp16Block {
+				longer = (i == 0 || longer) && e <= bf/2
+			}
+		}
+	}
+	if longer {
+		t.Errorf("runs of %d steps stay under half bf16's error too: fp16Block could be longer", 2*fp16Block)
+	}
+}
+
+// TestFMA16 checks the emulation's float16 multiply-add against the
+// exact value (big.Float) rounded to the float16 grid: 11 significant
+// bits to nearest even, and below 2^-14 whole units of 2^-24 (the same
+// spacing as just above it), to nearest even.
+func TestFMA16(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	finite := func(h uint16) bool { return h&0x7c00 != 0x7c00 }
+	for range 100000 {
+		x, y, acc := uint16(rng.Uint32()), uint16(rng.Uint32()), uint16(rng.Uint32())
+		if !finite(x) || !finite(y) || !finite(acc) {
+			continue
+		}
+		exact := new(big.Float).SetPrec(200).SetFloat64(float64(fromFP16(x)))
+		exact.Mul(exact, new(big.Float).SetFloat64(float64(fromFP16(y))))
+		exact.Add(exact, new(big.Float).SetFloat64(float64(fromFP16(acc))))
+		var rounded float64
+		if e, _ := exact.Float64(); math.Abs(e) < 0x1p-14 {
+			units := new(big.Float).SetMantExp(exact, 24)
+			whole, _ := units.Int(nil) // toward zero
+			frac, _ := new(big.Float).Sub(units, new(big.Float).SetInt(whole)).Float64()
+			n := whole.Int64()
+			if math.Abs(frac) > 0.5 || math.Abs(frac) == 0.5 && n%2 != 0 {
+				n += int64(math.Copysign(1, frac))
+			}
+			rounded = math.Copysign(math.Ldexp(float64(n), -24), e)
+		} else {
+			rounded, _ = new(big.Float).SetPrec(11).SetMode(big.ToNearestEven).Set(exact).Float64()
+		}
+		want := toFP16(float32(rounded)) // exact, or infinity past 65504
+		if got := fma16(acc, x, y); got != want && !(got&0x7fff == 0 && want&0x7fff == 0) {
+			t.Fatalf("fma16(%v, %v, %v) = %v (%#04x), want %v (%#04x)", fromFP16(acc), fromFP16(x), fromFP16(y), fromFP16(got), got, fromFP16(want), want)
 		}
 	}
 }

@@ -24,10 +24,18 @@ const (
 	// even, denormal sums flushed to zero; each block's sum then goes into
 	// C as Gemm's float32 kernel adds its blocks.
 	BF16 Variant = "bf16"
+	// FP16 rounds op(A) and op(B) to float16 (to nearest, ties to even;
+	// subnormals kept, magnitudes from 65520 up infinite) and multiplies
+	// and adds in float16 with VFMADD231PH (AVX512_FP16), each step
+	// rounded to nearest even, over runs of 32 K steps; each run's sum is
+	// widened to float32 and added to its K block's float32 sum, which
+	// goes into C as Gemm's float32 kernel adds its blocks. Sums past
+	// 65504 overflow: the operands must be of moderate size.
+	FP16 Variant = "fp16"
 )
 
 // Variants lists every variant, FP32 first.
-func Variants() []Variant { return []Variant{FP32, BF16} }
+func Variants() []Variant { return []Variant{FP32, BF16, FP16} }
 
 // Runs reports whether this build and CPU run v's products: FP32 always,
 // a low-precision variant where the default build's kernel for it has the
