@@ -10,7 +10,8 @@ import (
 	"github.com/vit-train/vit-train/nn/fmapeak"
 )
 
-// Variant is the arithmetic of a float32 matrix product.
+// Variant is the arithmetic of a float32 matrix product. The zero
+// Variant is FP32.
 type Variant string
 
 const (
@@ -40,7 +41,10 @@ func Variants() []Variant { return []Variant{FP32, BF16, FP16} }
 // Runs reports whether this build and CPU run v's products: FP32 always,
 // a low-precision variant where the default build's kernel for it has the
 // instructions it needs.
-func (v Variant) Runs() bool { return v == FP32 || variantRuns(v) }
+func (v Variant) Runs() bool { return v.IsFP32() || variantRuns(v) }
+
+// IsFP32 reports whether v is FP32 (or the zero Variant).
+func (v Variant) IsFP32() bool { return v == FP32 || v == "" }
 
 // GemmAs computes C = alpha·op(A)·op(B) + beta·C + 1·biasᵀ (bias nil for
 // none) as GemmBias does (Gemm without a bias), in v's arithmetic for
@@ -49,7 +53,7 @@ func (v Variant) Runs() bool { return v == FP32 || variantRuns(v) }
 // (see Runs).
 func GemmAs[T float32 | float64](v Variant, transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int, bias []T) {
 	a32, low := any(a).([]float32)
-	if v == FP32 || !low {
+	if v.IsFP32() || !low {
 		if bias == nil {
 			Gemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 			return
@@ -73,7 +77,7 @@ func GemmAs[T float32 | float64](v Variant, transA, transB bool, m, n, k int, al
 // operands are packed in v's format, so that GemmPacked computes
 // GemmAs(v, …)'s products bit for bit.
 func PackBAs[T float32 | float64](v Variant, transB bool, k, n int, b []T, ldb int) *PackedB[T] {
-	if _, low := any(b).([]float32); v == FP32 || !low {
+	if _, low := any(b).([]float32); v.IsFP32() || !low {
 		return PackB(transB, k, n, b, ldb)
 	}
 	if !v.Runs() {
