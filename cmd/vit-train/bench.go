@@ -22,12 +22,17 @@ import (
 	"github.com/vit-train/vit-train/nn/blas"
 	"github.com/vit-train/vit-train/nn/fmapeak"
 	"github.com/vit-train/vit-train/nn/ops"
+	"github.com/vit-train/vit-train/train"
 )
 
 // benchResult is what `vit-train bench` reports.
 type benchResult struct {
-	Model             string    `json:"model"`
-	Backend           string    `json:"blas"`
+	Model   string `json:"model"`
+	Backend string `json:"blas"`
+	// Precision is model.precision (fp32 or mixed), Products the
+	// arithmetic of the matrix products it gives (blas.Variant).
+	Precision         string    `json:"precision"`
+	Products          string    `json:"products"`
 	Threads           int       `json:"threads"`
 	Batch             int       `json:"batch"`
 	Steps             int       `json:"steps"`
@@ -83,6 +88,7 @@ func newBenchCommand() *cobra.Command {
 		asJSON    bool
 		profile   string
 		memprof   string
+		precision string
 	)
 	cmd := &cobra.Command{
 		Use:   "bench",
@@ -112,7 +118,7 @@ func newBenchCommand() *cobra.Command {
 				return err
 			}
 			defer cm.Close()
-			r, err := runBench(c, batch, steps, ckpt, memprof, cm)
+			r, err := runBench(c, batch, steps, ckpt, precision, memprof, cm)
 			if err != nil {
 				if cm.Size() > 1 {
 					cm.Abort(1, fmt.Sprintf("vit-train bench: rank %d of %d: %v", cm.Rank(), cm.Size(), err))
@@ -126,7 +132,7 @@ func newBenchCommand() *cobra.Command {
 				return json.NewEncoder(cmd.OutOrStdout()).Encode(r)
 			}
 			w := cmd.OutOrStdout()
-			fmt.Fprintf(w, "model %s, %d params, batch %d, BLAS %s, %d threads\n", r.Model, r.Params, r.Batch, r.Backend, r.Threads)
+			fmt.Fprintf(w, "model %s, %d params, batch %d, BLAS %s, %d threads, precision %s (products %s)\n", r.Model, r.Params, r.Batch, r.Backend, r.Threads, r.Precision, r.Products)
 			fmt.Fprintf(w, "processor %s\n", r.Processor)
 			if r.Peak.GFLOPs > 0 {
 				raised := ""
@@ -151,6 +157,7 @@ func newBenchCommand() *cobra.Command {
 	cmd.Flags().IntVar(&steps, "steps", 10, "timed steps (after 2 warm-up steps)")
 	cmd.Flags().BoolVar(&distilled, "distilled", false, "add a distillation token and head (hard distillation loss)")
 	cmd.Flags().BoolVar(&ckpt, "grad-checkpointing", false, "recompute each block's activations in the backward pass")
+	cmd.Flags().StringVar(&precision, "precision", "fp32", "model.precision: fp32, or mixed for the fastest low-precision matrix product of this processor")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	cmd.Flags().StringVar(&profile, "cpuprofile", "", "write a CPU profile (go tool pprof) to this file")
 	cmd.Flags().StringVar(&memprof, "memprofile", "", "write a profile of every heap allocation of the timed training steps (go tool pprof -sample_index=alloc_objects) to this file")
@@ -161,14 +168,19 @@ func newBenchCommand() *cobra.Command {
 // images on each process of cm; with several, the gradients are averaged
 // across them by a bucketed allreduce during the backward pass, and steps
 // that average them after it are timed too (see benchResult).
-func runBench(c vit.Config, batch, steps int, gradCheckpointing bool, memProfile string, cm comm.Communicator) (benchResult, error) {
+func runBench(c vit.Config, batch, steps int, gradCheckpointing bool, precision, memProfile string, cm comm.Communicator) (benchResult, error) {
 	if batch < 1 || steps < 1 {
 		return benchResult{}, fmt.Errorf("bench: --batch and --steps must be positive, got %d and %d", batch, steps)
+	}
+	products, err := train.ModelConfig{Precision: precision}.Products()
+	if err != nil {
+		return benchResult{}, fmt.Errorf("bench: --precision: %w", err)
 	}
 	m, err := vit.New(c, 1)
 	if err != nil {
 		return benchResult{}, err
 	}
+	m.Products = products
 	step, fill, err := benchStep(m, batch, gradCheckpointing, rand.New(rand.NewPCG(1, 2)))
 	if err != nil {
 		return benchResult{}, err
@@ -177,7 +189,7 @@ func runBench(c vit.Config, batch, steps int, gradCheckpointing bool, memProfile
 	if err != nil {
 		return benchResult{}, err
 	}
-	r := benchResult{Model: c.Name, Backend: blas.Backend(), Threads: runtime.GOMAXPROCS(0), Batch: batch, Steps: steps,
+	r := benchResult{Model: c.Name, Backend: blas.Backend(), Precision: precision, Products: products.Describe(), Threads: runtime.GOMAXPROCS(0), Batch: batch, Steps: steps,
 		Params: c.ParamCount(), Ranks: cm.Size(), GradBytes: bt.gradBytes(), GradCheckpointing: gradCheckpointing, ActivationBytes: step.BufferBytes()}
 	fill()
 	if err := r.timeTraining(bt, memProfile); err != nil {
@@ -208,8 +220,17 @@ func runBench(c vit.Config, batch, steps int, gradCheckpointing bool, memProfile
 	r.TrainImagesPerS, r.TrainGFLOPs = images/(r.TrainMsPerStep/1e3), 3*fwd/(r.TrainMsPerStep/1e3)/1e9
 	r.InferMsPerBatch, r.InferImagesPerS, r.InferGFLOPs, r.InferBatchMs = inferTime*1e3, images/inferTime, fwd/inferTime/1e9, inferMs
 	r.PeakRSSBytes = peakRSS()
-	r.measurePeak(fmapeak.FP32)
+	r.measurePeak(peakKind(products))
 	return r, nil
+}
+
+// peakKind is the arithmetic whose peak products of v are measured
+// against.
+func peakKind(v blas.Variant) fmapeak.Kind {
+	if v.IsFP32() {
+		return fmapeak.FP32
+	}
+	return fmapeak.Kind(v)
 }
 
 // measurePeak measures the peak of kind on r's threads and sets the

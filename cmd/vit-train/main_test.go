@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/vit-train/vit-train/data"
+	"github.com/vit-train/vit-train/nn/blas"
 )
 
 // run executes the CLI with args and returns what it printed.
@@ -165,4 +166,30 @@ func TestTopK(t *testing.T) {
 	if len(got) != 2 || got[0].Class != 1 || got[1].Class != 2 || got[0].Label != "b" {
 		t.Fatalf("topK: %+v", got)
 	}
+}
+
+// TestBenchMixedPrecision runs bench --precision mixed where a
+// low-precision product runs: its rates are shares of that product's
+// peak, never above it.
+func TestBenchMixedPrecision(t *testing.T) {
+	if blas.Mixed().IsFP32() {
+		if _, err := run(t, "bench", "--model", "vit_fmnist_patch4_28", "--batch", "2", "--steps", "1", "--precision", "mixed"); err == nil || !strings.Contains(err.Error(), "model.precision = mixed") {
+			t.Fatalf("bench --precision mixed with no fast low-precision product: %v", err)
+		}
+		t.Skip("no low-precision product faster than float32 here: bench --precision mixed is an error, as checked")
+	}
+	out, err := run(t, "bench", "--model", "vit_fmnist_patch4_28", "--batch", "8", "--steps", "1", "--precision", "mixed", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r benchResult
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatal(err)
+	}
+	v := blas.Mixed()
+	if r.Precision != "mixed" || r.Products != v.Describe() || (r.Peak.GFLOPs > 0 && string(r.Peak.Kind) != string(v)) ||
+		!(r.TrainImagesPerS > 0) || r.TrainPeakShare > 1 || r.InferPeakShare > 1 {
+		t.Fatalf("bench --precision mixed: %+v", r)
+	}
+	t.Logf("bench --precision mixed ran %s products", v)
 }

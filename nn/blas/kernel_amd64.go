@@ -191,18 +191,25 @@ func cpuKernels() []*kernel {
 	return ks
 }
 
-// lowKernel returns v's kernel where this CPU runs it, else nil. The
+// lowKernel returns v's kernel where this CPU runs it, else nil.
+func lowKernel(v Variant) *kernel { return lowKernels[v] }
+
+// lowKernels are the low-precision kernels this CPU runs, found once: the
 // bfloat16 kernel needs AVX512_BF16, the float16 one AVX512_FP16, each
 // besides the AVX-512 kernel's extensions.
-func lowKernel(v Variant) *kernel {
-	switch {
-	case v == BF16 && cpu.X86.HasAVX512BF16 && kernelAVX512.runsHere():
-		return kernelBF16
-	case v == FP16 && fmapeak.Has(fmapeak.FP16) && kernelAVX512.runsHere():
-		return kernelFP16
+var lowKernels = func() map[Variant]*kernel {
+	ks := map[Variant]*kernel{}
+	if !kernelAVX512.runsHere() {
+		return ks
 	}
-	return nil
-}
+	if cpu.X86.HasAVX512BF16 {
+		ks[BF16] = kernelBF16
+	}
+	if fmapeak.Has(fmapeak.FP16) {
+		ks[FP16] = kernelFP16
+	}
+	return ks
+}()
 
 // runsHere reports whether k is among cpuKernels.
 func (k *kernel) runsHere() bool {

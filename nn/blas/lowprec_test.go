@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/vit-train/vit-train/internal/allocs"
 	"github.com/vit-train/vit-train/nn/fmapeak"
 )
 
@@ -512,6 +513,29 @@ func TestFMA16(t *testing.T) {
 		want := toFP16(float32(rounded)) // exact, or infinity past 65504
 		if got := fma16(acc, x, y); got != want && !(got&0x7fff == 0 && want&0x7fff == 0) {
 			t.Fatalf("fma16(%v, %v, %v) = %v (%#04x), want %v (%#04x)", fromFP16(acc), fromFP16(x), fromFP16(y), fromFP16(got), got, fromFP16(want), want)
+		}
+	}
+}
+
+// TestVariantsAllocs checks that a low-precision product, once warm,
+// allocates nothing, as float32 ones do not.
+func TestVariantsAllocs(t *testing.T) {
+	for _, v := range Variants()[1:] {
+		if !v.Runs() {
+			t.Logf("the %s product does not run here: not checked", v)
+			continue
+		}
+		for _, sh := range [][3]int{{65, 65, 64}, {300, 300, 300}} {
+			m, n, k := sh[0], sh[1], sh[2]
+			a, b, c := make([]float32, m*k), make([]float32, k*n), make([]float32, m*n)
+			for tr := range 4 {
+				f := func() {
+					GemmAs(v, tr&1 != 0, tr&2 != 0, m, n, k, 1, a, lda(tr&1 != 0, m, k), b, lda(tr&2 != 0, k, n), 0, c, n, nil)
+				}
+				if got := allocs.PerRun(20, f); got >= 0.5 {
+					t.Errorf("%s %v tr=%d: %v allocations per call", v, sh, tr, got)
+				}
+			}
 		}
 	}
 }

@@ -101,7 +101,7 @@ type gemmCall struct {
 	rowTasks, colTasks int
 	directB            bool
 
-	taskFn func(lo, hi int)
+	taskFn, packFn func(lo, hi int)
 }
 
 // freeList recycles items: a few slots taken and refilled with one atomic
@@ -150,7 +150,7 @@ func getCall() *gemmCall {
 	g := calls.take()
 	if g == nil {
 		g = new(gemmCall)
-		g.taskFn = g.tasks
+		g.taskFn, g.packFn = g.tasks, g.packARange
 	}
 	return g
 }
@@ -419,19 +419,24 @@ func (g *gemmCall) packAllA(parallelOK bool) {
 	kern := g.kern
 	panels, blocks := ceilDiv(g.m, kern.mr), ceilDiv(g.k, g.kc)
 	g.convA = convPool.get(panels * kern.aCol * kern.rows(g.k))
-	pack := func(lo, hi int) {
-		for t := lo; t < hi; t++ {
-			pc, i := t/panels*g.kc, t%panels*kern.mr
-			kc := min(g.kc, g.k-pc)
-			off := g.aOffset(pc, kc, i)
-			kern.packA((*g.convA)[off:off+kern.aCol*kern.rows(kc)], kern.mr, g.a, g.lda, g.tA, i, min(kern.mr, g.m-i), pc, kc)
-		}
-	}
 	if parallelOK {
-		parallel.For(panels*blocks, 4, pack)
+		parallel.For(panels*blocks, 4, g.packFn)
 		return
 	}
-	pack(0, panels*blocks)
+	g.packARange(0, panels*blocks)
+}
+
+// packARange packs A panels [lo, hi) of packAllA: panel t is row panel
+// t % panels of K block t / panels.
+func (g *gemmCall) packARange(lo, hi int) {
+	kern := g.kern
+	panels := ceilDiv(g.m, kern.mr)
+	for t := lo; t < hi; t++ {
+		pc, i := t/panels*g.kc, t%panels*kern.mr
+		kc := min(g.kc, g.k-pc)
+		off := g.aOffset(pc, kc, i)
+		kern.packA((*g.convA)[off:off+kern.aCol*kern.rows(kc)], kern.mr, g.a, g.lda, g.tA, i, min(kern.mr, g.m-i), pc, kc)
+	}
 }
 
 // aOffset is where the A panel of rows [i, i+mr) of the K block that

@@ -43,6 +43,19 @@ func Variants() []Variant { return []Variant{FP32, BF16, FP16} }
 // instructions it needs.
 func (v Variant) Runs() bool { return v.IsFP32() || variantRuns(v) }
 
+// Describe names v's arithmetic in a few words.
+func (v Variant) Describe() string {
+	switch {
+	case v.IsFP32():
+		return "float32"
+	case v == BF16:
+		return "bf16 (bfloat16 operands, float32 sums, VDPBF16PS)"
+	case v == FP16:
+		return "fp16 (float16 operands and sums of 32 steps, float32 totals, VFMADD231PH)"
+	}
+	return string(v)
+}
+
 // IsFP32 reports whether v is FP32 (or the zero Variant).
 func (v Variant) IsFP32() bool { return v == FP32 || v == "" }
 
