@@ -9,6 +9,7 @@ package models
 import (
 	"github.com/vit-train/vit-train/formats/safetensors"
 	"github.com/vit-train/vit-train/nn"
+	"github.com/vit-train/vit-train/nn/blas"
 	"github.com/vit-train/vit-train/nn/ops"
 	"github.com/vit-train/vit-train/optim"
 )
@@ -38,6 +39,12 @@ type Network interface {
 	// applies dropout, drop-path and batch statistics (rng draws the
 	// random masks; nil for an evaluation graph).
 	Graph(batch int, training bool, rng *ops.Randomness) (*nn.Graph, error)
+	// SetPrecision makes the graphs built from now on (and those of a
+	// SharingWeights copy made after) run their matrix products in v's
+	// arithmetic: linear layers, the patch embedding, attention's products
+	// and convolutions, forward and backward. Everything else (softmax,
+	// normalisations, losses, reductions, the weights) stays float32.
+	SetPrecision(v blas.Variant)
 	// NoWeightDecay names the parameters that get no weight decay whatever
 	// their rank (timm's no_weight_decay()).
 	NoWeightDecay() []string

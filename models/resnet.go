@@ -12,6 +12,7 @@ import (
 	"github.com/vit-train/vit-train/formats/safetensors"
 	"github.com/vit-train/vit-train/models/resnet"
 	"github.com/vit-train/vit-train/nn"
+	"github.com/vit-train/vit-train/nn/blas"
 	"github.com/vit-train/vit-train/nn/ops"
 	"github.com/vit-train/vit-train/optim"
 )
@@ -69,6 +70,8 @@ func (n *resnetNetwork) Tensors() []safetensors.Tensor {
 // Graph builds the ResNet's forward pass. A training graph normalises with
 // batch statistics and updates the running statistics on every run; an
 // evaluation graph uses the running statistics and changes nothing.
+func (n *resnetNetwork) SetPrecision(v blas.Variant) { n.m.SetProducts(v) }
+
 func (n *resnetNetwork) Graph(batch int, training bool, _ *ops.Randomness) (*nn.Graph, error) {
 	if batch < 1 {
 		return nil, fmt.Errorf("model %s: batch size must be positive, got %d", n.spec.Arch, batch)

@@ -9,6 +9,7 @@ import (
 	"github.com/vit-train/vit-train/formats/safetensors"
 	"github.com/vit-train/vit-train/models/vit"
 	"github.com/vit-train/vit-train/nn"
+	"github.com/vit-train/vit-train/nn/blas"
 	"github.com/vit-train/vit-train/nn/ops"
 	"github.com/vit-train/vit-train/optim"
 )
@@ -56,6 +57,8 @@ func (n vitNetwork) Graph(batch int, training bool, rng *ops.Randomness) (*nn.Gr
 	return n.m.BuildGraph(batch, training, rng)
 }
 
+func (n vitNetwork) SetPrecision(v blas.Variant) { n.m.Products = v }
+
 // vitNoDecay are the parameters timm's VisionTransformer returns from
 // no_weight_decay(), plus DeiT's dist_token.
 var vitNoDecay = []string{"pos_embed", "cls_token", "dist_token"}
@@ -92,6 +95,7 @@ func (n vitNetwork) SharingWeights(weights [][]float32) (Network, error) {
 	if err != nil {
 		return nil, err
 	}
+	m.Products = n.m.Products
 	return vitNetwork{m}, nil
 }
 

@@ -14,6 +14,8 @@ import (
 	"github.com/vit-train/vit-train/internal/layered"
 	"github.com/vit-train/vit-train/models"
 	"github.com/vit-train/vit-train/models/vit"
+	"github.com/vit-train/vit-train/nn/blas"
+	"github.com/vit-train/vit-train/nn/fmapeak"
 )
 
 // Config is a training run's configuration. Its YAML keys are the names
@@ -65,6 +67,47 @@ type ModelConfig struct {
 	// in the backward pass (timm's set_grad_checkpointing): less memory for
 	// about a third more compute. ViTs only.
 	GradCheckpointing bool `yaml:"grad_checkpointing"`
+	// Precision is the arithmetic of the matrix products (linear layers,
+	// the patch embedding, attention's products, convolutions; forward and
+	// backward) of training, evaluation, prediction and a distillation
+	// teacher: fp32, or mixed for the fastest low-precision product the
+	// processor has (blas.Mixed: bfloat16 or float16 operands, float32
+	// sums). Weights, the optimiser, softmax, normalisations, losses and
+	// reductions stay float32. Empty, as in checkpoints from before the
+	// setting, is fp32.
+	Precision string `yaml:"precision"`
+}
+
+// Products returns the arithmetic model.precision gives the matrix
+// products. mixed on a processor with no low-precision product faster
+// than float32 is an error naming the setting and the processor.
+func (m ModelConfig) Products() (blas.Variant, error) {
+	switch m.Precision {
+	case "", "fp32":
+		return blas.FP32, nil
+	case "mixed":
+		if v := blas.Mixed(); !v.IsFP32() {
+			return v, nil
+		}
+		cpu, err := fmapeak.ReadProcessor()
+		name := cpu.String()
+		if err != nil {
+			name = "this processor"
+		}
+		return "", fmt.Errorf("config: model.precision = mixed: %s has no low-precision matrix product faster than float32 (bf16 needs AVX512_BF16, fp16 AVX512_FP16, in the default build); set model.precision=fp32", name)
+	}
+	return "", fmt.Errorf("config: model.precision = %q: want fp32 or mixed", m.Precision)
+}
+
+// ApplyPrecision makes net's graphs run their products as model.precision
+// says (see Products).
+func (m ModelConfig) ApplyPrecision(net models.Network) error {
+	v, err := m.Products()
+	if err != nil {
+		return err
+	}
+	net.SetPrecision(v)
+	return nil
 }
 
 // InitConfig starts a run from a checkpoint's weights (fine-tuning).
@@ -161,7 +204,7 @@ type CkptConfig struct {
 // Fashion-MNIST subset.
 func DefaultConfig() Config {
 	return Config{
-		Model: ModelConfig{Name: "vit_fmnist_patch4_28"},
+		Model: ModelConfig{Name: "vit_fmnist_patch4_28", Precision: "fp32"},
 		Data:  DataConfig{Dataset: "fashion-mnist-embedded", BatchSize: 64, EvalBatchSize: 250, Workers: 2},
 		// Five epochs of 10,000 images favour many steps at a high rate and
 		// no augmentation (see configs/fashion_mnist.yaml).
@@ -290,6 +333,9 @@ func (c Config) validateValues() error {
 		return fmt.Errorf("config: distill.type = %s: model %s has no distillation head", c.Distill.Type, c.Model.Name)
 	}
 	if err := c.Distill.Validate(); err != nil {
+		return err
+	}
+	if _, err := c.Model.Products(); err != nil {
 		return err
 	}
 	switch {

@@ -55,6 +55,9 @@ func OpenEval(path string, o EvalOptions) (*EvalRun, error) {
 	if o.Batch > 0 {
 		r.Config.Data.EvalBatchSize = o.Batch
 	}
+	if err := r.Config.Model.ApplyPrecision(r.Net); err != nil {
+		return nil, err
+	}
 	if r.Data, err = OpenDatasets(r.Config.Data); err != nil {
 		return nil, err
 	}

@@ -57,6 +57,9 @@ func (t *trainer) run(ctx context.Context) (*Summary, error) {
 func (t *trainer) announce() {
 	fmt.Fprintf(t.opts.Out, "%s; data %s: %d train / %d eval images; %d steps per epoch\n",
 		t.net.Describe(), t.cfg.Data.Dataset, t.ds.Train.Len(), t.ds.Eval.Len(), t.stepsPerEpoch())
+	if v, err := t.cfg.Model.Products(); err == nil && !v.IsFP32() {
+		fmt.Fprintf(t.opts.Out, "model.precision = %s: matrix products in %s\n", t.cfg.Model.Precision, v.Describe())
+	}
 	if n := t.comm.Size(); n > 1 {
 		b := t.cfg.Data.BatchSize
 		fmt.Fprintf(t.opts.Out, "data-parallel: %d processes × data.batch_size %d = global batch %d images\n", n, b, n*b)

@@ -28,6 +28,10 @@ func openTeacher(cfg Config, student models.Network, ds *Datasets) (distill.Teac
 	if err != nil {
 		return nil, fmt.Errorf("distill.teacher: %w", err)
 	}
+	// The teacher's forward pass runs in the student run's precision.
+	if err := cfg.Model.ApplyPrecision(net); err != nil {
+		return nil, err
+	}
 	nt, err := distill.NewNetTeacher(distill.NetTeacherSpec{
 		Path: d.Teacher, Net: net, Mean: ck.Mean, Std: ck.Std,
 		Student: student, StudentMean: ds.Mean, StudentStd: ds.Std,

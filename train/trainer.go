@@ -316,8 +316,10 @@ func (t *trainer) newNetwork() error {
 	if err := t.ds.CheckModel(spec); err != nil {
 		return err
 	}
-	t.net, err = models.New(spec, t.cfg.Seed)
-	return err
+	if t.net, err = models.New(spec, t.cfg.Seed); err != nil {
+		return err
+	}
+	return t.cfg.Model.ApplyPrecision(t.net)
 }
 
 // compatible reports a checkpoint whose model differs from the configured one.

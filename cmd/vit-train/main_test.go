@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/vit-train/vit-train/data"
+	"github.com/vit-train/vit-train/nn/blas"
 )
 
 // run executes the CLI with args and returns what it printed.
@@ -64,12 +65,13 @@ func TestBenchJSON(t *testing.T) {
 	if !(r.TrainImagesPerS > 0 && r.InferImagesPerS > 0 && r.TrainGFLOPs > 0 && r.PeakRSSBytes > 0) || r.Batch != 8 {
 		t.Fatalf("bench: %+v", r)
 	}
-	// The shares of the FMA peak are the GFLOP/s over the measured peak;
+	// The shares of the peak are the GFLOP/s over the measured peak;
 	// a tiny model at batch 8 reaches well under all of it.
-	if p := r.FMAPeak.GFLOPs; p > 0 {
-		if r.FMAPeak.Threads != r.Threads || math.Abs(r.TrainPeakShare-r.TrainGFLOPs/p) > 1e-9 ||
-			math.Abs(r.InferPeakShare-r.InferGFLOPs/p) > 1e-9 || !(r.TrainPeakShare > 0 && r.TrainPeakShare < 1) {
-			t.Fatalf("bench FMA peak: %+v", r)
+	if p := r.Peak.GFLOPs; p > 0 {
+		if r.Peak.Threads != r.Threads || math.Abs(r.TrainPeakShare-r.TrainGFLOPs/p) > 1e-9 ||
+			math.Abs(r.InferPeakShare-r.InferGFLOPs/p) > 1e-9 || !(r.TrainPeakShare > 0 && r.TrainPeakShare < 1) ||
+			r.PeakRaised || r.Processor.Name == "" {
+			t.Fatalf("bench peak: %+v", r)
 		}
 	} else if r.TrainPeakShare != 0 || r.InferPeakShare != 0 {
 		t.Fatalf("bench: shares of an unmeasured peak: %+v", r)
@@ -164,4 +166,30 @@ func TestTopK(t *testing.T) {
 	if len(got) != 2 || got[0].Class != 1 || got[1].Class != 2 || got[0].Label != "b" {
 		t.Fatalf("topK: %+v", got)
 	}
+}
+
+// TestBenchMixedPrecision runs bench --precision mixed where a
+// low-precision product runs: its rates are shares of that product's
+// peak, never above it.
+func TestBenchMixedPrecision(t *testing.T) {
+	if blas.Mixed().IsFP32() {
+		if _, err := run(t, "bench", "--model", "vit_fmnist_patch4_28", "--batch", "2", "--steps", "1", "--precision", "mixed"); err == nil || !strings.Contains(err.Error(), "model.precision = mixed") {
+			t.Fatalf("bench --precision mixed with no fast low-precision product: %v", err)
+		}
+		t.Skip("no low-precision product faster than float32 here: bench --precision mixed is an error, as checked")
+	}
+	out, err := run(t, "bench", "--model", "vit_fmnist_patch4_28", "--batch", "8", "--steps", "1", "--precision", "mixed", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r benchResult
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatal(err)
+	}
+	v := blas.Mixed()
+	if r.Precision != "mixed" || r.Products != v.Describe() || (r.Peak.GFLOPs > 0 && string(r.Peak.Kind) != string(v)) ||
+		!(r.TrainImagesPerS > 0) || r.TrainPeakShare > 1 || r.InferPeakShare > 1 {
+		t.Fatalf("bench --precision mixed: %+v", r)
+	}
+	t.Logf("bench --precision mixed ran %s products", v)
 }

@@ -45,6 +45,12 @@ passes unchanged), then normalised with the checkpoint's mean and std.`,
 			if err != nil {
 				return err
 			}
+			// The products run in the checkpoint's run's model.precision.
+			if ck.Config != nil {
+				if err := ck.Config.Model.ApplyPrecision(net); err != nil {
+					return fmt.Errorf("%s: %w", ckPath, err)
+				}
+			}
 			channels, size := net.Input()
 			classes := net.NumClasses()
 			batch := min(len(files), 32)

@@ -49,7 +49,7 @@ func (m *Model) Build(g *gorgonia.ExprGraph, x *gorgonia.Node, training bool) (*
 	if err != nil {
 		return nil, err
 	}
-	logits, err := ops.Linear(pooled, w, bias)
+	logits, err := ops.LinearAs(m.cfg.Products, pooled, w, bias)
 	if err != nil {
 		return nil, fmt.Errorf("resnet: fc: %w", err)
 	}
@@ -131,7 +131,7 @@ func (b builder) unit(x *gorgonia.Node, u convBN, relu bool) (*gorgonia.Node, er
 	if err != nil {
 		return nil, err
 	}
-	h, err := ops.Conv2d(x, w, nil, u.stride, u.pad)
+	h, err := ops.Conv2dAs(b.m.cfg.Products, x, w, nil, u.stride, u.pad)
 	if err != nil {
 		return nil, fmt.Errorf("resnet: %s: %w", u.conv, err)
 	}

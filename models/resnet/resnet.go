@@ -21,6 +21,7 @@ import (
 
 	"gorgonia.org/tensor"
 
+	"github.com/vit-train/vit-train/nn/blas"
 	"github.com/vit-train/vit-train/nn/ops"
 )
 
@@ -31,6 +32,9 @@ type Config struct {
 	ImageSize  int          // input height and width that Build accepts; 0 accepts any
 	NumClasses int          // outputs of fc
 	Dtype      tensor.Dtype // parameter dtype, tensor.Float32 (the default) or tensor.Float64
+	// Products is the arithmetic of the convolutions' and fc's matrix
+	// products and their gradients; the zero value is float32.
+	Products blas.Variant
 }
 
 func (c Config) withDefaults() Config {
@@ -165,6 +169,10 @@ func NumParams(cfg Config) (int, error) {
 	}
 	return n + cfg.NumClasses*p.features + cfg.NumClasses, nil
 }
+
+// SetProducts makes the graphs built from now on run their matrix
+// products in v's arithmetic (see Config.Products).
+func (m *Model) SetProducts(v blas.Variant) { m.cfg.Products = v }
 
 // SharingWeights returns a model of the same configuration whose trainable
 // parameters are backed by the given slices (aligned with Params), such as

@@ -7,6 +7,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/vit-train/vit-train/nn"
+	"github.com/vit-train/vit-train/nn/blas"
 	"github.com/vit-train/vit-train/nn/ops"
 	"github.com/vit-train/vit-train/nn/runner"
 )
@@ -37,9 +38,9 @@ func (m *ViT) BuildGraph(batch int, training bool, rng *ops.Randomness) (*nn.Gra
 	gr.ImageData = img.Data()
 	gr.Images = gorgonia.NewTensor(g, m.Dtype, 4, gorgonia.WithShape(imgShape...), gorgonia.WithName("images"), gorgonia.WithValue(img))
 
-	b := builder{g: gr, cfg: c, p: p, training: training, rng: rng}
+	b := builder{g: gr, cfg: c, p: p, training: training, rng: rng, products: m.Products}
 	x := b.do(ops.Patchify(gr.Images, c.PatchSize))
-	x = b.do(ops.Linear(x, p["patch_embed.proj.weight"], p["patch_embed.proj.bias"]))
+	x = b.do(ops.LinearAs(m.Products, x, p["patch_embed.proj.weight"], p["patch_embed.proj.bias"]))
 	prefix := []*gorgonia.Node{p["cls_token"]}
 	if c.Distilled {
 		prefix = append(prefix, p["dist_token"])
@@ -60,11 +61,11 @@ func (m *ViT) BuildGraph(batch int, training bool, rng *ops.Randomness) (*nn.Gra
 	x = b.layerNorm(x, "norm")
 	cls := b.do(ops.SelectToken(x, 0))
 	cls = b.dropout(cls, c.DropRate) // timm's head_drop
-	gr.Logits = b.do(ops.Linear(cls, p["head.weight"], p["head.bias"]))
+	gr.Logits = b.do(ops.LinearAs(m.Products, cls, p["head.weight"], p["head.bias"]))
 	if c.Distilled {
 		dist := b.do(ops.SelectToken(x, 1))
 		dist = b.dropout(dist, c.DropRate)
-		gr.DistLogits = b.do(ops.Linear(dist, p["head_dist.weight"], p["head_dist.bias"]))
+		gr.DistLogits = b.do(ops.LinearAs(m.Products, dist, p["head_dist.weight"], p["head_dist.bias"]))
 	}
 	if b.err != nil {
 		return nil, fmt.Errorf("model %s: building graph: %w", c.Name, b.err)
@@ -99,6 +100,7 @@ type builder struct {
 	p        map[string]*gorgonia.Node
 	training bool
 	rng      *ops.Randomness
+	products blas.Variant
 	err      error
 }
 
@@ -136,7 +138,7 @@ func (b *builder) linear(x *gorgonia.Node, name string) *gorgonia.Node {
 	if !b.ok() {
 		return nil
 	}
-	return b.do(ops.Linear(x, b.p[name+".weight"], b.p[name+".bias"]))
+	return b.do(ops.LinearAs(b.products, x, b.p[name+".weight"], b.p[name+".bias"]))
 }
 
 // block is a pre-LN encoder block:
@@ -149,7 +151,7 @@ func (b *builder) block(x *gorgonia.Node, prefix string, dpr float64) *gorgonia.
 	h = b.linear(h, prefix+"attn.qkv")
 	if b.ok() {
 		var att *ops.Attention
-		h, att, b.err = ops.NewAttention(h, c.Heads, b.attnDrop(), b.rng)
+		h, att, b.err = ops.NewAttentionAs(b.products, h, c.Heads, b.attnDrop(), b.rng)
 		b.g.Attention = append(b.g.Attention, att)
 	}
 	h = b.linear(h, prefix+"attn.proj")

@@ -8,6 +8,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/vit-train/vit-train/formats/safetensors"
+	"github.com/vit-train/vit-train/nn/blas"
 )
 
 // initKind is how a parameter is initialised, following timm's
@@ -105,8 +106,12 @@ func (p *Param) Float32s() []float32 { return p.Value.Data().([]float32) }
 type ViT struct {
 	Config Config
 	Dtype  tensor.Dtype
-	Params []*Param
-	index  map[string]int
+	// Products is the arithmetic of the graphs' matrix products (linear
+	// layers, the patch embedding, attention's q·kᵀ and P·v, and their
+	// gradients); the zero value is float32.
+	Products blas.Variant
+	Params   []*Param
+	index    map[string]int
 }
 
 // New returns a float32 ViT initialised as timm does, reproducibly from seed.

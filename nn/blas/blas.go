@@ -18,6 +18,13 @@
 // value, or a kernel the CPU cannot run, makes the program panic during
 // initialisation. Backend reports the kernel in use.
 //
+// GemmAs and PackBAs run float32 products in a low-precision Variant
+// instead: bfloat16 operands with float32 sums (VDPBF16PS) or float16
+// operands and short float16 sums (VFMADD231PH), each matching a pure-Go
+// emulation of its rounding bit for bit (see the tests). Mixed picks the
+// fastest one the CPU has, measured at first use, or FP32;
+// VIT_TRAIN_LOWP=bf16|fp16|none forces its choice.
+//
 // All matrices are row-major. A transposed operand is read as its transpose
 // without being copied, exactly as in CBLAS.
 package blas

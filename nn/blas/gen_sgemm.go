@@ -4,7 +4,8 @@
 //
 //	go run gen_sgemm.go
 //
-// produces sgemm_avx512_amd64.s and sgemm_avx2_amd64.s. Each kernel
+// produces sgemm_avx512_amd64.s, sgemm_avx2_amd64.s and
+// sgemm_bf16_amd64.s. Each kernel
 // computes one mr×nr tile of C = alpha·A·B + beta·C (+ bias) over k steps:
 //
 //	func name(k int, a *float32, rsa, csa int, b *float32, ldb int,
@@ -31,6 +32,8 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+
+	"github.com/vit-train/vit-train/internal/evex"
 )
 
 type kernelSpec struct {
@@ -44,6 +47,22 @@ type kernelSpec struct {
 	// pfCLate > 0 prefetches C to L2 at the start and to L1 this many
 	// unrolled iterations before the end; 0 prefetches it to L1 at once.
 	pfCLate int
+	// bf16 makes each step one pair of K steps in bfloat16: the A and B
+	// panels hold 32-bit words of two bfloat16 (step 2q in the low half,
+	// 2q+1 in the high half), each A word is broadcast whole, and
+	// VDPBF16PS adds both products of a lane to its float32 accumulator
+	// (the high one first, then the low one, each rounded to nearest
+	// even; denormals read as zero and results flushed to zero). k counts
+	// pairs.
+	bf16 bool
+	// fp16Block > 0 makes the kernel float16 (AVX512_FP16): the A panel
+	// holds mr float16 a step (rsa is ignored, csa is the step's stride in
+	// 4-byte words), the B panel 32 float16 a step (ldb likewise in
+	// words), read whole; each row sums its 32 columns in one float16
+	// register with VFMADD231PH, and every fp16Block steps (and after the
+	// last) widens that sum to float32, adds it to the row's two float32
+	// accumulators and starts again from zero.
+	fp16Block int
 }
 
 var specs = []kernelSpec{
@@ -53,6 +72,14 @@ var specs = []kernelSpec{
 	{name: "sgemmKernelAVX512r6", mr: 6, vecs: 2, width: 16, unroll: 4, file: "sgemm_avx512_amd64.s", pfB: true, pfCLate: 4},
 	{name: "sgemmKernelAVX512r6x16", mr: 6, vecs: 1, width: 16, unroll: 4, file: "sgemm_avx512_amd64.s", pfB: true, pfCLate: 4},
 	{name: "sgemmKernelAVX2", mr: 6, vecs: 2, width: 8, unroll: 4, file: "sgemm_avx2_amd64.s", pfB: true, pfCLate: 4},
+	// bfloat16 pairs (AVX512_BF16), the same tiles as the AVX-512 kernels.
+	{name: "sgemmKernelBF16", mr: 12, vecs: 2, width: 16, unroll: 4, file: "sgemm_bf16_amd64.s", pfB: true, pfCLate: 4, bf16: true},
+	{name: "sgemmKernelBF16x16", mr: 12, vecs: 1, width: 16, unroll: 4, file: "sgemm_bf16_amd64.s", pfB: true, pfCLate: 4, bf16: true},
+	{name: "sgemmKernelBF16r6", mr: 6, vecs: 2, width: 16, unroll: 4, file: "sgemm_bf16_amd64.s", pfB: true, pfCLate: 4, bf16: true},
+	{name: "sgemmKernelBF16r6x16", mr: 6, vecs: 1, width: 16, unroll: 4, file: "sgemm_bf16_amd64.s", pfB: true, pfCLate: 4, bf16: true},
+	// float16 (AVX512_FP16): 8×32 tiles, float16 sums widened every 32
+	// steps (fp16Block in fp16.go).
+	{name: "sgemmKernelFP16", mr: 8, vecs: 2, width: 16, unroll: 4, file: "sgemm_fp16_amd64.s", fp16Block: 32},
 }
 
 func main() {
@@ -161,7 +188,8 @@ func (s kernelSpec) emit(w *bytes.Buffer) {
 	if aRegs < 1 {
 		panic("too many vector registers")
 	}
-	aReg := func(i int) string { return s.vreg(nacc + s.vecs + i%aRegs) }
+	aNum := func(i int) int { return nacc + s.vecs + i%aRegs }
+	aReg := func(i int) string { return s.vreg(aNum(i)) }
 	acc := func(i, v int) string { return s.vreg(i*s.vecs + v) }
 	bases, refs := s.rowRefs()
 	if len(bases) > 1+len(extraBases) {
@@ -246,6 +274,10 @@ func (s kernelSpec) emit(w *bytes.Buffer) {
 			r := refs[i]
 			p("VBROADCASTSS (%s)%s, %s", baseReg(r.base), r.expr, aReg(i))
 			for v := 0; v < s.vecs; v++ {
+				if s.bf16 {
+					p("%s", evex.VDPBF16PS.Asm(i*s.vecs+v, nacc+v, aNum(i)))
+					continue
+				}
 				p("VFMADD231PS %s, %s, %s", bReg(v), aReg(i), acc(i, v))
 			}
 		}
@@ -255,41 +287,11 @@ func (s kernelSpec) emit(w *bytes.Buffer) {
 		p("ADDQ %s, %s", regLDB, regB)
 	}
 
-	p("MOVQ k+0(FP), %s", regK)
-	p("SHRQ $%d, %s", log2(s.unroll), regK)
-	if s.pfCLate > 0 {
-		// Run all but the last pfCLate unrolled iterations, prefetch C,
-		// then run those.
-		p("CMPQ %s, $%d", regK, s.pfCLate)
-		p("JLE %s", L("pfc"))
-		prefetchC("PREFETCHT1")
-		p("SUBQ $%d, %s", s.pfCLate, regK)
-		label("loop1")
-		for u := 0; u < s.unroll; u++ {
-			step()
-		}
-		p("DECQ %s", regK)
-		p("JNZ %s", L("loop1"))
-		p("MOVQ $%d, %s", s.pfCLate, regK)
-		label("pfc")
-		prefetchC("PREFETCHT0")
-		p("TESTQ %s, %s", regK, regK)
+	if s.fp16Block > 0 {
+		s.emitFP16Loop(p, label, L)
+	} else {
+		s.emitLoop(p, label, L, step, prefetchC)
 	}
-	p("JZ %s", L("tail"))
-	label("loop")
-	for u := 0; u < s.unroll; u++ {
-		step()
-	}
-	p("DECQ %s", regK)
-	p("JNZ %s", L("loop"))
-	label("tail")
-	p("MOVQ k+0(FP), %s", regK)
-	p("ANDQ $%d, %s", s.unroll-1, regK)
-	p("JZ %s", L("store"))
-	label("tailloop")
-	step()
-	p("DECQ %s", regK)
-	p("JNZ %s", L("tailloop"))
 
 	// C = alpha·acc + beta·C (+ bias), row by row, the first rows rows.
 	label("store")
@@ -375,6 +377,107 @@ func (s kernelSpec) emit(w *bytes.Buffer) {
 	label("done")
 	p("VZEROUPPER")
 	p("RET")
+}
+
+// emitLoop writes the float32 and bfloat16 kernels' steps: an unrolled
+// loop, the C tile prefetched pfCLate iterations before its end, and the
+// steps left over.
+func (s kernelSpec) emitLoop(p func(string, ...any), label func(string), L func(string) string, step func(), prefetchC func(string)) {
+	p("MOVQ k+0(FP), %s", regK)
+	p("SHRQ $%d, %s", log2(s.unroll), regK)
+	if s.pfCLate > 0 {
+		// Run all but the last pfCLate unrolled iterations, prefetch C,
+		// then run those.
+		p("CMPQ %s, $%d", regK, s.pfCLate)
+		p("JLE %s", L("pfc"))
+		prefetchC("PREFETCHT1")
+		p("SUBQ $%d, %s", s.pfCLate, regK)
+		label("loop1")
+		for u := 0; u < s.unroll; u++ {
+			step()
+		}
+		p("DECQ %s", regK)
+		p("JNZ %s", L("loop1"))
+		p("MOVQ $%d, %s", s.pfCLate, regK)
+		label("pfc")
+		prefetchC("PREFETCHT0")
+		p("TESTQ %s, %s", regK, regK)
+	}
+	p("JZ %s", L("tail"))
+	label("loop")
+	for u := 0; u < s.unroll; u++ {
+		step()
+	}
+	p("DECQ %s", regK)
+	p("JNZ %s", L("loop"))
+	label("tail")
+	p("MOVQ k+0(FP), %s", regK)
+	p("ANDQ $%d, %s", s.unroll-1, regK)
+	p("JZ %s", L("store"))
+	label("tailloop")
+	step()
+	p("DECQ %s", regK)
+	p("JNZ %s", L("tailloop"))
+}
+
+// emitFP16Loop writes the float16 kernel's steps (see fp16Block): the
+// float16 sums are Z16.. (one a row), B's row Z24, A's broadcasts Z25 and
+// Z26 in turn, Z27 and Z28 the widening's scratch.
+func (s kernelSpec) emitFP16Loop(p func(string, ...any), label func(string), L func(string) string) {
+	const hBase, bNum, aNum, t0, t1 = 16, 24, 25, 27, 28
+	if s.mr > 8 || s.vecs != 2 || s.fp16Block%s.unroll != 0 {
+		panic("float16 kernel: at most 8 rows of 32 columns, runs a multiple of the unroll")
+	}
+	for i := 0; i < s.mr; i++ {
+		p("VPXORD Z%d, Z%d, Z%d", hBase+i, hBase+i, hBase+i)
+	}
+	step := func() {
+		p("PREFETCHT0 (%s)(%s*8)", regB, regLDB)
+		p("VMOVUPS (%s), Z%d", regB, bNum)
+		for i := 0; i < s.mr; i++ {
+			a := aNum + i%2
+			p("VPBROADCASTW %d(%s), Z%d", 2*i, regA, a)
+			p("%s", evex.VFMADD231PH.Asm(hBase+i, bNum, a))
+		}
+		p("ADDQ %s, %s", regCS, regA)
+		p("ADDQ %s, %s", regLDB, regB)
+	}
+	// widen adds each row's float16 sum to its float32 accumulators
+	// (columns 0-15 from the low half, 16-31 from the high half) and
+	// clears it.
+	widen := func() {
+		for i := 0; i < s.mr; i++ {
+			h := hBase + i
+			p("VEXTRACTI64X4 $1, Z%d, Y%d", h, t0)
+			p("VCVTPH2PS Y%d, Z%d", h, t1)
+			p("VADDPS Z%d, Z%d, Z%d", t1, 2*i, 2*i)
+			p("VCVTPH2PS Y%d, Z%d", t0, t1)
+			p("VADDPS Z%d, Z%d, Z%d", t1, 2*i+1, 2*i+1)
+			p("VPXORD Z%d, Z%d, Z%d", h, h, h)
+		}
+	}
+	p("MOVQ k+0(FP), %s", regK)
+	label("run")
+	p("CMPQ %s, $%d", regK, s.fp16Block)
+	p("JLT %s", L("lastrun"))
+	p("MOVQ $%d, %s", s.fp16Block/s.unroll, regRows)
+	label("runloop")
+	for u := 0; u < s.unroll; u++ {
+		step()
+	}
+	p("DECQ %s", regRows)
+	p("JNZ %s", L("runloop"))
+	widen()
+	p("SUBQ $%d, %s", s.fp16Block, regK)
+	p("JMP %s", L("run"))
+	label("lastrun")
+	p("TESTQ %s, %s", regK, regK)
+	p("JZ %s", L("store"))
+	label("lastloop")
+	step()
+	p("DECQ %s", regK)
+	p("JNZ %s", L("lastloop"))
+	widen()
 }
 
 func log2(n int) int {

@@ -2,7 +2,11 @@
 
 package blas
 
-import "golang.org/x/sys/cpu"
+import (
+	"golang.org/x/sys/cpu"
+
+	"github.com/vit-train/vit-train/nn/fmapeak"
+)
 
 //go:generate go run gen_sgemm.go
 
@@ -45,11 +49,39 @@ func packCopyAVX512(dst *float32, ldd int, src *float32, lds int, rows, chunks i
 //go:noescape
 func packTransAVX512(dst *float32, ldd int, src *float32, lds int, rows, k int, smask uint16)
 
+// The bfloat16 kernels (sgemm_bf16_amd64.s): the AVX-512 kernels' tiles
+// with k pairs of K steps, A and B packed as bfloat16 pairs (packABF16,
+// packBBF16).
+
+//go:noescape
+func sgemmKernelBF16(k int, a *float32, rsa, csa int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, rows int, mask uint64, bias *float32)
+
+//go:noescape
+func sgemmKernelBF16x16(k int, a *float32, rsa, csa int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, rows int, mask uint64, bias *float32)
+
+//go:noescape
+func sgemmKernelBF16r6(k int, a *float32, rsa, csa int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, rows int, mask uint64, bias *float32)
+
+//go:noescape
+func sgemmKernelBF16r6x16(k int, a *float32, rsa, csa int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, rows int, mask uint64, bias *float32)
+
+// The float16 kernel (sgemm_fp16_amd64.s): 8×32 tiles, A and B packed as
+// float16 (packAFP16, packBFP16), float16 sums of fp16Block steps widened
+// into float32.
+
+//go:noescape
+func sgemmKernelFP16(k int, a *float32, rsa, csa int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, rows int, mask uint64, bias *float32)
+
 var (
 	kernelAVX512 = &kernel{name: "avx512", mr: 12, nr: 32, masked: true, fn: sgemmKernelAVX512,
 		edge:  [2][2]kernelFunc{{sgemmKernelAVX512, sgemmKernelAVX512x16}, {sgemmKernelAVX512r6, sgemmKernelAVX512r6x16}},
-		packA: packAAVX512, packB: packBAVX512}
-	kernelAVX2 = &kernel{name: "avx2", mr: 6, nr: 16, fn: sgemmKernelAVX2, packA: packAGo, packB: packBAVX2}
+		packA: packAAVX512, packB: packBAVX512, kw: 1, aCol: 12, bRow: 32}
+	kernelAVX2 = &kernel{name: "avx2", mr: 6, nr: 16, fn: sgemmKernelAVX2, packA: packAGo, packB: packBAVX2, kw: 1, aCol: 6, bRow: 16}
+	kernelBF16 = &kernel{name: "bf16", mr: 12, nr: 32, masked: true, fn: sgemmKernelBF16,
+		edge:  [2][2]kernelFunc{{sgemmKernelBF16, sgemmKernelBF16x16}, {sgemmKernelBF16r6, sgemmKernelBF16r6x16}},
+		packA: packABF16, packB: packBBF16, kw: 2, aCol: 12, bRow: 32, convert: true}
+	kernelFP16 = &kernel{name: "fp16", mr: 8, nr: 32, masked: true, fn: sgemmKernelFP16,
+		packA: packAFP16, packB: packBFP16, kw: 1, aCol: 4, bRow: 16, convert: true}
 )
 
 // packCopy16AVX2 copies rows rows of 16 floats from src (stride lds) to
@@ -159,5 +191,36 @@ func cpuKernels() []*kernel {
 	return ks
 }
 
-// allKernels lists every kernel of this build, supported by the CPU or not.
+// lowKernel returns v's kernel where this CPU runs it, else nil.
+func lowKernel(v Variant) *kernel { return lowKernels[v] }
+
+// lowKernels are the low-precision kernels this CPU runs, found once: the
+// bfloat16 kernel needs AVX512_BF16, the float16 one AVX512_FP16, each
+// besides the AVX-512 kernel's extensions.
+var lowKernels = func() map[Variant]*kernel {
+	ks := map[Variant]*kernel{}
+	if !kernelAVX512.runsHere() {
+		return ks
+	}
+	if cpu.X86.HasAVX512BF16 {
+		ks[BF16] = kernelBF16
+	}
+	if fmapeak.Has(fmapeak.FP16) {
+		ks[FP16] = kernelFP16
+	}
+	return ks
+}()
+
+// runsHere reports whether k is among cpuKernels.
+func (k *kernel) runsHere() bool {
+	for _, c := range cpuKernels() {
+		if c == k {
+			return true
+		}
+	}
+	return false
+}
+
+// allKernels lists every float32 kernel of this build, supported by the
+// CPU or not.
 func allKernels() []*kernel { return []*kernel{kernelAVX512, kernelAVX2} }

@@ -6,6 +6,9 @@ package blas
 // where sgemm is gonum's.
 func cpuKernels() []*kernel { return nil }
 
+// lowKernel returns nil: this build has no low-precision kernel.
+func lowKernel(v Variant) *kernel { return nil }
+
 // allKernels lists every kernel of this build.
 func allKernels() []*kernel { return nil }
 

@@ -83,8 +83,22 @@ func init() {
 // panels is op(B) packed for an assembly kernel, which this build lacks.
 type panels struct{}
 
+// panelKernel is an assembly kernel, which this build lacks.
+type panelKernel struct{}
+
+func activePanels() *panelKernel { return nil }
+
+// No low-precision variant runs on this build.
+func variantRuns(Variant) bool { return false }
+
+func variantPanels(Variant) *panelKernel { return nil }
+
+func variantGemm(v Variant, tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int, bias []float32) {
+	panic("blas: no low-precision products in this build")
+}
+
 // packPanels returns nil: PackB keeps op(B) as a plain matrix.
-func packPanels(tB bool, k, n int, b []float32, ldb int) *panels { return nil }
+func packPanels(kern *panelKernel, tB bool, k, n int, b []float32, ldb int) *panels { return nil }
 
 // gemmPanels is never reached, packPanels making no panels.
 func gemmPanels(p *panels, tA bool, m int, alpha float32, a []float32, lda int, beta float32, c []float32, ldc int, bias []float32) {

@@ -19,11 +19,16 @@ type PackedB[T float32 | float64] struct {
 // PackB copies op(B), (k, n), for GemmPacked: B is (k, n) with row stride
 // ldb, or (n, k) when transB.
 func PackB[T float32 | float64](transB bool, k, n int, b []T, ldb int) *PackedB[T] {
+	return packB(activePanels(), transB, k, n, b, ldb)
+}
+
+// packB is PackB for the kernel kern (nil: keep B plain).
+func packB[T float32 | float64](kern *panelKernel, transB bool, k, n int, b []T, ldb int) *PackedB[T] {
 	checkGemm(false, transB, 0, n, k, 0, max(1, k), len(b), ldb, 0, max(1, n))
 	// With k = 0 op(B) is empty as either shape; (0, n) needs no storage.
 	p := &PackedB[T]{k: k, n: n, transB: transB && k > 0}
 	if b32, ok := any(b).([]float32); ok && k > 0 && n > 0 {
-		if p.panels = packPanels(transB, k, n, b32, ldb); p.panels != nil {
+		if p.panels = packPanels(kern, transB, k, n, b32, ldb); p.panels != nil {
 			return p
 		}
 	}

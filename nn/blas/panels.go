@@ -18,30 +18,33 @@ type panels struct {
 // roundCols rounds n columns up to whole panels.
 func (k *kernel) roundCols(n int) int { return ceilDiv(n, k.nr) * k.nr }
 
+// rowWords is how many words one packed row of all n columns takes, in
+// whole panels.
+func (k *kernel) rowWords(n int) int { return k.roundCols(n) / k.nr * k.bRow }
+
 // offset is where the panel of columns [j, j+nr) of the K block that
 // starts at step pc, kc steps long, begins in data.
 func (p *panels) offset(pc, kc, j int) int {
-	nr := p.kern.nr
-	return pc*p.kern.roundCols(p.n) + j/nr*kc*nr
+	kern := p.kern
+	return pc/kern.kw*kern.rowWords(p.n) + j/kern.nr*kern.rows(kc)*kern.bRow
 }
 
-// packPanels packs op(B) for the active kernel, or returns nil where
-// there is none (gonum's products). b has been checked to hold op(B).
-func packPanels(tB bool, k, n int, b []float32, ldb int) *panels {
-	kern := active
+// packPanels packs op(B) for kern, or returns nil where kern is nil
+// (gonum's products). b has been checked to hold op(B).
+func packPanels(kern *kernel, tB bool, k, n int, b []float32, ldb int) *panels {
 	if kern == nil {
 		return nil
 	}
-	kc, _ := blockSizes(n, k, kern.nr)
+	kc, _ := kern.blockSizes(n, k)
 	p := &panels{kern: kern, k: k, n: n, kc: kc}
-	p.data = hugeFloats(p, k*kern.roundCols(n))
+	p.data = hugeFloats(p, kern.rows(k)*kern.rowWords(n))
 	blocks, cols := ceilDiv(k, kc), ceilDiv(n, kern.nr)
 	parallel.For(blocks*cols, 16, func(lo, hi int) {
 		for t := lo; t < hi; t++ {
 			pc, j := t/cols*kc, t%cols*kern.nr
 			kcb := min(kc, k-pc)
 			off := p.offset(pc, kcb, j)
-			kern.packB(p.data[off:off+kcb*kern.nr], kern.nr, b, ldb, tB, j, min(kern.nr, n-j), pc, kcb)
+			kern.packB(p.data[off:off+kern.rows(kcb)*kern.bRow], kern.nr, b, ldb, tB, j, min(kern.nr, n-j), pc, kcb)
 		}
 	})
 	return p

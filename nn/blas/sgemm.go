@@ -32,10 +32,22 @@ type kernel struct {
 	// operands as fn but compute only that part: edge[0][0] is fn.
 	edge [2][2]kernelFunc
 	// packA and packB pack panels of op(A) and op(B) as packAGo and
-	// packBGo do.
+	// packBGo do, or, for a kernel that converts, in its own format.
 	packA func(dst []float32, mr int, a []float32, lda int, tA bool, i0, rows, p0, kc int)
 	packB func(dst []float32, nr int, b []float32, ldb int, tB bool, j0, cols, p0, kc int)
+	// kw is how many K steps one row of a packed panel holds (1, or 2
+	// for bfloat16 pairs), aCol and bRow how many 32-bit words one
+	// column of a packed A panel and one row of a packed B panel take
+	// (mr and nr for float32 and bfloat16 pairs). fn's k counts packed
+	// rows: ⌈kc/kw⌉ for kc steps.
+	kw, aCol, bRow int
+	// convert says packing converts the operands to a narrower format,
+	// so that neither is ever read in place.
+	convert bool
 }
+
+// rows is how many packed rows kc K steps take.
+func (k *kernel) rows(kc int) int { return ceilDiv(kc, k.kw) }
 
 type kernelFunc = func(k int, a *float32, rsa, csa int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, rows int, mask uint64, bias *float32)
 
@@ -79,13 +91,17 @@ type gemmCall struct {
 	// panels, if set, is op(B) packed in advance (see packPanels): b is
 	// then unused and nothing is packed per task.
 	panels *panels
+	// convA, for a kernel that converts, is all of op(A) packed before
+	// the tasks run (see packAllA), so that each element is converted
+	// once rather than once per column block.
+	convA *[]float32
 
 	kc                 int
 	rowBlock, colBlock int
 	rowTasks, colTasks int
 	directB            bool
 
-	taskFn func(lo, hi int)
+	taskFn, packFn func(lo, hi int)
 }
 
 // freeList recycles items: a few slots taken and refilled with one atomic
@@ -134,13 +150,17 @@ func getCall() *gemmCall {
 	g := calls.take()
 	if g == nil {
 		g = new(gemmCall)
-		g.taskFn = g.tasks
+		g.taskFn, g.packFn = g.tasks, g.packARange
 	}
 	return g
 }
 
 func putCall(g *gemmCall) {
 	g.a, g.b, g.c, g.bias, g.panels = nil, nil, nil, nil, nil
+	if g.convA != nil {
+		convPool.put(g.convA)
+		g.convA = nil
+	}
 	calls.put(g)
 }
 
@@ -152,6 +172,7 @@ type bufPool struct{ freeList[[]float32] }
 var (
 	packPool bufPool // per-task B blocks
 	tilePool bufPool // per-task A panels and edge tiles, all of one size
+	convPool bufPool // converted A operands
 )
 
 // get returns a buffer of at least n floats, 64-byte aligned.
@@ -208,6 +229,9 @@ func (g *gemmCall) run() {
 		return
 	}
 	parallelOK := g.plan()
+	if g.kern.convert {
+		g.packAllA(parallelOK)
+	}
 	if tasks := g.rowTasks * g.colTasks; tasks > 1 && parallelOK {
 		parallel.For(tasks, 1, g.taskFn)
 	} else {
@@ -230,17 +254,28 @@ func blockSizes(n, k, nr int) (kc, nc int) {
 	return kc, min(ncMax, max(nr, bBlockBytes/(4*kc)/nr*nr))
 }
 
+// blockSizes is the package's blockSizes for kern, with K blocks a
+// multiple of the steps a packed row holds, so that only the last block
+// of a product pads its last row.
+func (kern *kernel) blockSizes(n, k int) (kc, nc int) {
+	kc, nc = blockSizes(n, k, kern.nr)
+	if kern.kw > 1 {
+		kc = min(ceilDiv(kc, kern.kw)*kern.kw, kcMax)
+	}
+	return kc, nc
+}
+
 // plan sets the K block, the task grid and which operands are packed, and
 // reports whether the product is large enough to split over the workers.
 func (g *gemmCall) plan() bool {
 	mr, nr := g.kern.mr, g.kern.nr
 	m, n, k := g.m, g.n, g.k
 	var nc int
-	g.kc, nc = blockSizes(n, k, nr)
+	g.kc, nc = g.kern.blockSizes(n, k)
 	// op(B) not transposed is read in place when packing would not pay:
 	// few rows of C to spread its cost over, or a B small enough to stay
 	// in L2 as it is.
-	g.directB = g.panels == nil && !g.tB && (m <= directBMaxM || k*n <= directBMaxElems) && (g.kern.masked || n%nr == 0)
+	g.directB = g.panels == nil && !g.tB && !g.kern.convert && (m <= directBMaxM || k*n <= directBMaxElems) && (g.kern.masked || n%nr == 0)
 
 	rowPanels, colPanels := ceilDiv(m, mr), ceilDiv(n, nr)
 	g.rowTasks, g.colTasks = 1, ceilDiv(n, nc)
@@ -278,7 +313,7 @@ func (g *gemmCall) tasks(lo, hi int) {
 	for t := lo; t < hi; t++ {
 		i0 := (t % g.rowTasks) * g.rowBlock
 		j0 := (t / g.rowTasks) * g.colBlock
-		w := workspace{ap: (*buf)[:kern.mr*g.kc], tile: (*buf)[len(*buf)-kern.mr*kern.nr:]}
+		w := workspace{ap: (*buf)[:kern.aCol*kern.rows(g.kc)], tile: (*buf)[len(*buf)-kern.mr*kern.nr:]}
 		if bp != nil {
 			w.bp = *bp
 		}
@@ -310,10 +345,11 @@ func (g *gemmCall) block(w workspace, i0, i1, j0, j1 int) {
 		if pc > 0 {
 			beta, bias = 1, nil
 		}
+		panel := kern.rows(kc) * kern.bRow // words of a packed B panel
 		if bp := w.bp; bp != nil {
 			for j := j0; j < j1; j += nr {
 				q := (j - j0) / nr
-				kern.packB(bp[q*kc*nr:(q+1)*kc*nr], nr, g.b, g.ldb, g.tB, j, min(nr, g.n-j), pc, kc)
+				kern.packB(bp[q*panel:(q+1)*panel], nr, g.b, g.ldb, g.tB, j, min(nr, g.n-j), pc, kc)
 			}
 		}
 		next := g.nextB(pc, j0, j1)
@@ -334,7 +370,7 @@ func (g *gemmCall) block(w workspace, i0, i1, j0, j1 int) {
 					if kern.edge[1][1] != nil && (2*rows <= mr || 2*cols <= nr) {
 						fn = kern.edge[b2i(2*rows <= mr)][b2i(2*cols <= nr)]
 					}
-					fn(kc, pa, rsa, csa, pb, ldbk, &g.c[i*g.ldc+j], g.ldc, g.alpha, beta, rows, colMask(cols), pbias)
+					fn(kern.rows(kc), pa, rsa, csa, pb, ldbk, &g.c[i*g.ldc+j], g.ldc, g.alpha, beta, rows, colMask(cols), pbias)
 					continue
 				}
 				// An unmasked kernel writes whole tiles: compute this one
@@ -375,33 +411,70 @@ func (g *gemmCall) prefetch(r *bRegion, n int) {
 	}
 }
 
+// packAllA packs every A panel of every K block into g.convA: the K
+// block that starts at step pc, then the panel of rows [i, i+mr), at
+// aOffset(pc, kc, i). The panels are spread over the workers when the
+// product is.
+func (g *gemmCall) packAllA(parallelOK bool) {
+	kern := g.kern
+	panels, blocks := ceilDiv(g.m, kern.mr), ceilDiv(g.k, g.kc)
+	g.convA = convPool.get(panels * kern.aCol * kern.rows(g.k))
+	if parallelOK {
+		parallel.For(panels*blocks, 4, g.packFn)
+		return
+	}
+	g.packARange(0, panels*blocks)
+}
+
+// packARange packs A panels [lo, hi) of packAllA: panel t is row panel
+// t % panels of K block t / panels.
+func (g *gemmCall) packARange(lo, hi int) {
+	kern := g.kern
+	panels := ceilDiv(g.m, kern.mr)
+	for t := lo; t < hi; t++ {
+		pc, i := t/panels*g.kc, t%panels*kern.mr
+		kc := min(g.kc, g.k-pc)
+		off := g.aOffset(pc, kc, i)
+		kern.packA((*g.convA)[off:off+kern.aCol*kern.rows(kc)], kern.mr, g.a, g.lda, g.tA, i, min(kern.mr, g.m-i), pc, kc)
+	}
+}
+
+// aOffset is where the A panel of rows [i, i+mr) of the K block that
+// starts at step pc, kc steps long, begins in g.convA.
+func (g *gemmCall) aOffset(pc, kc, i int) int {
+	kern := g.kern
+	return pc/kern.kw*ceilDiv(g.m, kern.mr)*kern.aCol + i/kern.mr*kern.rows(kc)*kern.aCol
+}
+
 // aPanel returns the kernel's A operand for rows [i, i+rows) and K steps
 // [pc, pc+kc): whole panels are read in place (measured, that is at least
 // as fast as packing them, for A and Aᵀ alike), a partial one is packed
-// into ap.
+// into ap; a kernel that converts reads the panel packed in advance.
 func (g *gemmCall) aPanel(ap []float32, i, rows, pc, kc int) (pa *float32, rsa, csa int) {
 	switch {
+	case g.convA != nil:
+		return &(*g.convA)[g.aOffset(pc, kc, i)], 1, g.kern.aCol
 	case rows == g.kern.mr && !g.tA:
 		return &g.a[i*g.lda+pc], g.lda, 1
 	case rows == g.kern.mr:
 		return &g.a[pc*g.lda+i], 1, g.lda
 	}
 	g.kern.packA(ap, g.kern.mr, g.a, g.lda, g.tA, i, rows, pc, kc)
-	return &ap[0], 1, g.kern.mr
+	return &ap[0], 1, g.kern.aCol
 }
 
 // bPanel returns the kernel's B operand for columns [j, j+nr) and K steps
 // [pc, pc+kc): op(B) in place, its panel packed in advance, or the panel
 // packed at column jb of the task's block.
 func (g *gemmCall) bPanel(bp []float32, jb, j, pc, kc int) (pb *float32, ldb int) {
-	nr := g.kern.nr
+	kern := g.kern
 	switch {
 	case g.directB:
 		return &g.b[pc*g.ldb+j], g.ldb
 	case g.panels != nil:
-		return &g.panels.data[g.panels.offset(pc, kc, j)], nr
+		return &g.panels.data[g.panels.offset(pc, kc, j)], kern.bRow
 	}
-	return &bp[(jb/nr)*kc*nr], nr
+	return &bp[(jb/kern.nr)*kern.rows(kc)*kern.bRow], kern.bRow
 }
 
 // mergeTile stores the first rows×cols of tile (alpha not yet applied) at

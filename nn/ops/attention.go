@@ -24,6 +24,7 @@ import (
 // The op keeps P for its backward (and for attention maps, see Probs).
 type Attention struct {
 	base
+	gemm   blas.Variant
 	heads  int
 	dropP  float64
 	rng    *Randomness
@@ -42,6 +43,13 @@ type Attention struct {
 // dropP is the attention dropout rate (timm's attn_drop) applied to the
 // probabilities, with masks from r; 0 disables it and r may then be nil.
 func NewAttention(qkv *gorgonia.Node, heads int, dropP float64, r *Randomness) (*gorgonia.Node, *Attention, error) {
+	return NewAttentionAs(blas.FP32, qkv, heads, dropP, r)
+}
+
+// NewAttentionAs is NewAttention with its matrix products (q·kᵀ and P·v,
+// and the four of the backward pass) in v's arithmetic for float32
+// values (blas.GemmAs); the softmax and its gradient stay float32.
+func NewAttentionAs(v blas.Variant, qkv *gorgonia.Node, heads int, dropP float64, r *Randomness) (*gorgonia.Node, *Attention, error) {
 	s := qkv.Shape()
 	if len(s) != 3 || s[2]%3 != 0 {
 		return nil, nil, fmt.Errorf("Attention: qkv must be (B, N, 3D), got %v", s)
@@ -52,7 +60,7 @@ func NewAttention(qkv *gorgonia.Node, heads int, dropP float64, r *Randomness) (
 	if dropP < 0 || dropP >= 1 || (dropP > 0 && r == nil) {
 		return nil, nil, fmt.Errorf("Attention: dropout %g needs a rate in [0, 1) and a Randomness", dropP)
 	}
-	op := &Attention{heads: heads, dropP: dropP, rng: r}
+	op := &Attention{gemm: v, heads: heads, dropP: dropP, rng: r}
 	if dropP > 0 {
 		op.stream = r.newStream()
 	}
@@ -113,13 +121,13 @@ func (op *Attention) UsePreallocDo(prealloc gorgonia.Value, in ...gorgonia.Value
 		if op.dropP > 0 {
 			op.dropped32 = grow(op.dropped32, size)
 		}
-		attentionForward(floats[float32](in[0]), floats[float32](out), op.probs32, op.dropped32, op.keep, op.dropP, b, n, d, op.heads)
+		attentionForward(op.gemm, floats[float32](in[0]), floats[float32](out), op.probs32, op.dropped32, op.keep, op.dropP, b, n, d, op.heads)
 	} else {
 		op.probs = grow(op.probs, size)
 		if op.dropP > 0 {
 			op.dropped = grow(op.dropped, size)
 		}
-		attentionForward(floats[float64](in[0]), floats[float64](out), op.probs, op.dropped, op.keep, op.dropP, b, n, d, op.heads)
+		attentionForward(op.gemm, floats[float64](in[0]), floats[float64](out), op.probs, op.dropped, op.keep, op.dropP, b, n, d, op.heads)
 	}
 	return out, nil
 }
@@ -139,14 +147,15 @@ func headViews[T Float](qkv []T, bi, h, n, d, dh int) (q, k, v []T) {
 	return base[h*dh:], base[d+h*dh:], base[2*d+h*dh:]
 }
 
-func attentionForward[T Float](qkv, out, probs, dropped []T, keep []uint8, dropP float64, b, n, d, heads int) {
-	parallel.Loop(b*heads, 1, attentionHeads[T]{qkv: qkv, out: out, probs: probs, dropped: dropped, keep: keep, dropP: dropP, n: n, d: d, heads: heads})
+func attentionForward[T Float](v blas.Variant, qkv, out, probs, dropped []T, keep []uint8, dropP float64, b, n, d, heads int) {
+	parallel.Loop(b*heads, 1, attentionHeads[T]{gemm: v, qkv: qkv, out: out, probs: probs, dropped: dropped, keep: keep, dropP: dropP, n: n, d: d, heads: heads})
 }
 
 // attentionHeads is the attention of a range of (sample, head) pairs bh:
 // its operands, and the probabilities (and their dropped-out copy) its
 // backward pass reads. dout and dqkv are the backward's.
 type attentionHeads[T Float] struct {
+	gemm                     blas.Variant
 	qkv, out, probs, dropped []T
 	dout, dqkv, scratch      []T
 	keep                     []uint8
@@ -168,7 +177,7 @@ func (k *attentionHeads[T]) Range(lo, hi int) {
 		bi, h := bh/heads, bh%heads
 		q, kk, v := headViews(k.qkv, bi, h, n, d, dh)
 		p := k.probs[bh*n*n : (bh+1)*n*n]
-		blas.Gemm(false, true, n, n, dh, scale, q, 3*d, kk, 3*d, 0, p, n)
+		blas.GemmAs(k.gemm, false, true, n, n, dh, scale, q, 3*d, kk, 3*d, 0, p, n, nil)
 		for r := 0; r < n; r++ { // serial: this loop is already spread over the cores
 			SoftmaxRow(p[r*n:(r+1)*n], p[r*n:(r+1)*n])
 		}
@@ -179,7 +188,7 @@ func (k *attentionHeads[T]) Range(lo, hi int) {
 			}
 			p = pd
 		}
-		blas.Gemm(false, false, n, dh, n, 1, p, n, v, 3*d, 0, k.out[bi*n*d+h*dh:], d)
+		blas.GemmAs(k.gemm, false, false, n, dh, n, 1, p, n, v, 3*d, 0, k.out[bi*n*d+h*dh:], d, nil)
 	}
 }
 
@@ -223,16 +232,16 @@ func (op *attentionGrad) UsePreallocDo(prealloc gorgonia.Value, in ...gorgonia.V
 	f := op.fwd
 	if dt == tensor.Float32 {
 		op.scratch32 = grow(op.scratch32, b*heads*n*n)
-		attentionBackward(floats[float32](in[0]), floats[float32](in[1]), floats[float32](out), f.probs32, f.dropped32, op.scratch32, f.keep, f.dropP, b, n, d, heads)
+		attentionBackward(f.gemm, floats[float32](in[0]), floats[float32](in[1]), floats[float32](out), f.probs32, f.dropped32, op.scratch32, f.keep, f.dropP, b, n, d, heads)
 	} else {
 		op.scratch = grow(op.scratch, b*heads*n*n)
-		attentionBackward(floats[float64](in[0]), floats[float64](in[1]), floats[float64](out), f.probs, f.dropped, op.scratch, f.keep, f.dropP, b, n, d, heads)
+		attentionBackward(f.gemm, floats[float64](in[0]), floats[float64](in[1]), floats[float64](out), f.probs, f.dropped, op.scratch, f.keep, f.dropP, b, n, d, heads)
 	}
 	return out, nil
 }
 
-func attentionBackward[T Float](qkv, dout, dqkv, probs, dropped, scratch []T, keep []uint8, dropP float64, b, n, d, heads int) {
-	parallel.Loop(b*heads, 1, attentionHeadsGrad[T]{qkv: qkv, dout: dout, dqkv: dqkv, probs: probs, dropped: dropped, scratch: scratch, keep: keep, dropP: dropP, n: n, d: d, heads: heads})
+func attentionBackward[T Float](v blas.Variant, qkv, dout, dqkv, probs, dropped, scratch []T, keep []uint8, dropP float64, b, n, d, heads int) {
+	parallel.Loop(b*heads, 1, attentionHeadsGrad[T]{gemm: v, qkv: qkv, dout: dout, dqkv: dqkv, probs: probs, dropped: dropped, scratch: scratch, keep: keep, dropP: dropP, n: n, d: d, heads: heads})
 }
 
 // attentionHeadsGrad is the backward pass of attentionHeads.
@@ -254,8 +263,8 @@ func (g *attentionHeadsGrad[T]) Range(lo, hi int) {
 		if k.dropP > 0 {
 			pv = k.dropped[bh*n*n : (bh+1)*n*n]
 		}
-		blas.Gemm(true, false, n, dh, n, 1, pv, n, do, d, 0, dv, 3*d)
-		blas.Gemm(false, true, n, n, dh, 1, do, d, v, 3*d, 0, dp, n)
+		blas.GemmAs(k.gemm, true, false, n, dh, n, 1, pv, n, do, d, 0, dv, 3*d, nil)
+		blas.GemmAs(k.gemm, false, true, n, n, dh, 1, do, d, v, 3*d, 0, dp, n, nil)
 		if k.dropP > 0 {
 			for i, m := range k.keep[bh*n*n : (bh+1)*n*n] {
 				dp[i] *= T(m) * inv
@@ -278,7 +287,7 @@ func (g *attentionHeadsGrad[T]) Range(lo, hi int) {
 			}
 		}
 		// dQ = scale·dS·K, dK = scale·dSᵀ·Q
-		blas.Gemm(false, false, n, dh, n, scale, dp, n, kk, 3*d, 0, dq, 3*d)
-		blas.Gemm(true, false, n, dh, n, scale, dp, n, q, 3*d, 0, dk, 3*d)
+		blas.GemmAs(k.gemm, false, false, n, dh, n, scale, dp, n, kk, 3*d, 0, dq, 3*d, nil)
+		blas.GemmAs(k.gemm, true, false, n, dh, n, scale, dp, n, q, 3*d, 0, dk, 3*d, nil)
 	}
 }

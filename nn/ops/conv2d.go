@@ -20,14 +20,20 @@ import (
 // Each sample is lowered to a (C·KH·KW, H'·W') column matrix (im2col) and
 // multiplied by w viewed as (O, C·KH·KW); samples run in parallel.
 func Conv2d(x, w, b *gorgonia.Node, stride, pad int) (*gorgonia.Node, error) {
+	return Conv2dAs(blas.FP32, x, w, b, stride, pad)
+}
+
+// Conv2dAs is Conv2d with its matrix products (the forward pass and both
+// gradients) in v's arithmetic for float32 values (blas.GemmAs).
+func Conv2dAs(v blas.Variant, x, w, b *gorgonia.Node, stride, pad int) (*gorgonia.Node, error) {
 	if x.Dims() != 4 || w.Dims() != 4 {
 		return nil, fmt.Errorf("Conv2d: x %v and w %v must both be 4-D", x.Shape(), w.Shape())
 	}
 	if _, err := conv2dGeom(x.Shape(), w.Shape(), stride, pad); err != nil {
 		return nil, err
 	}
-	op := &conv2dOp{stride: stride, pad: pad, bias: b != nil}
-	op.base = base{name: "Conv2d", arity: 2, params: func(h hash.Hash) { fmt.Fprint(h, op.stride, op.pad, op.bias) }}
+	op := &conv2dOp{stride: stride, pad: pad, bias: b != nil, gemm: v}
+	op.base = base{name: "Conv2d", arity: 2, params: func(h hash.Hash) { fmt.Fprint(h, op.stride, op.pad, op.bias, variantKey(v)) }}
 	if b == nil {
 		return gorgonia.ApplyOp(op, x, w)
 	}
@@ -58,6 +64,7 @@ type conv2dOp struct {
 	base
 	stride, pad int
 	bias        bool
+	gemm        blas.Variant
 }
 
 func (op *conv2dOp) Type() hm.Type {
@@ -99,9 +106,9 @@ func (op *conv2dOp) UsePreallocDo(prealloc gorgonia.Value, in ...gorgonia.Value)
 	}
 	out := output(prealloc, dt, tensor.Shape{xs[0], ws[0], g.oh, g.ow})
 	if dt == tensor.Float32 {
-		conv2dForward(g, floats[float32](in[0]), floats[float32](in[1]), biasOf[float32](op.bias, in), floats[float32](out), xs[0], ws[0])
+		conv2dForward(op.gemm, g, floats[float32](in[0]), floats[float32](in[1]), biasOf[float32](op.bias, in), floats[float32](out), xs[0], ws[0])
 	} else {
-		conv2dForward(g, floats[float64](in[0]), floats[float64](in[1]), biasOf[float64](op.bias, in), floats[float64](out), xs[0], ws[0])
+		conv2dForward(blas.FP32, g, floats[float64](in[0]), floats[float64](in[1]), biasOf[float64](op.bias, in), floats[float64](out), xs[0], ws[0])
 	}
 	return out, nil
 }
@@ -116,13 +123,14 @@ func biasOf[T Float](bias bool, in []gorgonia.Value) []T {
 
 // conv2dForward computes y_s = W·im2col(x_s) (+ b) for every sample s,
 // several samples per product.
-func conv2dForward[T Float](g convGeom, x, w, b, y []T, batch, o int) {
-	forGroups(g, batch, convGroups[T]{g: g, x: x, w: w, b: b, y: y, o: o})
+func conv2dForward[T Float](v blas.Variant, g convGeom, x, w, b, y []T, batch, o int) {
+	forGroups(g, batch, convGroups[T]{gemm: v, g: g, x: x, w: w, b: b, y: y, o: o})
 }
 
 // convGroups holds a convolution's operands, for the per-group products of
 // the forward pass (x, w, b → y) and of the input gradient (dy, w → dx).
 type convGroups[T Float] struct {
+	gemm               blas.Variant
 	g                  convGeom
 	x, w, b, y, dy, dx []T
 	o                  int
@@ -153,7 +161,7 @@ func (c *convGroups[T]) group(s0, m int) {
 		}
 		beta = 1
 	}
-	blas.Gemm(false, false, o, ld, k, 1, c.w, k, col, ld, beta, dst, ld)
+	blas.GemmAs(c.gemm, false, false, o, ld, k, 1, c.w, k, col, ld, beta, dst, ld, nil)
 	if m > 1 {
 		scatterGroup(dst, c.y, s0, m, o, n)
 	}
@@ -169,11 +177,11 @@ func (op *conv2dOp) DiffWRT(inputs int) []bool {
 
 func (op *conv2dOp) SymDiff(inputs gorgonia.Nodes, output, grad *gorgonia.Node) (gorgonia.Nodes, error) {
 	x, w := inputs[0], inputs[1]
-	dx, err := gorgonia.ApplyOp(newConv2dGradInput(x.Shape(), op.stride, op.pad), grad, w)
+	dx, err := gorgonia.ApplyOp(newConv2dGradInput(x.Shape(), op.stride, op.pad, op.gemm), grad, w)
 	if err != nil {
 		return nil, err
 	}
-	dw, err := gorgonia.ApplyOp(newConv2dGradWeight(w.Shape(), op.stride, op.pad), x, grad)
+	dw, err := gorgonia.ApplyOp(newConv2dGradWeight(w.Shape(), op.stride, op.pad, op.gemm), x, grad)
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"gorgonia.org/tensor"
+
+	"github.com/vit-train/vit-train/nn/blas"
 )
 
 // BenchmarkConv2dResNet20 times forward, input gradient and weight gradient
@@ -41,13 +43,15 @@ func BenchmarkConv2dResNet20(b *testing.B) {
 		run   func()
 		flops float64
 	}{
-		{"forward", func() { conv2dForward(g, floats[float32](x), floats[float32](w), nil, floats[float32](y), batch, o) }, flops},
-		{"input", func() { conv2dBackwardInput(g, floats[float32](dy), floats[float32](w), dx, batch, o) }, flops},
-		{"weight", func() { conv2dBackwardWeight(g, floats[float32](x), floats[float32](dy), dw, batch, o) }, flops},
+		{"forward", func() {
+			conv2dForward(blas.FP32, g, floats[float32](x), floats[float32](w), nil, floats[float32](y), batch, o)
+		}, flops},
+		{"input", func() { conv2dBackwardInput(blas.FP32, g, floats[float32](dy), floats[float32](w), dx, batch, o) }, flops},
+		{"weight", func() { conv2dBackwardWeight(blas.FP32, g, floats[float32](x), floats[float32](dy), dw, batch, o) }, flops},
 		{"all", func() {
-			conv2dForward(g, floats[float32](x), floats[float32](w), nil, floats[float32](y), batch, o)
-			conv2dBackwardInput(g, floats[float32](dy), floats[float32](w), dx, batch, o)
-			conv2dBackwardWeight(g, floats[float32](x), floats[float32](dy), dw, batch, o)
+			conv2dForward(blas.FP32, g, floats[float32](x), floats[float32](w), nil, floats[float32](y), batch, o)
+			conv2dBackwardInput(blas.FP32, g, floats[float32](dy), floats[float32](w), dx, batch, o)
+			conv2dBackwardWeight(blas.FP32, g, floats[float32](x), floats[float32](dy), dw, batch, o)
 		}, 3 * flops},
 	} {
 		b.Run(pass.name, func(b *testing.B) {

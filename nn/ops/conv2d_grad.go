@@ -18,11 +18,12 @@ type conv2dGradInput struct {
 	base
 	xShape      tensor.Shape
 	stride, pad int
+	gemm        blas.Variant
 }
 
-func newConv2dGradInput(xShape tensor.Shape, stride, pad int) *conv2dGradInput {
-	op := &conv2dGradInput{xShape: xShape.Clone(), stride: stride, pad: pad}
-	op.base = base{name: "Conv2dGradInput", arity: 2, params: func(h hash.Hash) { fmt.Fprint(h, op.xShape, op.stride, op.pad) }}
+func newConv2dGradInput(xShape tensor.Shape, stride, pad int, v blas.Variant) *conv2dGradInput {
+	op := &conv2dGradInput{xShape: xShape.Clone(), stride: stride, pad: pad, gemm: v}
+	op.base = base{name: "Conv2dGradInput", arity: 2, params: func(h hash.Hash) { fmt.Fprint(h, op.xShape, op.stride, op.pad, variantKey(v)) }}
 	return op
 }
 
@@ -48,15 +49,15 @@ func (op *conv2dGradInput) UsePreallocDo(prealloc gorgonia.Value, in ...gorgonia
 	}
 	out := output(prealloc, dt, op.xShape)
 	if dt == tensor.Float32 {
-		conv2dBackwardInput(g, floats[float32](in[0]), floats[float32](in[1]), floats[float32](out), op.xShape[0], ws[0])
+		conv2dBackwardInput(op.gemm, g, floats[float32](in[0]), floats[float32](in[1]), floats[float32](out), op.xShape[0], ws[0])
 	} else {
-		conv2dBackwardInput(g, floats[float64](in[0]), floats[float64](in[1]), floats[float64](out), op.xShape[0], ws[0])
+		conv2dBackwardInput(blas.FP32, g, floats[float64](in[0]), floats[float64](in[1]), floats[float64](out), op.xShape[0], ws[0])
 	}
 	return out, nil
 }
 
-func conv2dBackwardInput[T Float](g convGeom, dy, w, dx []T, batch, o int) {
-	forGroups(g, batch, convInputGradGroups[T]{g: g, dy: dy, w: w, dx: dx, o: o})
+func conv2dBackwardInput[T Float](v blas.Variant, g convGeom, dy, w, dx []T, batch, o int) {
+	forGroups(g, batch, convInputGradGroups[T]{gemm: v, g: g, dy: dy, w: w, dx: dx, o: o})
 }
 
 // convInputGradGroups is the input gradient's per-group product.
@@ -73,7 +74,7 @@ func (c *convInputGradGroups[T]) group(s0, m int) {
 	}
 	col := getScratch[T](k * ld)
 	defer putScratch(col)
-	blas.Gemm(true, false, k, ld, o, 1, c.w, k, dys, ld, 0, col, ld)
+	blas.GemmAs(c.gemm, true, false, k, ld, o, 1, c.w, k, dys, ld, 0, col, ld, nil)
 	for j := 0; j < m; j++ {
 		col2im(g, col[j*n:], ld, c.dx[(s0+j)*img:][:img])
 	}
@@ -85,11 +86,12 @@ type conv2dGradWeight struct {
 	base
 	wShape      tensor.Shape
 	stride, pad int
+	gemm        blas.Variant
 }
 
-func newConv2dGradWeight(wShape tensor.Shape, stride, pad int) *conv2dGradWeight {
-	op := &conv2dGradWeight{wShape: wShape.Clone(), stride: stride, pad: pad}
-	op.base = base{name: "Conv2dGradWeight", arity: 2, params: func(h hash.Hash) { fmt.Fprint(h, op.wShape, op.stride, op.pad) }}
+func newConv2dGradWeight(wShape tensor.Shape, stride, pad int, v blas.Variant) *conv2dGradWeight {
+	op := &conv2dGradWeight{wShape: wShape.Clone(), stride: stride, pad: pad, gemm: v}
+	op.base = base{name: "Conv2dGradWeight", arity: 2, params: func(h hash.Hash) { fmt.Fprint(h, op.wShape, op.stride, op.pad, variantKey(v)) }}
 	return op
 }
 
@@ -115,9 +117,9 @@ func (op *conv2dGradWeight) UsePreallocDo(prealloc gorgonia.Value, in ...gorgoni
 	}
 	out := output(prealloc, dt, op.wShape)
 	if dt == tensor.Float32 {
-		conv2dBackwardWeight(g, floats[float32](in[0]), floats[float32](in[1]), floats[float32](out), xs[0], op.wShape[0])
+		conv2dBackwardWeight(op.gemm, g, floats[float32](in[0]), floats[float32](in[1]), floats[float32](out), xs[0], op.wShape[0])
 	} else {
-		conv2dBackwardWeight(g, floats[float64](in[0]), floats[float64](in[1]), floats[float64](out), xs[0], op.wShape[0])
+		conv2dBackwardWeight(blas.FP32, g, floats[float64](in[0]), floats[float64](in[1]), floats[float64](out), xs[0], op.wShape[0])
 	}
 	return out, nil
 }
@@ -126,7 +128,7 @@ func (op *conv2dGradWeight) UsePreallocDo(prealloc gorgonia.Value, in ...gorgoni
 // contiguous run per core; each run accumulates into its own buffer, and
 // the buffers are added into dw in run order, so the result does not
 // depend on which worker ran what.
-func conv2dBackwardWeight[T Float](g convGeom, x, dy, dw []T, batch, o int) {
+func conv2dBackwardWeight[T Float](v blas.Variant, g convGeom, x, dy, dw []T, batch, o int) {
 	size := g.group(batch)
 	groups := (batch + size - 1) / size
 	runs := parallelWorkers(groups, 1)
@@ -134,7 +136,7 @@ func conv2dBackwardWeight[T Float](g convGeom, x, dy, dw []T, batch, o int) {
 	runs = (groups + perRun - 1) / perRun
 	parts := getScratch[T](runs * len(dw))
 	defer putScratch(parts)
-	parallel.Loop(runs, 1, convWeightGradRuns[T]{g: g, x: x, dy: dy, parts: parts, o: o, batch: batch, size: size, perRun: perRun})
+	parallel.Loop(runs, 1, convWeightGradRuns[T]{gemm: v, g: g, x: x, dy: dy, parts: parts, o: o, batch: batch, size: size, perRun: perRun})
 	copy(dw, parts[:len(dw)])
 	for r := 1; r < runs; r++ {
 		for i, v := range parts[r*len(dw) : (r+1)*len(dw)] {
@@ -146,6 +148,7 @@ func conv2dBackwardWeight[T Float](g convGeom, x, dy, dw []T, batch, o int) {
 // convWeightGradRuns sums the weight gradient of the groups of each run r
 // (perRun groups of size samples) into parts[r·O·K : (r+1)·O·K].
 type convWeightGradRuns[T Float] struct {
+	gemm                   blas.Variant
 	g                      convGeom
 	x, dy, parts           []T
 	o, batch, size, perRun int
@@ -170,7 +173,7 @@ func (c *convWeightGradRuns[T]) Range(rlo, rhi int) {
 			if gi > r*c.perRun {
 				beta = 1
 			}
-			blas.Gemm(false, true, o, k, ld, 1, dys, ld, col, ld, beta, part, k)
+			blas.GemmAs(c.gemm, false, true, o, k, ld, 1, dys, ld, col, ld, beta, part, k, nil)
 			putScratch(col)
 			if m > 1 {
 				putScratch(dys)

@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/vit-train/vit-train/nn/blas"
 )
 
 // TestConv2dGroupingIsExact checks that lowering several samples into one
@@ -33,9 +35,9 @@ func TestConv2dGroupingIsExact(t *testing.T) {
 		compute := func(cols int) result {
 			groupCols = cols
 			r := result{make([]float64, len(dy)), make([]float64, len(x)), make([]float64, len(w))}
-			conv2dForward(g, x, w, nil, r.y, tc.batch, tc.o)
-			conv2dBackwardInput(g, dy, w, r.dx, tc.batch, tc.o)
-			conv2dBackwardWeight(g, x, dy, r.dw, tc.batch, tc.o)
+			conv2dForward(blas.FP32, g, x, w, nil, r.y, tc.batch, tc.o)
+			conv2dBackwardInput(blas.FP32, g, dy, w, r.dx, tc.batch, tc.o)
+			conv2dBackwardWeight(blas.FP32, g, x, dy, r.dw, tc.batch, tc.o)
 			return r
 		}
 		single, grouped := compute(1), compute(1<<20)

@@ -17,7 +17,12 @@ import (
 // x is (..., K); w is (N, K), or any (N, k1, k2, …) with k1·k2·… = K, such as
 // a conv weight (D, C, P, P) applied to flattened patches; b is (N) or nil.
 // The result is (..., N).
-func Linear(x, w, b *gorgonia.Node) (*gorgonia.Node, error) {
+func Linear(x, w, b *gorgonia.Node) (*gorgonia.Node, error) { return LinearAs(blas.FP32, x, w, b) }
+
+// LinearAs is Linear with its matrix products (the forward pass and both
+// gradients) in v's arithmetic for float32 values (blas.GemmAs); float64
+// values multiply in float64. The bias is added in float32.
+func LinearAs(v blas.Variant, x, w, b *gorgonia.Node) (*gorgonia.Node, error) {
 	xs, ws := x.Shape(), w.Shape()
 	if len(xs) < 1 || len(ws) < 2 {
 		return nil, fmt.Errorf("Linear: x %v and w %v need at least 1 and 2 dims", xs, ws)
@@ -26,8 +31,8 @@ func Linear(x, w, b *gorgonia.Node) (*gorgonia.Node, error) {
 	if wk := ws.TotalSize() / ws[0]; wk != k {
 		return nil, fmt.Errorf("Linear: x %v has %d features but w %v takes %d", xs, k, ws, wk)
 	}
-	op := &linearOp{xDims: len(xs), wDims: len(ws), bias: b != nil}
-	op.base = base{name: "Linear", arity: 2, params: func(h hash.Hash) { fmt.Fprint(h, op.xDims, op.wDims, op.bias) }}
+	op := &linearOp{xDims: len(xs), wDims: len(ws), bias: b != nil, gemm: v}
+	op.base = base{name: "Linear", arity: 2, params: func(h hash.Hash) { fmt.Fprint(h, op.xDims, op.wDims, op.bias, variantKey(v)) }}
 	if b == nil {
 		return gorgonia.ApplyOp(op, x, w)
 	}
@@ -42,6 +47,7 @@ type linearOp struct {
 	base
 	xDims, wDims int
 	bias         bool
+	gemm         blas.Variant
 	// frozen, when set, keeps the weight packed across runs.
 	frozen *frozenWeight
 }
@@ -91,30 +97,35 @@ func (op *linearOp) UsePreallocDo(prealloc gorgonia.Value, in ...gorgonia.Value)
 		b = in[2]
 	}
 	if dt == tensor.Float32 {
-		linearForward[float32](op.frozen, in[0], in[1], b, out, m, n, k)
+		linearForward[float32](op.gemm, op.frozen, in[0], in[1], b, out, m, n, k)
 	} else {
-		linearForward[float64](op.frozen, in[0], in[1], b, out, m, n, k)
+		linearForward[float64](op.gemm, op.frozen, in[0], in[1], b, out, m, n, k)
 	}
 	return out, nil
 }
 
 // linearForward computes out = x·Wᵀ (+ b): x (m, k), W (n, k), b (n),
-// with W's packed copy in frozen when that is set.
-func linearForward[T Float](frozen *frozenWeight, x, w, b gorgonia.Value, out *tensor.Dense, m, n, k int) {
+// in v's arithmetic, with W's packed copy in frozen when that is set.
+func linearForward[T Float](v blas.Variant, frozen *frozenWeight, x, w, b gorgonia.Value, out *tensor.Dense, m, n, k int) {
 	y := floats[T](out)
-	if frozen != nil {
-		var bias []T
-		if b != nil {
-			bias = floats[T](b)
-		}
-		blas.GemmPacked(false, m, 1, floats[T](x), k, packedWeight(frozen, floats[T](w), n, k), 0, y, n, bias)
-		return
-	}
+	var bias []T
 	if b != nil {
-		blas.GemmBias(false, true, m, n, k, 1, floats[T](x), k, floats[T](w), k, 0, y, n, floats[T](b))
+		bias = floats[T](b)
+	}
+	if frozen != nil {
+		blas.GemmPacked(false, m, 1, floats[T](x), k, packedWeight(v, frozen, floats[T](w), n, k), 0, y, n, bias)
 		return
 	}
-	blas.Gemm(false, true, m, n, k, 1, floats[T](x), k, floats[T](w), k, 0, y, n)
+	blas.GemmAs(v, false, true, m, n, k, 1, floats[T](x), k, floats[T](w), k, 0, y, n, bias)
+}
+
+// variantKey is what an op's hash records of its product's arithmetic:
+// nothing for float32, so that float32 graphs hash as they always have.
+func variantKey(v blas.Variant) string {
+	if v.IsFP32() {
+		return ""
+	}
+	return string(v)
 }
 
 func (op *linearOp) DiffWRT(inputs int) []bool {
@@ -127,11 +138,11 @@ func (op *linearOp) DiffWRT(inputs int) []bool {
 
 func (op *linearOp) SymDiff(inputs gorgonia.Nodes, output, grad *gorgonia.Node) (gorgonia.Nodes, error) {
 	x, w := inputs[0], inputs[1]
-	dx, err := gorgonia.ApplyOp(newLinearGradInput(x.Shape(), w.Dims()), grad, w)
+	dx, err := gorgonia.ApplyOp(newLinearGradInput(x.Shape(), w.Dims(), op.gemm), grad, w)
 	if err != nil {
 		return nil, err
 	}
-	dw, err := gorgonia.ApplyOp(newLinearGradWeight(w.Shape(), x.Dims()), grad, x)
+	dw, err := gorgonia.ApplyOp(newLinearGradWeight(w.Shape(), x.Dims(), op.gemm), grad, x)
 	if err != nil {
 		return nil, err
 	}
@@ -150,11 +161,12 @@ type linearGradInput struct {
 	base
 	xShape tensor.Shape
 	wDims  int
+	gemm   blas.Variant
 }
 
-func newLinearGradInput(xShape tensor.Shape, wDims int) *linearGradInput {
-	op := &linearGradInput{xShape: xShape.Clone(), wDims: wDims}
-	op.base = base{name: "LinearGradInput", arity: 2, params: func(h hash.Hash) { fmt.Fprint(h, op.xShape, op.wDims) }}
+func newLinearGradInput(xShape tensor.Shape, wDims int, v blas.Variant) *linearGradInput {
+	op := &linearGradInput{xShape: xShape.Clone(), wDims: wDims, gemm: v}
+	op.base = base{name: "LinearGradInput", arity: 2, params: func(h hash.Hash) { fmt.Fprint(h, op.xShape, op.wDims, variantKey(v)) }}
 	return op
 }
 
@@ -181,7 +193,7 @@ func (op *linearGradInput) UsePreallocDo(prealloc gorgonia.Value, in ...gorgonia
 	m := op.xShape.TotalSize() / k
 	out := output(prealloc, dt, op.xShape)
 	if dt == tensor.Float32 {
-		blas.Gemm(false, false, m, k, n, 1, floats[float32](in[0]), n, floats[float32](in[1]), k, 0, floats[float32](out), k)
+		blas.GemmAs(op.gemm, false, false, m, k, n, 1, floats[float32](in[0]), n, floats[float32](in[1]), k, 0, floats[float32](out), k, nil)
 	} else {
 		blas.Gemm(false, false, m, k, n, 1, floats[float64](in[0]), n, floats[float64](in[1]), k, 0, floats[float64](out), k)
 	}
@@ -193,11 +205,12 @@ type linearGradWeight struct {
 	base
 	wShape tensor.Shape
 	xDims  int
+	gemm   blas.Variant
 }
 
-func newLinearGradWeight(wShape tensor.Shape, xDims int) *linearGradWeight {
-	op := &linearGradWeight{wShape: wShape.Clone(), xDims: xDims}
-	op.base = base{name: "LinearGradWeight", arity: 2, params: func(h hash.Hash) { fmt.Fprint(h, op.wShape, op.xDims) }}
+func newLinearGradWeight(wShape tensor.Shape, xDims int, v blas.Variant) *linearGradWeight {
+	op := &linearGradWeight{wShape: wShape.Clone(), xDims: xDims, gemm: v}
+	op.base = base{name: "LinearGradWeight", arity: 2, params: func(h hash.Hash) { fmt.Fprint(h, op.wShape, op.xDims, variantKey(v)) }}
 	return op
 }
 
@@ -223,7 +236,7 @@ func (op *linearGradWeight) UsePreallocDo(prealloc gorgonia.Value, in ...gorgoni
 	m := in[1].Shape().TotalSize() / k
 	out := output(prealloc, dt, op.wShape)
 	if dt == tensor.Float32 {
-		blas.Gemm(true, false, n, k, m, 1, floats[float32](in[0]), n, floats[float32](in[1]), k, 0, floats[float32](out), k)
+		blas.GemmAs(op.gemm, true, false, n, k, m, 1, floats[float32](in[0]), n, floats[float32](in[1]), k, 0, floats[float32](out), k, nil)
 	} else {
 		blas.Gemm(true, false, n, k, m, 1, floats[float64](in[0]), n, floats[float64](in[1]), k, 0, floats[float64](out), k)
 	}

@@ -38,13 +38,13 @@ func (op *linearOp) FreezeWeight(frozen bool) {
 	}
 }
 
-// packedWeight returns f's copy of w, (N, K) used as Wᵀ, packing it when
-// f has none of this tensor.
-func packedWeight[T Float](f *frozenWeight, w []T, n, k int) *blas.PackedB[T] {
+// packedWeight returns f's copy of w, (N, K) used as Wᵀ, packed for v's
+// products, packing it when f has none of this tensor.
+func packedWeight[T Float](v blas.Variant, f *frozenWeight, w []T, n, k int) *blas.PackedB[T] {
 	if p, ok := f.packed.(*blas.PackedB[T]); ok && f.src == unsafe.Pointer(unsafe.SliceData(w)) {
 		return p
 	}
-	p := blas.PackB(true, k, n, w, k)
+	p := blas.PackBAs(v, true, k, n, w, k)
 	f.src, f.packed = unsafe.Pointer(unsafe.SliceData(w)), p
 	return p
 }

@@ -1,0 +1,80 @@
+// Package evex encodes the register-to-register forms of AVX-512
+// instructions that Go's assembler has no mnemonic for, as BYTE
+// directives the assembly generators emit.
+//
+// An EVEX-encoded instruction on registers is six bytes (Intel SDM
+// Vol. 2A, 2.7 "Intel AVX-512 Encoding"):
+//
+//	62 P0 P1 P2 opcode ModRM
+//
+//	P0 = R̄ X̄ B̄ R̄' 0 m m m   R̄, R̄': bits 3 and 4 of ModRM.reg (the
+//	                         destination), inverted; B̄, X̄: bits 3 and 4
+//	                         of ModRM.rm (the second source), inverted;
+//	                         mmm: the opcode map (2: 0F38, 5: MAP5, 6: MAP6)
+//	P1 = W v̄ v̄ v̄ v̄ 1 p p   W; vvvv: bits 0-3 of the first source,
+//	                         inverted; pp: the implied prefix (0: none,
+//	                         1: 66, 2: F3, 3: F2)
+//	P2 = z L' L b V̄' a a a   z = 0 (merging), L'L = 10 (512 bits), b = 0
+//	                         (no broadcast or rounding), V̄': bit 4 of the
+//	                         first source, inverted; aaa: the mask
+//	                         register (0: none)
+//	ModRM = 11 reg rm        reg: bits 0-2 of the destination, rm: bits
+//	                         0-2 of the second source
+//
+// Operands are in Intel's order: destination (also the accumulator of
+// the multiply-adds), first source, second source.
+package evex
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Op is an EVEX opcode of the form EVEX.512.pp.map.W opcode /r.
+type Op struct {
+	Name   string
+	Map    byte // 2: 0F38, 5: MAP5, 6: MAP6
+	PP     byte // 0: none, 1: 66, 2: F3, 3: F2
+	W      byte
+	Opcode byte
+}
+
+var (
+	// VDPBF16PS zmm1, zmm2, zmm3 (AVX512_BF16): EVEX.512.F3.0F38.W0 52 /r.
+	// Each float32 lane of zmm1 accumulates the dot product of the two
+	// bfloat16 pairs in that lane of zmm2 and zmm3.
+	VDPBF16PS = Op{Name: "VDPBF16PS", Map: 2, PP: 2, W: 0, Opcode: 0x52}
+	// VFMADD231PH zmm1, zmm2, zmm3 (AVX512_FP16): EVEX.512.66.MAP6.W0 B8
+	// /r. zmm1 += zmm2·zmm3 on 32 float16 lanes.
+	VFMADD231PH = Op{Name: "VFMADD231PH", Map: 6, PP: 1, W: 0, Opcode: 0xB8}
+)
+
+// Zmm returns the encoding of op zmm(dst), zmm(src1), zmm(src2); each
+// register number is 0-31.
+func (op Op) Zmm(dst, src1, src2 int) []byte {
+	for _, r := range []int{dst, src1, src2} {
+		if r < 0 || r > 31 {
+			panic(fmt.Sprintf("evex: %s: no register zmm%d", op.Name, r))
+		}
+	}
+	inv := func(r, bit int) byte { return byte(^r>>bit) & 1 }
+	p0 := inv(dst, 3)<<7 | inv(src2, 4)<<6 | inv(src2, 3)<<5 | inv(dst, 4)<<4 | op.Map&7
+	p1 := (op.W&1)<<7 | byte(^src1&15)<<3 | 1<<2 | op.PP&3
+	p2 := byte(2)<<5 | inv(src1, 4)<<3
+	modrm := byte(3)<<6 | byte(dst&7)<<3 | byte(src2&7)
+	return []byte{0x62, p0, p1, p2, op.Opcode, modrm}
+}
+
+// Asm returns a Go assembly line encoding op zmm(dst), zmm(src1),
+// zmm(src2) as BYTE directives, with the instruction as a comment.
+func (op Op) Asm(dst, src1, src2 int) string {
+	var b strings.Builder
+	for i, x := range op.Zmm(dst, src1, src2) {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		fmt.Fprintf(&b, "BYTE $0x%02x", x)
+	}
+	fmt.Fprintf(&b, " // %s Z%d, Z%d, Z%d", op.Name, src2, src1, dst)
+	return b.String()
+}

@@ -1,0 +1,170 @@
+package blas
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/vit-train/vit-train/nn/fmapeak"
+)
+
+// Variant is the arithmetic of a float32 matrix product. The zero
+// Variant is FP32.
+type Variant string
+
+const (
+	// FP32 multiplies and adds in float32: Gemm's products, the default,
+	// and the arithmetic of every float64 product whatever the variant.
+	FP32 Variant = "fp32"
+	// BF16 rounds op(A) and op(B) to bfloat16 (to nearest, ties to even;
+	// denormals to zero) and sums their products in float32 with
+	// VDPBF16PS (AVX512_BF16): in each K block, the products of steps
+	// 2q+1 and 2q are added in that order, each sum rounded to nearest
+	// even, denormal sums flushed to zero; each block's sum then goes into
+	// C as Gemm's float32 kernel adds its blocks.
+	BF16 Variant = "bf16"
+	// FP16 rounds op(A) and op(B) to float16 (to nearest, ties to even;
+	// subnormals kept, magnitudes from 65520 up infinite) and multiplies
+	// and adds in float16 with VFMADD231PH (AVX512_FP16), each step
+	// rounded to nearest even, over runs of 32 K steps; each run's sum is
+	// widened to float32 and added to its K block's float32 sum, which
+	// goes into C as Gemm's float32 kernel adds its blocks. Sums past
+	// 65504 overflow: the operands must be of moderate size.
+	FP16 Variant = "fp16"
+)
+
+// Variants lists every variant, FP32 first.
+func Variants() []Variant { return []Variant{FP32, BF16, FP16} }
+
+// Runs reports whether this build and CPU run v's products: FP32 always,
+// a low-precision variant where the default build's kernel for it has the
+// instructions it needs.
+func (v Variant) Runs() bool { return v.IsFP32() || variantRuns(v) }
+
+// Describe names v's arithmetic in a few words.
+func (v Variant) Describe() string {
+	switch {
+	case v.IsFP32():
+		return "float32"
+	case v == BF16:
+		return "bf16 (bfloat16 operands, float32 sums, VDPBF16PS)"
+	case v == FP16:
+		return "fp16 (float16 operands and sums of 32 steps, float32 totals, VFMADD231PH)"
+	}
+	return string(v)
+}
+
+// IsFP32 reports whether v is FP32 (or the zero Variant).
+func (v Variant) IsFP32() bool { return v == FP32 || v == "" }
+
+// GemmAs computes C = alpha·op(A)·op(B) + beta·C + 1·biasᵀ (bias nil for
+// none) as GemmBias does (Gemm without a bias), in v's arithmetic for
+// float32 operands. FP32, and float64 operands, are Gemm's and GemmBias's
+// products bit for bit. It panics for a variant that does not run here
+// (see Runs).
+func GemmAs[T float32 | float64](v Variant, transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int, bias []T) {
+	a32, low := any(a).([]float32)
+	if v.IsFP32() || !low {
+		if bias == nil {
+			Gemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+			return
+		}
+		GemmBias(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, bias)
+		return
+	}
+	if !v.Runs() {
+		panic(fmt.Sprintf("blas: the %s product does not run on this CPU or build", v))
+	}
+	if m == 0 || n == 0 {
+		return
+	}
+	if bias != nil && len(bias) < n {
+		panic("blas: insufficient length of bias")
+	}
+	variantGemm(v, transA, transB, m, n, k, float32(alpha), a32, lda, any(b).([]float32), ldb, float32(beta), any(c).([]float32), ldc, any(bias).([]float32))
+}
+
+// PackBAs is PackB for GemmPacked products in v's arithmetic: float32
+// operands are packed in v's format, so that GemmPacked computes
+// GemmAs(v, …)'s products bit for bit.
+func PackBAs[T float32 | float64](v Variant, transB bool, k, n int, b []T, ldb int) *PackedB[T] {
+	if _, low := any(b).([]float32); v.IsFP32() || !low {
+		return PackB(transB, k, n, b, ldb)
+	}
+	if !v.Runs() {
+		panic(fmt.Sprintf("blas: the %s product does not run on this CPU or build", v))
+	}
+	return packB(variantPanels(v), transB, k, n, b, ldb)
+}
+
+// Mixed returns the variant that mixed-precision products run: the
+// low-precision variant with the highest multiply-add throughput on this
+// CPU, if that beats float32's by a quarter or more (see fasterVariant),
+// else FP32. The environment variable VIT_TRAIN_LOWP, read on the first
+// call, forces it: "bf16" (or another variant's name), or "none" for
+// FP32; a variant the CPU does not run makes Mixed panic.
+func Mixed() Variant {
+	mixedOnce.Do(func() { mixed = chooseMixed(os.Getenv("VIT_TRAIN_LOWP"), fasterVariant) })
+	return mixed
+}
+
+var (
+	mixedOnce sync.Once
+	mixed     Variant
+)
+
+// chooseMixed returns the variant VIT_TRAIN_LOWP's value env names, or
+// fastest() when env is empty.
+func chooseMixed(env string, fastest func() Variant) Variant {
+	switch env {
+	case "":
+		return fastest()
+	case "none":
+		return FP32
+	}
+	var names []string
+	for _, v := range Variants()[1:] {
+		names = append(names, string(v))
+		if string(v) == env {
+			if !v.Runs() {
+				panic(fmt.Sprintf("blas: VIT_TRAIN_LOWP=%s, but this CPU or build does not run that product", env))
+			}
+			return v
+		}
+	}
+	panic(fmt.Sprintf("blas: VIT_TRAIN_LOWP=%q is not a variant (one of none, %s)", env, strings.Join(names, ", ")))
+}
+
+// fasterVariant measures, on one thread, the multiply-add peak of float32
+// and of each low-precision variant that runs here (nn/fmapeak), and
+// returns the fastest variant if its peak is at least a quarter above
+// float32's (packing and converting the operands costs the rest), else
+// FP32. The kinds are timed in turn, three rounds, each keeping its best,
+// so that other work on the core slows them alike.
+func fasterVariant() Variant {
+	var low []Variant
+	for _, v := range Variants()[1:] {
+		if v.Runs() {
+			low = append(low, v)
+		}
+	}
+	if len(low) == 0 {
+		return FP32
+	}
+	best := map[Variant]float64{}
+	for range 3 {
+		for _, v := range append([]Variant{FP32}, low...) {
+			r := fmapeak.Measure(fmapeak.Kind(v), 1, 10*time.Millisecond)
+			best[v] = max(best[v], r.GFLOPs)
+		}
+	}
+	pick := FP32
+	for _, v := range low {
+		if best[v] >= 1.25*best[FP32] && best[v] > best[pick] {
+			pick = v
+		}
+	}
+	return pick
+}

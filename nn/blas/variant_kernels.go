@@ -1,0 +1,20 @@
+//go:build !openblas
+
+package blas
+
+// panelKernel is the kernel a PackedB's panels are packed for.
+type panelKernel = kernel
+
+// activePanels is the kernel PackB packs for: the active float32 kernel,
+// nil for gonum's products.
+func activePanels() *kernel { return active }
+
+// variantPanels is the kernel PackBAs packs for v, which runs here.
+func variantPanels(v Variant) *kernel { return lowKernel(v) }
+
+func variantRuns(v Variant) bool { return lowKernel(v) != nil }
+
+// variantGemm is GemmAs on v's kernel, which runs here; m, n > 0.
+func variantGemm(v Variant, tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int, bias []float32) {
+	sgemmKernel(lowKernel(v), tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, bias)
+}
