@@ -19,6 +19,12 @@ Reported per side: the median over rounds of each round's median step, the
 best single step, and the ratio vit-train / PyTorch of the medians (above 1
 means vit-train is faster). Training is a full step (forward, backward,
 AdamW); inference is a forward pass in evaluation mode without gradients.
+
+--mixed adds two sides to every round: vit-train with model.precision=mixed
+(its products in the processor's fastest low-precision format) and PyTorch
+under bfloat16 autocast (torch.autocast("cpu", dtype=torch.bfloat16)). The
+mixed table gives vit-train mixed against its own float32 and against the
+faster of PyTorch's two configurations, each measured in the same round.
 """
 import argparse
 import json
@@ -46,8 +52,11 @@ def torch_worker(args):
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     from make_golden import ViT
 
+    import contextlib
+
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
+    autocast = (lambda: torch.autocast("cpu", dtype=torch.bfloat16)) if args.autocast else contextlib.nullcontext
     cfg = MODELS[args.model]
     model = ViT(qkv_bias=True, distilled=False, **cfg)
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4, weight_decay=0.05)
@@ -56,8 +65,14 @@ def torch_worker(args):
 
     def train_step():
         opt.zero_grad(set_to_none=True)
-        F.cross_entropy(model(x), y).backward()
+        with autocast():
+            loss = F.cross_entropy(model(x), y)
+        loss.backward()
         opt.step()
+
+    def infer():
+        with autocast():
+            model(x)
 
     def timed(fn):
         ms = []
@@ -73,8 +88,8 @@ def torch_worker(args):
     train_ms = timed(train_step)
     model.eval()
     with torch.no_grad():
-        model(x)
-        infer_ms = timed(lambda: model(x))
+        infer()
+        infer_ms = timed(infer)
     print(json.dumps({
         "threads": torch.get_num_threads(),
         "blas": loaded_blas(),
@@ -111,6 +126,13 @@ def side_env(threads, coretype, torch_side):
     return env
 
 
+def processor_text(p):
+    """vit-train bench's processor record as "name (family F model M)"."""
+    if not p:
+        return ""
+    return f"{p['name']} (family {p['family']} model {p['model']})"
+
+
 def summarise(rounds, key, batch):
     medians = [statistics.median(r[key]) for r in rounds]
     best = min(min(r[key]) for r in rounds)
@@ -131,7 +153,10 @@ def main():
                     help="compare even if torch did not load the OpenMP OpenBLAS")
     ap.add_argument("--python", default="/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable,
                     help="the Python with Debian's python3-torch (default: /usr/bin/python3)")
+    ap.add_argument("--mixed", action="store_true",
+                    help="also time vit-train with model.precision=mixed and PyTorch under bfloat16 autocast")
     ap.add_argument("--json", action="store_true", help="print the summary as JSON")
+    ap.add_argument("--autocast", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--torch-worker", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--model", help=argparse.SUPPRESS)
     ap.add_argument("--batch", type=int, help=argparse.SUPPRESS)
@@ -150,51 +175,70 @@ def main():
             sys.exit(f"--models: {item!r} is not model:batch with a model from {sorted(MODELS)}")
         pairs.append((name, int(batch)))
 
+    sides = [("go", []), ("torch", [])]
+    if args.mixed:
+        sides += [("go_mixed", ["--set", "model.precision=mixed"]), ("torch_bf16", ["--autocast"])]
     results = {}
     for rnd in range(args.rounds):
         for name, batch in pairs:
             steps = args.steps or (3 if name == "vit_base_patch16_224" else 10)
-            go = run_json([args.vit_train, "bench", "--json", "--model", name, "--batch", str(batch),
-                           "--steps", str(steps)], side_env(args.threads, args.coretype, False))
-            pt = run_json([args.python, os.path.abspath(__file__), "--torch-worker", "--model", name,
-                           "--batch", str(batch), "--steps", str(steps), "--threads", str(args.threads)],
-                          side_env(args.threads, args.coretype, True))
-            if not any("openblas-openmp" in lib for lib in pt["blas"]) and not args.allow_other_blas:
-                sys.exit(f"torch loaded {pt['blas']}, not the OpenMP OpenBLAS under {OPENMP_OPENBLAS}")
-            r = results.setdefault(name, {"batch": batch, "go": [], "torch": []})
-            r["go"].append(go)
-            r["torch"].append(pt)
-            print(f"round {rnd + 1}/{args.rounds} {name}: vit-train ({go['blas']}, {go['threads']} threads) "
-                  f"train {statistics.median(go['train_step_ms']):.1f} ms, infer {statistics.median(go['infer_batch_ms']):.1f} ms; "
-                  f"torch ({pt['threads']} threads, {' '.join(pt['blas'])}) "
-                  f"train {statistics.median(pt['train_step_ms']):.1f} ms, infer {statistics.median(pt['infer_batch_ms']):.1f} ms",
-                  file=sys.stderr, flush=True)
+            r = results.setdefault(name, {"batch": batch, **{side: [] for side, _ in sides}})
+            for side, extra in sides:
+                if side.startswith("go"):
+                    out = run_json([args.vit_train, "bench", "--json", "--model", name, "--batch", str(batch),
+                                    "--steps", str(steps)] + extra, side_env(args.threads, args.coretype, False))
+                else:
+                    out = run_json([args.python, os.path.abspath(__file__), "--torch-worker", "--model", name,
+                                    "--batch", str(batch), "--steps", str(steps), "--threads", str(args.threads)] + extra,
+                                   side_env(args.threads, args.coretype, True))
+                    if not any("openblas-openmp" in lib for lib in out["blas"]) and not args.allow_other_blas:
+                        sys.exit(f"torch loaded {out['blas']}, not the OpenMP OpenBLAS under {OPENMP_OPENBLAS}")
+                r[side].append(out)
+                print(f"round {rnd + 1}/{args.rounds} {name} {side}: threads {out['threads']}, {out['blas']}: "
+                      f"train {statistics.median(out['train_step_ms']):.1f} ms, infer {statistics.median(out['infer_batch_ms']):.1f} ms",
+                      file=sys.stderr, flush=True)
 
     summary = []
     for name, r in results.items():
         row = {"model": name, "batch": r["batch"], "coretype": args.coretype or "(unset)", "threads": args.threads,
-               "vit_train_blas": r["go"][0]["blas"]}
+               "vit_train_blas": r["go"][0]["blas"], "processor": processor_text(r["go"][0].get("processor"))}
         for kind, key in (("train", "train_step_ms"), ("infer", "infer_batch_ms")):
-            g, t = summarise(r["go"], key, r["batch"]), summarise(r["torch"], key, r["batch"])
-            row[kind] = {"vit_train": g, "torch": t, "ratio": g["median_img_s"] / t["median_img_s"]}
+            k = {side: summarise(r[side], key, r["batch"]) for side, _ in sides}
+            k["ratio"] = k["go"]["median_img_s"] / k["torch"]["median_img_s"]
+            if args.mixed:
+                best_torch = max(k["torch"]["median_img_s"], k["torch_bf16"]["median_img_s"])
+                k["mixed_vs_fp32"] = k["go_mixed"]["median_img_s"] / k["go"]["median_img_s"]
+                k["mixed_vs_best_torch"] = k["go_mixed"]["median_img_s"] / best_torch
+            row[kind] = k
         row["train_gflop_per_s"] = statistics.median(x["train_gflop_per_s"] for x in r["go"])
         row["peak_rss_bytes"] = max(x["peak_rss_bytes"] for x in r["go"])
         summary.append(row)
     if args.json:
         print(json.dumps(summary, indent=1))
         return
-    print(f"OPENBLAS_CORETYPE={args.coretype or '(unset)'}, {args.threads} threads, {args.rounds} rounds, "
-          "img/s from medians (best step in brackets); ratio = vit-train / PyTorch")
+    cell = lambda s: f"{s['median_img_s']:.4g} ({s['best_img_s']:.4g})"
+    print(f"processor: {summary[0]['processor'] or 'see /proc/cpuinfo'}; OPENBLAS_CORETYPE={args.coretype or '(unset)'}, "
+          f"{args.threads} threads, {args.rounds} rounds, img/s from medians (best step in brackets); ratio = vit-train / PyTorch")
     print("| model, batch | vit-train train | PyTorch train | ratio | vit-train infer | PyTorch infer | ratio |")
     print("|---|---|---|---|---|---|---|")
     for row in summary:
         cells = []
         for kind in ("train", "infer"):
             k = row[kind]
-            cells += [f"{k['vit_train']['median_img_s']:.4g} ({k['vit_train']['best_img_s']:.4g})",
-                      f"{k['torch']['median_img_s']:.4g} ({k['torch']['best_img_s']:.4g})", f"{k['ratio']:.2f}"]
+            cells += [cell(k["go"]), cell(k["torch"]), f"{k['ratio']:.2f}"]
         print(f"| {row['model']}, {row['batch']} | " + " | ".join(cells) + " |")
-
+    if not args.mixed:
+        return
+    print()
+    print("mixed precision: vit-train model.precision=mixed against its float32 and against the faster of "
+          "PyTorch float32 and PyTorch bfloat16 autocast")
+    print("| model, batch | | vit-train mixed | PyTorch bf16 autocast | × vit-train fp32 | × best PyTorch |")
+    print("|---|---|---|---|---|---|")
+    for row in summary:
+        for kind in ("train", "infer"):
+            k = row[kind]
+            print(f"| {row['model']}, {row['batch']} | {kind} | {cell(k['go_mixed'])} | {cell(k['torch_bf16'])} | "
+                  f"{k['mixed_vs_fp32']:.2f} | {k['mixed_vs_best_torch']:.2f} |")
 
 if __name__ == "__main__":
     main()

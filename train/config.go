@@ -426,7 +426,7 @@ func (c Config) ineffectiveSettings() []ineffective {
 		{"optim.eps", o.Eps, o.Name != "adamw" && o.Eps != d.Optim.Eps, notAdamW},
 		{"optim.layer_decay", o.LayerDecay, layerDecay && c.Init.FreezeBackbone,
 			"init.freeze_backbone = true trains only the heads, whose learning-rate scale is 1 at any layer decay"},
-		{"sched.min_lr", s.MinLR, s.Name != "cosine" && s.MinLR != d.Sched.MinLR && s.MinLR != 0, fmt.Sprintf("sched.name = %s: only the cosine schedule decays to a minimum", s.Name)},
+		{"sched.min_lr", s.MinLR, s.Name != "cosine" && s.MinLR != d.Sched.MinLR, fmt.Sprintf("sched.name = %s: only the cosine schedule decays to a minimum", s.Name)},
 		{"sched.decay_epochs", s.DecayEpochs, s.Name != "step" && s.DecayEpochs != d.Sched.DecayEpochs, fmt.Sprintf("sched.name = %s: only the step schedule has decay steps", s.Name)},
 		{"sched.decay_rate", s.DecayRate, s.Name != "step" && s.DecayRate != d.Sched.DecayRate, fmt.Sprintf("sched.name = %s: only the step schedule has a decay rate", s.Name)},
 		{"sched.warmup_lr", s.WarmupLR, s.WarmupEpochs == 0 && s.WarmupLR != d.Sched.WarmupLR, "sched.warmup_epochs = 0"},
