@@ -5,7 +5,7 @@ import (
 	"slices"
 
 	"github.com/vit-train/vit-train/augment"
-	"github.com/vit-train/vit-train/models"
+	"github.com/vit-train/vit-train/model"
 	"github.com/vit-train/vit-train/nn"
 )
 
@@ -21,12 +21,12 @@ type Teacher interface {
 
 // NetTeacherSpec is a teacher network and the student it teaches.
 type NetTeacherSpec struct {
-	Path string         // the checkpoint the teacher came from, for messages
-	Net  models.Network // the teacher
+	Path string        // the checkpoint the teacher came from, for messages
+	Net  model.Network // the teacher
 	// Mean and Std are the per-channel normalisation the teacher was
 	// trained with; empty when its checkpoint does not record it.
 	Mean, Std               []float32
-	Student                 models.Network
+	Student                 model.Network
 	StudentMean, StudentStd []float32
 	// TrainBatch and EvalBatch are the batch sizes of the training and
 	// evaluation graphs.
@@ -38,7 +38,7 @@ type NetTeacherSpec struct {
 // optimiser sees.
 type NetTeacher struct {
 	path        string
-	net         models.Network
+	net         model.Network
 	train, eval *nn.Graph
 	images      []float32 // train's input (B, C, H, W)
 	logits      []float32
@@ -109,4 +109,4 @@ func (t *NetTeacher) TrainGraph() *nn.Graph { return t.train }
 func (t *NetTeacher) EvalGraph() *nn.Graph { return t.eval }
 
 // Net is the teacher network.
-func (t *NetTeacher) Net() models.Network { return t.net }
+func (t *NetTeacher) Net() model.Network { return t.net }

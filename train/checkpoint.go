@@ -8,8 +8,8 @@ import (
 	"strings"
 
 	"github.com/vit-train/vit-train/formats/safetensors"
-	"github.com/vit-train/vit-train/models"
-	"github.com/vit-train/vit-train/models/vit"
+	"github.com/vit-train/vit-train/model"
+	"github.com/vit-train/vit-train/model/vit"
 	"github.com/vit-train/vit-train/optim"
 )
 
@@ -36,10 +36,10 @@ type State struct {
 // instead of Model and stores the batch norms' running_mean and
 // running_var beside the parameters, under torchvision's names.
 type Checkpoint struct {
-	Arch    string             // models.ArchViT (also for files without "vit_train.arch") or models.ArchResNet
-	ResNet  *models.ResNetSpec // the ResNet's configuration when Arch is models.ArchResNet
-	Model   vit.Config         // the ViT's configuration when Arch is models.ArchViT
-	Config  *Config            // nil for checkpoints made outside a training run
+	Arch    string            // model.ArchViT (also for files without "vit_train.arch") or model.ArchResNet
+	ResNet  *model.ResNetSpec // the ResNet's configuration when Arch is model.ArchResNet
+	Model   vit.Config        // the ViT's configuration when Arch is model.ArchViT
+	Config  *Config           // nil for checkpoints made outside a training run
 	State   State
 	Mean    []float32
 	Std     []float32
@@ -61,18 +61,18 @@ const (
 	metaResNet  = "vit_train.resnet"
 )
 
-// Spec is the network the checkpoint holds, as models.New rebuilds it.
-func (c *Checkpoint) Spec() models.Spec {
-	if c.Arch == models.ArchResNet && c.ResNet != nil {
-		return models.ResNet(*c.ResNet)
+// Spec is the network the checkpoint holds, as model.New rebuilds it.
+func (c *Checkpoint) Spec() model.Spec {
+	if c.Arch == model.ArchResNet && c.ResNet != nil {
+		return model.ResNet(*c.ResNet)
 	}
-	return models.ViTSpec(c.Model)
+	return model.ViTSpec(c.Model)
 }
 
 // setSpec records the network spec s in the checkpoint's fields.
-func (c *Checkpoint) setSpec(s models.Spec) {
+func (c *Checkpoint) setSpec(s model.Spec) {
 	c.Arch, c.Model, c.ResNet = s.Arch, s.ViT, nil
-	if s.Arch == models.ArchResNet {
+	if s.Arch == model.ArchResNet {
 		r := s.ResNet
 		c.ResNet, c.Model = &r, vit.Config{}
 	}
@@ -98,12 +98,12 @@ func (c *Checkpoint) Save(path string) error {
 		k string
 		v any
 	}{metaModel, c.Model}
-	meta[metaArch] = models.ArchViT
-	if c.Arch == models.ArchResNet {
+	meta[metaArch] = model.ArchViT
+	if c.Arch == model.ArchResNet {
 		if c.ResNet == nil {
 			return fmt.Errorf("checkpoint %s: a resnet checkpoint needs its ResNet configuration", path)
 		}
-		meta[metaArch] = models.ArchResNet
+		meta[metaArch] = model.ArchResNet
 		arch.k, arch.v = metaResNet, c.ResNet
 	}
 	for _, kv := range []struct {
@@ -177,26 +177,26 @@ func decodeCheckpoint(f *safetensors.File) (*Checkpoint, error) {
 	}
 	var channels, classes int
 	switch c.Arch = f.Metadata[metaArch]; c.Arch {
-	case "", models.ArchViT:
-		c.Arch = models.ArchViT
+	case "", model.ArchViT:
+		c.Arch = model.ArchViT
 		if err := get(metaModel, &c.Model, true); err != nil {
 			return nil, err
 		}
-		if err := models.CheckTensors(c.Spec(), c.Params, fmt.Sprintf("metadata %q", metaModel)); err != nil {
+		if err := model.CheckTensors(c.Spec(), c.Params, fmt.Sprintf("metadata %q", metaModel)); err != nil {
 			return nil, err
 		}
 		channels, classes = c.Model.Channels, c.Model.NumClasses
-	case models.ArchResNet:
-		c.ResNet = &models.ResNetSpec{}
+	case model.ArchResNet:
+		c.ResNet = &model.ResNetSpec{}
 		if err := get(metaResNet, c.ResNet, true); err != nil {
 			return nil, err
 		}
-		if err := models.CheckTensors(c.Spec(), c.Params, fmt.Sprintf("metadata %q", metaResNet)); err != nil {
+		if err := model.CheckTensors(c.Spec(), c.Params, fmt.Sprintf("metadata %q", metaResNet)); err != nil {
 			return nil, err
 		}
 		channels, classes = c.ResNet.Channels, c.ResNet.NumClasses
 	default:
-		return nil, fmt.Errorf("metadata %q is %q, want %q or %q", metaArch, c.Arch, models.ArchViT, models.ArchResNet)
+		return nil, fmt.Errorf("metadata %q is %q, want %q or %q", metaArch, c.Arch, model.ArchViT, model.ArchResNet)
 	}
 	for _, kv := range []struct {
 		k string
@@ -272,13 +272,13 @@ func checkNormalisation(mean, std []float32, channels int) error {
 	return nil
 }
 
-// LoadWeights copies the checkpoint's tensors into n (models.Load): every
+// LoadWeights copies the checkpoint's tensors into n (model.Load): every
 // tensor of n must be present with its shape, and no other may be, except
 // that a ViT's pos_embed is resampled when only the patch grid differs (the
 // returned note says so) and, when skipHead is set, the classification
 // heads are left as they are (for a new class count).
-func (c *Checkpoint) LoadWeights(n models.Network, skipHead bool) (note string, err error) {
-	return models.Load(n, c.Params, c.Spec(), skipHead)
+func (c *Checkpoint) LoadWeights(n model.Network, skipHead bool) (note string, err error) {
+	return model.Load(n, c.Params, c.Spec(), skipHead)
 }
 
 // OpenModel loads the checkpoint at path into a new ViT of its
@@ -290,7 +290,7 @@ func OpenModel(path string, ema bool) (*Checkpoint, *vit.ViT, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	m, err := models.ViTOf(n)
+	m, err := model.ViTOf(n)
 	if err != nil {
 		return nil, nil, fmt.Errorf("checkpoint %s: %w", path, err)
 	}
@@ -324,12 +324,12 @@ func (c *Checkpoint) EMAWeights() (*Checkpoint, error) {
 // OpenNetwork loads the checkpoint at path into a new network built from
 // the spec it carries, whatever the network's name or architecture; with
 // ema, the EMA weights are loaded instead of the trained ones.
-func OpenNetwork(path string, ema bool) (*Checkpoint, models.Network, error) {
+func OpenNetwork(path string, ema bool) (*Checkpoint, model.Network, error) {
 	ck, err := LoadCheckpoint(path)
 	if err != nil {
 		return nil, nil, err
 	}
-	n, err := models.New(ck.Spec(), 0)
+	n, err := model.New(ck.Spec(), 0)
 	if err != nil {
 		return nil, nil, fmt.Errorf("checkpoint %s: %w", path, err)
 	}

@@ -10,7 +10,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/vit-train/vit-train/models/vit"
+	"github.com/vit-train/vit-train/model/vit"
 )
 
 // mountTmpfs mounts a tmpfs of the given size on a new folder for the

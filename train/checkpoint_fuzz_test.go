@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/vit-train/vit-train/formats/safetensors"
-	"github.com/vit-train/vit-train/models"
-	"github.com/vit-train/vit-train/models/vit"
+	"github.com/vit-train/vit-train/model"
+	"github.com/vit-train/vit-train/model/vit"
 )
 
 // fuzzTensorSets are the parameter sets the checkpoint fuzzer starts from:
@@ -18,7 +18,7 @@ var fuzzTensorSets = sync.OnceValues(func() ([][]safetensors.Tensor, error) {
 	if err != nil {
 		return nil, err
 	}
-	r, err := models.New(models.ResNet(models.ResNetSpec{Arch: "resnet20", Channels: 1, ImageSize: 8, NumClasses: 3}), 0)
+	r, err := model.New(model.ResNet(model.ResNetSpec{Arch: "resnet20", Channels: 1, ImageSize: 8, NumClasses: 3}), 0)
 	if err != nil {
 		return nil, err
 	}
@@ -73,20 +73,20 @@ func FuzzCheckpointMetadata(f *testing.F) {
 			return
 		}
 		switch ck.Arch {
-		case models.ArchViT:
+		case model.ArchViT:
 			m, err := vit.New(ck.Model, 0)
 			if err != nil {
 				t.Fatalf("accepted model %+v does not build: %v", ck.Model, err)
 			}
-			if _, err := ck.LoadWeights(models.FromViT(m), false); err != nil {
+			if _, err := ck.LoadWeights(model.FromViT(m), false); err != nil {
 				t.Fatalf("accepted checkpoint does not load into its model: %v", err)
 			}
 			if len(ck.EMA) > 0 {
 				if ema, err := ck.EMAWeights(); err == nil {
-					ema.LoadWeights(models.FromViT(m), false) // may fail, must not panic
+					ema.LoadWeights(model.FromViT(m), false) // may fail, must not panic
 				}
 			}
-		case models.ArchResNet:
+		case model.ArchResNet:
 			n, err := builtResNet(*ck.ResNet)
 			if err != nil {
 				t.Fatalf("accepted ResNet %+v does not build: %v", *ck.ResNet, err)
@@ -104,12 +104,12 @@ func FuzzCheckpointMetadata(f *testing.F) {
 // by what decides their parameters.
 var resnets sync.Map
 
-func builtResNet(spec models.ResNetSpec) (models.Network, error) {
-	key := models.ResNetSpec{Arch: spec.Arch, Channels: spec.Channels, NumClasses: spec.NumClasses}
+func builtResNet(spec model.ResNetSpec) (model.Network, error) {
+	key := model.ResNetSpec{Arch: spec.Arch, Channels: spec.Channels, NumClasses: spec.NumClasses}
 	if n, ok := resnets.Load(key); ok {
-		return n.(models.Network), nil
+		return n.(model.Network), nil
 	}
-	n, err := models.New(models.ResNet(spec), 0)
+	n, err := model.New(model.ResNet(spec), 0)
 	if err == nil {
 		resnets.Store(key, n)
 	}

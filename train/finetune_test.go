@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/vit-train/vit-train/models"
+	"github.com/vit-train/vit-train/model"
 )
 
 // TestFinetuneAtHigherResolution trains at 28 px, then fine-tunes at 56 px
@@ -40,7 +40,7 @@ func TestFinetuneAtHigherResolution(t *testing.T) {
 	if after.Model.ImageSize != 56 || after.Model.NumTokens() != 197 {
 		t.Fatalf("fine-tuned model %+v", after.Model)
 	}
-	net, err := models.New(after.Spec(), 0)
+	net, err := model.New(after.Spec(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,10 +92,10 @@ func TestFinetuneNewClassCount(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ck.LoadWeights(models.FromViT(m), false); err == nil || !strings.Contains(err.Error(), "head.weight") {
+	if _, err := ck.LoadWeights(model.FromViT(m), false); err == nil || !strings.Contains(err.Error(), "head.weight") {
 		t.Fatalf("loading a 10-class head into a 7-class model must fail naming head.weight, got %v", err)
 	}
-	if _, err := ck.LoadWeights(models.FromViT(m), true); err != nil {
+	if _, err := ck.LoadWeights(model.FromViT(m), true); err != nil {
 		t.Fatalf("with a new head: %v", err)
 	}
 }
@@ -121,7 +121,7 @@ func TestResNetWithEMALayerDecayAndInitFrom(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	net, err := models.New(ck.Spec(), 0)
+	net, err := model.New(ck.Spec(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,7 @@ import (
 	"github.com/vit-train/vit-train/data"
 	"github.com/vit-train/vit-train/distill"
 	"github.com/vit-train/vit-train/formats/atomicfile"
-	"github.com/vit-train/vit-train/models"
+	"github.com/vit-train/vit-train/model"
 	"github.com/vit-train/vit-train/nn"
 	"github.com/vit-train/vit-train/nn/ops"
 	"github.com/vit-train/vit-train/optim"
@@ -68,12 +68,12 @@ type trainer struct {
 	cfg      Config
 	opts     Options
 	ds       *Datasets
-	net      models.Network
+	net      model.Network
 	teacher  distill.Teacher // nil unless distilling
 	teacherR *Result         // the teacher's evaluation, when it has one
 	obj      *distill.Objective
 	eval     *nn.Graph
-	emaNet   models.Network // the network evaluating the EMA weights
+	emaNet   model.Network // the network evaluating the EMA weights
 	emaEval  *nn.Graph
 	trainL   *data.Loader
 	evalL    *data.Loader
@@ -316,7 +316,7 @@ func (t *trainer) newNetwork() error {
 	if err := t.ds.CheckModel(spec); err != nil {
 		return err
 	}
-	if t.net, err = models.New(spec, t.cfg.Seed); err != nil {
+	if t.net, err = model.New(spec, t.cfg.Seed); err != nil {
 		return err
 	}
 	return t.cfg.Model.ApplyPrecision(t.net)

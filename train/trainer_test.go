@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/vit-train/vit-train/models"
+	"github.com/vit-train/vit-train/model"
 )
 
 // smallConfig trains the default model on a few hundred embedded images.
@@ -99,14 +99,14 @@ func TestTruncatedCheckpointIsAnError(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ck.LoadWeights(models.FromViT(m), false); err == nil || !strings.Contains(err.Error(), "has shape") {
+	if _, err := ck.LoadWeights(model.FromViT(m), false); err == nil || !strings.Contains(err.Error(), "has shape") {
 		t.Fatalf("want a shape mismatch error, got %v", err)
 	}
 	// Another architecture: one block fewer.
 	mc = ck.Model
 	mc.Depth = 3
 	m, _ = newModel(mc)
-	if _, err := ck.LoadWeights(models.FromViT(m), false); err == nil || !strings.Contains(err.Error(), `"blocks.3.`) {
+	if _, err := ck.LoadWeights(model.FromViT(m), false); err == nil || !strings.Contains(err.Error(), `"blocks.3.`) {
 		t.Fatalf("want an unexpected-tensor error, got %v", err)
 	}
 }

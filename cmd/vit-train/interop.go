@@ -15,8 +15,8 @@ import (
 	"github.com/vit-train/vit-train/formats/safetensors"
 	"github.com/vit-train/vit-train/interop"
 	"github.com/vit-train/vit-train/interop/onnxexport"
-	"github.com/vit-train/vit-train/models"
-	"github.com/vit-train/vit-train/models/vit"
+	"github.com/vit-train/vit-train/model"
+	"github.com/vit-train/vit-train/model/vit"
 	"github.com/vit-train/vit-train/train"
 )
 
@@ -218,7 +218,7 @@ func exportSafetensors(cmd *cobra.Command, ckPath, out string, ema bool) error {
 	return nil
 }
 
-func paramCount(net models.Network) int {
+func paramCount(net model.Network) int {
 	n := 0
 	for _, p := range net.Params() {
 		n += len(p.Data)

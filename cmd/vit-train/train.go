@@ -12,7 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/vit-train/vit-train/comm"
-	"github.com/vit-train/vit-train/models"
+	"github.com/vit-train/vit-train/model"
 	"github.com/vit-train/vit-train/train"
 )
 
@@ -217,7 +217,7 @@ func finetuneSets(path string, imgSize, numClasses int) ([]string, error) {
 		fmt.Sprintf("model.img_size=%d", size),
 		fmt.Sprintf("model.num_classes=%d", spec.NumClasses()),
 	}
-	if spec.Arch == models.ArchViT {
+	if spec.Arch == model.ArchViT {
 		js, err := json.Marshal(spec.ViT)
 		if err != nil {
 			return nil, err

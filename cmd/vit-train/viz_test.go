@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/vit-train/vit-train/models/vit"
+	"github.com/vit-train/vit-train/model/vit"
 	"github.com/vit-train/vit-train/train"
 )
 

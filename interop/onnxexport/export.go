@@ -27,7 +27,7 @@ import (
 	"github.com/vit-train/vit-train/augment"
 	"github.com/vit-train/vit-train/formats/onnx"
 	"github.com/vit-train/vit-train/formats/safetensors"
-	"github.com/vit-train/vit-train/models"
+	"github.com/vit-train/vit-train/model"
 )
 
 // Opset is the version of the ONNX operator set the graphs use: 17, the
@@ -62,16 +62,16 @@ type Options struct {
 // net's tensors; it is an error for a setting that cannot take effect
 // (BothHeads for a model with one head) or for a network of another
 // architecture.
-func Export(net models.Network, o Options) (*onnx.Model, error) {
+func Export(net model.Network, o Options) (*onnx.Model, error) {
 	b := newBuilder(net)
 	var err error
 	switch spec := net.Spec(); spec.Arch {
-	case models.ArchViT:
+	case model.ArchViT:
 		if o.BothHeads && !spec.ViT.Distilled {
 			return nil, fmt.Errorf("onnx export of %s: the model has one head; both heads (cls_logits, dist_logits) exist for distilled models only", net.Name())
 		}
 		err = b.vit(spec.ViT, o.BothHeads)
-	case models.ArchResNet:
+	case model.ArchResNet:
 		if o.BothHeads {
 			return nil, fmt.Errorf("onnx export of %s: a ResNet has one head; both heads (cls_logits, dist_logits) exist for distilled ViTs only", net.Name())
 		}
@@ -99,7 +99,7 @@ func Export(net models.Network, o Options) (*onnx.Model, error) {
 }
 
 // metadata records how to feed the model and what it returns.
-func metadata(net models.Network, o Options) ([]onnx.Property, error) {
+func metadata(net model.Network, o Options) ([]onnx.Property, error) {
 	channels, size := net.Input()
 	p := o.Eval
 	if p.Height != size || p.Width != size {
@@ -148,7 +148,7 @@ func metadata(net models.Network, o Options) ([]onnx.Property, error) {
 	return append(meta, onnx.Property{Key: "vit_train.model", Value: spec}), nil
 }
 
-func outputDoc(net models.Network, both bool) string {
+func outputDoc(net model.Network, both bool) string {
 	k := net.NumClasses()
 	if !net.Spec().IsCNN() && net.Spec().ViT.Distilled {
 		doc := fmt.Sprintf("%s: float32 (batch, %d), the mean of the class head (on [CLS]) and the distillation head (on the distillation token), DeiT's inference rule", Logits, k)
@@ -161,7 +161,7 @@ func outputDoc(net models.Network, both bool) string {
 }
 
 // specJSON is the network's configuration as a checkpoint records it.
-func specJSON(s models.Spec) (string, error) {
+func specJSON(s model.Spec) (string, error) {
 	var v any = s.ViT
 	if s.IsCNN() {
 		v = s.ResNet
@@ -208,7 +208,7 @@ type builder struct {
 	err     error
 }
 
-func newBuilder(net models.Network) *builder {
+func newBuilder(net model.Network) *builder {
 	b := &builder{tensors: map[string]safetensors.Tensor{}, added: map[string]bool{}}
 	for _, t := range net.Tensors() {
 		b.tensors[t.Name] = t

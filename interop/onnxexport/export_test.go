@@ -7,9 +7,9 @@ import (
 
 	"github.com/vit-train/vit-train/augment"
 	"github.com/vit-train/vit-train/formats/onnx"
-	"github.com/vit-train/vit-train/models"
-	"github.com/vit-train/vit-train/models/resnet"
-	"github.com/vit-train/vit-train/models/vit"
+	"github.com/vit-train/vit-train/model"
+	"github.com/vit-train/vit-train/model/resnet"
+	"github.com/vit-train/vit-train/model/vit"
 )
 
 func evalPipeline(t *testing.T, size, channels int) augment.Pipeline {
@@ -25,13 +25,13 @@ func evalPipeline(t *testing.T, size, channels int) augment.Pipeline {
 	return p
 }
 
-func network(t *testing.T, name string, o models.Overrides) models.Network {
+func network(t *testing.T, name string, o model.Overrides) model.Network {
 	t.Helper()
-	spec, err := models.Create(name, o)
+	spec, err := model.Create(name, o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	net, err := models.New(spec, 1)
+	net, err := model.New(spec, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,8 +44,8 @@ func network(t *testing.T, name string, o models.Overrides) models.Network {
 // initializer under its own name, shape and values, and has the input and
 // outputs the package documents.
 func TestEveryModelExports(t *testing.T) {
-	for _, name := range models.Names() {
-		spec, err := models.Create(name, models.Overrides{})
+	for _, name := range model.Names() {
+		spec, err := model.Create(name, model.Overrides{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -61,7 +61,7 @@ func TestEveryModelExports(t *testing.T) {
 		if count > 65e6 {
 			continue
 		}
-		net, err := models.New(spec, 1)
+		net, err := model.New(spec, 1)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -96,7 +96,7 @@ func dimValues(ds []onnx.Dim) []int64 {
 // checkInitializers checks that every tensor of net is an initializer
 // that shares its values, and that the other initializers are small
 // constants.
-func checkInitializers(t *testing.T, net models.Network, m *onnx.Model) {
+func checkInitializers(t *testing.T, net model.Network, m *onnx.Model) {
 	t.Helper()
 	inits := map[string]onnx.Tensor{}
 	for _, x := range m.Graph.Initializers {
@@ -140,7 +140,7 @@ func property(m *onnx.Model, key string) string {
 }
 
 func TestMetadataRecordsThePreprocessing(t *testing.T) {
-	net := network(t, "deit_tiny_distilled_patch16_224", models.Overrides{NumClasses: 3})
+	net := network(t, "deit_tiny_distilled_patch16_224", model.Overrides{NumClasses: 3})
 	m, err := Export(net, Options{Eval: evalPipeline(t, 224, 3), Classes: []string{"cat", "dog", "emu"}, BothHeads: true})
 	if err != nil {
 		t.Fatal(err)
@@ -176,7 +176,7 @@ func TestMetadataRecordsThePreprocessing(t *testing.T) {
 		t.Errorf("outputs %v", outs)
 	}
 
-	small := network(t, "vit_fmnist_patch4_28", models.Overrides{})
+	small := network(t, "vit_fmnist_patch4_28", model.Overrides{})
 	m, err = Export(small, Options{Eval: evalPipeline(t, 28, 1)})
 	if err != nil {
 		t.Fatal(err)
@@ -192,7 +192,7 @@ func TestQKVWithoutBias(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	net := models.FromViT(m)
+	net := model.FromViT(m)
 	exported, err := Export(net, Options{Eval: evalPipeline(t, 8, 1)})
 	if err != nil {
 		t.Fatal(err)
@@ -201,15 +201,15 @@ func TestQKVWithoutBias(t *testing.T) {
 }
 
 func TestExportErrors(t *testing.T) {
-	plain := network(t, "vit_fmnist_patch4_28", models.Overrides{})
-	resnet20 := network(t, "resnet20", models.Overrides{Channels: 1, ImageSize: 28, NumClasses: 10})
+	plain := network(t, "vit_fmnist_patch4_28", model.Overrides{})
+	resnet20 := network(t, "resnet20", model.Overrides{Channels: 1, ImageSize: 28, NumClasses: 10})
 	ok := evalPipeline(t, 28, 1)
 	wrongSize := evalPipeline(t, 32, 1)
 	threeChannels := evalPipeline(t, 28, 3)
 	withFlip := ok
 	withFlip.Transform = augment.Compose(ok.Transform, augment.HFlip{P: 1})
 	for _, c := range []struct {
-		net  models.Network
+		net  model.Network
 		o    Options
 		want string
 	}{

@@ -4,15 +4,15 @@ import (
 	"fmt"
 
 	"github.com/vit-train/vit-train/formats/onnx"
-	"github.com/vit-train/vit-train/models"
-	"github.com/vit-train/vit-train/models/resnet"
+	"github.com/vit-train/vit-train/model"
+	"github.com/vit-train/vit-train/model/resnet"
 	"github.com/vit-train/vit-train/nn/ops"
 )
 
-// resnet wires models/resnet's evaluation graph: batch norms with their
+// resnet wires model/resnet's evaluation graph: batch norms with their
 // running statistics.
-func (b *builder) resnet(net models.Network) error {
-	m, err := models.ResNetOf(net)
+func (b *builder) resnet(net model.Network) error {
+	m, err := model.ResNetOf(net)
 	if err != nil {
 		return err
 	}

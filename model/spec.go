@@ -1,4 +1,4 @@
-package models
+package model
 
 import (
 	"fmt"
@@ -7,8 +7,8 @@ import (
 
 	"gorgonia.org/tensor"
 
-	"github.com/vit-train/vit-train/models/resnet"
-	"github.com/vit-train/vit-train/models/vit"
+	"github.com/vit-train/vit-train/model/resnet"
+	"github.com/vit-train/vit-train/model/vit"
 )
 
 // Architectures a Spec (and a checkpoint's "vit_train.arch") names.

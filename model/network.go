@@ -1,10 +1,10 @@
-// Package models is the one place that knows the model families: the
+// Package model is the one place that knows the model families: the
 // Network interface every architecture implements (ViT and DeiT from
-// models/vit, the ResNets from models/resnet), the Spec a checkpoint
+// model/vit, the ResNets from model/resnet), the Spec a checkpoint
 // records to rebuild a network, and the registry that creates networks by
 // name. Training, evaluation, prediction, export, logits, fine-tuning and
 // EMA work on a Network and never ask which architecture it is.
-package models
+package model
 
 import (
 	"github.com/vit-train/vit-train/formats/safetensors"

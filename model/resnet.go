@@ -1,4 +1,4 @@
-package models
+package model
 
 import (
 	"fmt"
@@ -10,7 +10,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/vit-train/vit-train/formats/safetensors"
-	"github.com/vit-train/vit-train/models/resnet"
+	"github.com/vit-train/vit-train/model/resnet"
 	"github.com/vit-train/vit-train/nn"
 	"github.com/vit-train/vit-train/nn/blas"
 	"github.com/vit-train/vit-train/nn/ops"

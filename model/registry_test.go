@@ -1,4 +1,4 @@
-package models
+package model
 
 import (
 	"math"
@@ -12,8 +12,8 @@ import (
 // fast: 32 px input (8 px for the CIFAR ResNets) and at most two encoder
 // blocks (one for the widest ViTs), with every kind of parameter the
 // full-size model has. The full-size parameter counts are checked against
-// timm's and torchvision's without allocating (models/vit
-// TestPresetParamCountsMatchTimm, models/resnet TestNumParams*).
+// timm's and torchvision's without allocating (model/vit
+// TestPresetParamCountsMatchTimm, model/resnet TestNumParams*).
 func smallSpec(t *testing.T, name string) Spec {
 	t.Helper()
 	spec, err := Create(name, Overrides{NumClasses: 5})

@@ -1,9 +1,9 @@
-package models
+package model
 
 import (
 	"testing"
 
-	"github.com/vit-train/vit-train/models/vit"
+	"github.com/vit-train/vit-train/model/vit"
 )
 
 func TestResizedKeepsWeightsAndResamplesPosEmbed(t *testing.T) {

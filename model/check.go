@@ -1,4 +1,4 @@
-package models
+package model
 
 import (
 	"fmt"
@@ -6,8 +6,8 @@ import (
 	"slices"
 
 	"github.com/vit-train/vit-train/formats/safetensors"
-	"github.com/vit-train/vit-train/models/resnet"
-	"github.com/vit-train/vit-train/models/vit"
+	"github.com/vit-train/vit-train/model/resnet"
+	"github.com/vit-train/vit-train/model/vit"
 )
 
 // maxImageSize bounds a ResNet's input size, which only its spec records
