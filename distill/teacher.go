@@ -49,13 +49,13 @@ type NetTeacher struct {
 // name s.Path and both values.
 func NewNetTeacher(s NetTeacherSpec) (*NetTeacher, error) {
 	bad := func(what string, teacherV, studentV any) error {
-		return fmt.Errorf("distill.teacher %s: the teacher %s takes %s %v, the student %s %v", s.Path, s.Net.Name(), what, teacherV, s.Student.Name(), studentV)
+		return fmt.Errorf("distill.teacher %s: the teacher %s takes %s %v, the student %s %v", s.Path, s.Net.Spec().Name(), what, teacherV, s.Student.Spec().Name(), studentV)
 	}
-	tc, ts := s.Net.Input()
-	sc, ss := s.Student.Input()
+	tc, ts := s.Net.Spec().Input()
+	sc, ss := s.Student.Spec().Input()
 	switch {
-	case s.Net.NumClasses() != s.Student.NumClasses():
-		return nil, bad("classes", s.Net.NumClasses(), s.Student.NumClasses())
+	case s.Net.Spec().NumClasses() != s.Student.Spec().NumClasses():
+		return nil, bad("classes", s.Net.Spec().NumClasses(), s.Student.Spec().NumClasses())
 	case tc != sc:
 		return nil, bad("channels", tc, sc)
 	case ts != ss:
@@ -98,7 +98,7 @@ func (t *NetTeacher) Fill(images []float32, _ []int, _ augment.MixInfo, dst []fl
 }
 
 // Describe is the teacher's model name and checkpoint.
-func (t *NetTeacher) Describe() string { return fmt.Sprintf("%s from %s", t.net.Name(), t.path) }
+func (t *NetTeacher) Describe() string { return fmt.Sprintf("%s from %s", t.net.Spec().Name(), t.path) }
 
 // TrainGraph is the graph Fill runs, (TrainBatch, C, H, W) images to
 // (TrainBatch, classes) logits, its weights frozen.

@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/vit-train/vit-train/formats/safetensors"
-	"github.com/vit-train/vit-train/model"
 	"github.com/vit-train/vit-train/model/vit"
 )
 
@@ -190,7 +189,7 @@ func (imp *Imported) resize(size int) error {
 		}
 	}
 	g := c.GridSize()
-	data, _, err := model.ResamplePosEmbed(*pos, imp.Config, c)
+	data, _, err := vit.ResamplePosEmbedTensor(*pos, imp.Config, c)
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/vit-train/vit-train/model"
 	"github.com/vit-train/vit-train/model/vit"
 )
 
@@ -68,7 +69,7 @@ func TestCheckpointFullDisk(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	big.Model, big.Params, big.EMA = wide, m.Tensors(), nil
+	big.Spec, big.Params, big.EMA = model.SpecOf(wide), m.Tensors(), nil
 	big.State.Epoch++
 	err = big.Save(path)
 	if !errors.Is(err, syscall.ENOSPC) || !strings.Contains(err.Error(), path) {

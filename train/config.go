@@ -305,7 +305,8 @@ func (c Config) ModelSpec() (model.Spec, error) {
 	if m.ViT.Name != m.Name {
 		return model.Spec{}, fmt.Errorf("model.vit.name = %q differs from model.name = %q", m.ViT.Name, m.Name)
 	}
-	return model.CustomViT(*m.ViT, o)
+	vc, err := m.ViT.With(o)
+	return model.SpecOf(vc), err
 }
 
 // Validate checks values that no type can (ranges and names) and refuses
@@ -329,7 +330,7 @@ func (c Config) validateValues() error {
 	if err != nil {
 		return fmt.Errorf("config: model: %w", err)
 	}
-	if spec.IsCNN() && c.Distill.Type != "none" {
+	if !model.CanDistil(spec) && c.Distill.Type != "none" {
 		return fmt.Errorf("config: distill.type = %s: model %s has no distillation head", c.Distill.Type, c.Model.Name)
 	}
 	if err := c.Distill.Validate(); err != nil {

@@ -41,7 +41,7 @@ func OpenEval(path string, o EvalOptions) (*EvalRun, error) {
 		return nil, err
 	}
 	r := &EvalRun{Checkpoint: ck, Net: net, Config: DefaultConfig()}
-	if _, size := net.Input(); o.ImageSize > 0 && o.ImageSize != size {
+	if _, size := net.Spec().Input(); o.ImageSize > 0 && o.ImageSize != size {
 		if r.Net, r.Note, err = model.Resized(net, o.ImageSize); err != nil {
 			return nil, err
 		}
@@ -69,7 +69,7 @@ func OpenEval(path string, o EvalOptions) (*EvalRun, error) {
 		r.Items = r.Data.Train
 	}
 	mean, std := normalisation(ck, r.Data)
-	_, size := r.Net.Input()
+	_, size := r.Net.Spec().Input()
 	_, evalP, err := Pipelines(r.Config.Aug, size, mean, std)
 	if err != nil {
 		return nil, err

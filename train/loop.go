@@ -270,7 +270,7 @@ func (t *trainer) fillInputs(b *data.Batch) error {
 	if t.mix != nil {
 		mix, err = b.Mix(*t.mix, t.obj.Targets)
 	} else {
-		err = b.OneHot(t.net.NumClasses(), t.cfg.Aug.Smoothing, t.obj.Targets)
+		err = b.OneHot(t.net.Spec().NumClasses(), t.cfg.Aug.Smoothing, t.obj.Targets)
 	}
 	if err != nil {
 		return err

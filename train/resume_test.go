@@ -175,7 +175,7 @@ func teacherCheckpoint(t *testing.T) string {
 	}
 	path := filepath.Join(t.TempDir(), "teacher.safetensors")
 	fmMean, fmStd := data.FashionMNISTMeanStd()
-	ck := &Checkpoint{Arch: model.ArchViT, Model: mc, Mean: fmMean, Std: fmStd, Classes: data.FashionMNISTClasses(), Params: m.Tensors()}
+	ck := &Checkpoint{Spec: model.SpecOf(mc), Mean: fmMean, Std: fmStd, Classes: data.FashionMNISTClasses(), Params: m.Tensors()}
 	if err := ck.Save(path); err != nil {
 		t.Fatal(err)
 	}

@@ -18,7 +18,7 @@ func openTeacher(cfg Config, student model.Network, ds *Datasets) (distill.Teach
 	case !d.Distilling():
 		return nil, nil
 	case d.TeacherLogits != "":
-		lt, err := distill.OpenLogitsTeacher(d.TeacherLogits, ds.Train.Len(), student.NumClasses())
+		lt, err := distill.OpenLogitsTeacher(d.TeacherLogits, ds.Train.Len(), student.Spec().NumClasses())
 		if err != nil {
 			return nil, err
 		}

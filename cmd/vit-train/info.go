@@ -60,10 +60,11 @@ func (f *modelFlags) config() (vit.Config, error) {
 	if err != nil {
 		return vit.Config{}, err
 	}
-	if spec.IsCNN() {
+	c, ok := spec.Config.(vit.Config)
+	if !ok {
 		return vit.Config{}, fmt.Errorf("--model %s: a ViT or DeiT preset is needed here", f.name)
 	}
-	return spec.ViT, nil
+	return c, nil
 }
 
 // modelInfo is what `vit-train info` reports.

@@ -224,10 +224,7 @@ func randomCheckpoint(t *testing.T, name string, o model.Overrides) string {
 	if channels, _ := spec.Input(); channels == 3 {
 		mean, std = data.ImageNetMeanStd()
 	}
-	ck := train.Checkpoint{Arch: spec.Arch, Model: spec.ViT, Mean: mean, Std: std, Params: net.Tensors()}
-	if spec.IsCNN() {
-		ck.ResNet = &spec.ResNet
-	}
+	ck := train.Checkpoint{Spec: spec, Mean: mean, Std: std, Params: net.Tensors()}
 	path := filepath.Join(t.TempDir(), name+".safetensors")
 	if err := ck.Save(path); err != nil {
 		t.Fatal(err)

@@ -51,12 +51,13 @@ func TestEveryModelExports(t *testing.T) {
 		}
 		spec = spec.Resolve(3, 64, 10)
 		var count int
-		if spec.IsCNN() {
-			if count, err = resnet.NumParams(resnet.Config{Arch: spec.ResNet.Arch, NumClasses: 10}); err != nil {
+		switch c := spec.Config.(type) {
+		case resnet.Spec:
+			if count, err = resnet.NumParams(resnet.Config{Arch: c.Arch, NumClasses: 10}); err != nil {
 				t.Fatal(err)
 			}
-		} else {
-			count = spec.ViT.ParamCount()
+		case vit.Config:
+			count = c.ParamCount()
 		}
 		if count > 65e6 {
 			continue
@@ -65,7 +66,7 @@ func TestEveryModelExports(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		channels, size := net.Input()
+		channels, size := net.Spec().Input()
 		m, err := Export(net, Options{Eval: evalPipeline(t, size, channels)})
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
@@ -76,7 +77,7 @@ func TestEveryModelExports(t *testing.T) {
 			t.Errorf("%s: inputs %+v", name, in)
 		}
 		out := m.Graph.Outputs
-		if len(out) != 1 || out[0].Name != Logits || out[0].Dims[0].Param != "batch" || out[0].Dims[1].Value != int64(net.NumClasses()) {
+		if len(out) != 1 || out[0].Name != Logits || out[0].Dims[0].Param != "batch" || out[0].Dims[1].Value != int64(net.Spec().NumClasses()) {
 			t.Errorf("%s: outputs %+v", name, out)
 		}
 		if m.Opset != 17 || m.Graph.Name != name {
@@ -106,15 +107,15 @@ func checkInitializers(t *testing.T, net model.Network, m *onnx.Model) {
 	for _, want := range tensors {
 		got, ok := inits[want.Name]
 		if !ok {
-			t.Errorf("%s: tensor %q is not an initializer", net.Name(), want.Name)
+			t.Errorf("%s: tensor %q is not an initializer", net.Spec().Name(), want.Name)
 			continue
 		}
 		if len(got.Dims) != len(want.Shape) || len(got.Float32) != len(want.Data) || &got.Float32[0] != &want.Data[0] {
-			t.Errorf("%s: initializer %q %v does not share the tensor %v", net.Name(), want.Name, got.Dims, want.Shape)
+			t.Errorf("%s: initializer %q %v does not share the tensor %v", net.Spec().Name(), want.Name, got.Dims, want.Shape)
 		}
 		for i, d := range want.Shape {
 			if got.Dims[i] != int64(d) {
-				t.Errorf("%s: initializer %q has dims %v, the tensor %v", net.Name(), want.Name, got.Dims, want.Shape)
+				t.Errorf("%s: initializer %q has dims %v, the tensor %v", net.Spec().Name(), want.Name, got.Dims, want.Shape)
 				break
 			}
 		}
@@ -125,7 +126,7 @@ func checkInitializers(t *testing.T, net model.Network, m *onnx.Model) {
 	}
 	for _, x := range m.Graph.Initializers {
 		if !names[x.Name] && x.Len() > 8 {
-			t.Errorf("%s: initializer %q of %d values is not a tensor of the network", net.Name(), x.Name, x.Len())
+			t.Errorf("%s: initializer %q of %d values is not a tensor of the network", net.Spec().Name(), x.Name, x.Len())
 		}
 	}
 }
@@ -192,7 +193,7 @@ func TestQKVWithoutBias(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	net := model.FromViT(m)
+	net := vit.AsNetwork(m)
 	exported, err := Export(net, Options{Eval: evalPipeline(t, 8, 1)})
 	if err != nil {
 		t.Fatal(err)
@@ -221,8 +222,8 @@ func TestExportErrors(t *testing.T) {
 		{plain, Options{Eval: withFlip}, "augment.HFlip cannot be described"},
 	} {
 		_, err := Export(c.net, c.o)
-		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), c.net.Name()) {
-			t.Errorf("got %v, want an error naming %s and containing %q", err, c.net.Name(), c.want)
+		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), c.net.Spec().Name()) {
+			t.Errorf("got %v, want an error naming %s and containing %q", err, c.net.Spec().Name(), c.want)
 		}
 	}
 }

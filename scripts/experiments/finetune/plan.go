@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/vit-train/vit-train/model"
+	"github.com/vit-train/vit-train/model/vit"
 	"github.com/vit-train/vit-train/scripts/experiments/internal/study"
 )
 
@@ -117,7 +118,11 @@ func (a arm) forwardFLOPs() (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	return float64(spec.ViT.ForwardFLOPs()), nil
+	c, ok := spec.Config.(vit.Config)
+	if !ok {
+		return 0, fmt.Errorf("model %s is not a ViT", a.Model)
+	}
+	return float64(c.ForwardFLOPs()), nil
 }
 
 // infoArgs is the vit-train info command that prints the arm's FLOPs.

@@ -66,7 +66,7 @@ func run(name string, batch, threads, iters int) error {
 	if err != nil {
 		return err
 	}
-	channels, size := net.Input()
+	channels, size := net.Spec().Input()
 	images := make([]float32, batch*channels*size*size)
 	rng := rand.New(rand.NewPCG(1, 2))
 	for i := range images {
@@ -107,10 +107,10 @@ func run(name string, batch, threads, iters int) error {
 
 // export writes net as ONNX into dir, as vit-train export --format onnx does.
 func export(net model.Network, dir string) (string, error) {
-	channels, size := net.Input()
+	channels, size := net.Spec().Input()
 	mean, std := data.ImageNetMeanStd()
 	if channels != 3 {
-		return "", fmt.Errorf("model %s has %d channels; the benchmark feeds RGB images", net.Name(), channels)
+		return "", fmt.Errorf("model %s has %d channels; the benchmark feeds RGB images", net.Spec().Name(), channels)
 	}
 	evalP, err := augment.EvalPipeline(augment.EvalConfig{Size: size, Interp: augment.Bicubic, Mean: mean, Std: std})
 	if err != nil {
