@@ -302,10 +302,9 @@ func (t *trainer) collectGrads() error {
 // readGrad points t.grads[j] at the last run's gradient of parameter i,
 // trainable parameter j.
 func (t *trainer) readGrad(j, i int) error {
-	v := t.obj.Step.GradValue(i).Data()
-	g, ok := v.([]float32)
-	if !ok {
-		return fmt.Errorf("training step: the gradient of %s is %T, want []float32", t.trainP[j].Name, v)
+	g, err := t.obj.Step.Grad(i)
+	if err != nil {
+		return fmt.Errorf("training step: %s: %w", t.trainP[j].Name, err)
 	}
 	t.grads[j] = g
 	return nil
