@@ -9,7 +9,7 @@ import (
 
 	"gorgonia.org/tensor"
 
-	"github.com/vit-train/vit-train/models/vit"
+	"github.com/vit-train/vit-train/model/vit"
 )
 
 // logSoftmax returns log_softmax(z/tau) of one row, in float64.

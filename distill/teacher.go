@@ -5,7 +5,7 @@ import (
 	"slices"
 
 	"github.com/vit-train/vit-train/augment"
-	"github.com/vit-train/vit-train/models"
+	"github.com/vit-train/vit-train/model"
 	"github.com/vit-train/vit-train/nn"
 )
 
@@ -21,12 +21,12 @@ type Teacher interface {
 
 // NetTeacherSpec is a teacher network and the student it teaches.
 type NetTeacherSpec struct {
-	Path string         // the checkpoint the teacher came from, for messages
-	Net  models.Network // the teacher
+	Path string        // the checkpoint the teacher came from, for messages
+	Net  model.Network // the teacher
 	// Mean and Std are the per-channel normalisation the teacher was
 	// trained with; empty when its checkpoint does not record it.
 	Mean, Std               []float32
-	Student                 models.Network
+	Student                 model.Network
 	StudentMean, StudentStd []float32
 	// TrainBatch and EvalBatch are the batch sizes of the training and
 	// evaluation graphs.
@@ -38,7 +38,7 @@ type NetTeacherSpec struct {
 // optimiser sees.
 type NetTeacher struct {
 	path        string
-	net         models.Network
+	net         model.Network
 	train, eval *nn.Graph
 	images      []float32 // train's input (B, C, H, W)
 	logits      []float32
@@ -49,13 +49,13 @@ type NetTeacher struct {
 // name s.Path and both values.
 func NewNetTeacher(s NetTeacherSpec) (*NetTeacher, error) {
 	bad := func(what string, teacherV, studentV any) error {
-		return fmt.Errorf("distill.teacher %s: the teacher %s takes %s %v, the student %s %v", s.Path, s.Net.Name(), what, teacherV, s.Student.Name(), studentV)
+		return fmt.Errorf("distill.teacher %s: the teacher %s takes %s %v, the student %s %v", s.Path, s.Net.Spec().Name(), what, teacherV, s.Student.Spec().Name(), studentV)
 	}
-	tc, ts := s.Net.Input()
-	sc, ss := s.Student.Input()
+	tc, ts := s.Net.Spec().Input()
+	sc, ss := s.Student.Spec().Input()
 	switch {
-	case s.Net.NumClasses() != s.Student.NumClasses():
-		return nil, bad("classes", s.Net.NumClasses(), s.Student.NumClasses())
+	case s.Net.Spec().NumClasses() != s.Student.Spec().NumClasses():
+		return nil, bad("classes", s.Net.Spec().NumClasses(), s.Student.Spec().NumClasses())
 	case tc != sc:
 		return nil, bad("channels", tc, sc)
 	case ts != ss:
@@ -98,7 +98,7 @@ func (t *NetTeacher) Fill(images []float32, _ []int, _ augment.MixInfo, dst []fl
 }
 
 // Describe is the teacher's model name and checkpoint.
-func (t *NetTeacher) Describe() string { return fmt.Sprintf("%s from %s", t.net.Name(), t.path) }
+func (t *NetTeacher) Describe() string { return fmt.Sprintf("%s from %s", t.net.Spec().Name(), t.path) }
 
 // TrainGraph is the graph Fill runs, (TrainBatch, C, H, W) images to
 // (TrainBatch, classes) logits, its weights frozen.
@@ -109,4 +109,4 @@ func (t *NetTeacher) TrainGraph() *nn.Graph { return t.train }
 func (t *NetTeacher) EvalGraph() *nn.Graph { return t.eval }
 
 // Net is the teacher network.
-func (t *NetTeacher) Net() models.Network { return t.net }
+func (t *NetTeacher) Net() model.Network { return t.net }

@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/vit-train/vit-train/formats/safetensors"
-	"github.com/vit-train/vit-train/models/vit"
+	"github.com/vit-train/vit-train/model/vit"
 )
 
 // TimmStateDict checks that params are exactly cfg's parameters (the names

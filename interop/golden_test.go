@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/vit-train/vit-train/formats/safetensors"
-	"github.com/vit-train/vit-train/models/vit"
+	"github.com/vit-train/vit-train/model/vit"
 )
 
 // Golden data written by scripts/make_golden.py with PyTorch.

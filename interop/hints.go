@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/vit-train/vit-train/models/vit"
+	"github.com/vit-train/vit-train/model/vit"
 )
 
 // DefaultLayerNormEps is timm's ViT LayerNorm epsilon, used unless a preset

@@ -9,7 +9,7 @@ import (
 
 	"github.com/vit-train/vit-train/formats/npy"
 	"github.com/vit-train/vit-train/formats/safetensors"
-	"github.com/vit-train/vit-train/models/vit"
+	"github.com/vit-train/vit-train/model/vit"
 )
 
 // plainTensors returns the golden ViT's state dict (img 16, patch 4, dim 24,

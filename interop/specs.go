@@ -7,7 +7,7 @@ import (
 	"sort"
 
 	"github.com/vit-train/vit-train/formats/safetensors"
-	"github.com/vit-train/vit-train/models/vit"
+	"github.com/vit-train/vit-train/model/vit"
 )
 
 // maxProblems is how many missing, misshapen or unexpected tensors an error

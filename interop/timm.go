@@ -9,8 +9,7 @@ import (
 	"strings"
 
 	"github.com/vit-train/vit-train/formats/safetensors"
-	"github.com/vit-train/vit-train/models"
-	"github.com/vit-train/vit-train/models/vit"
+	"github.com/vit-train/vit-train/model/vit"
 )
 
 // Format is the kind of file weights came from.
@@ -190,7 +189,7 @@ func (imp *Imported) resize(size int) error {
 		}
 	}
 	g := c.GridSize()
-	data, _, err := models.ResamplePosEmbed(*pos, imp.Config, c)
+	data, _, err := vit.ResamplePosEmbedTensor(*pos, imp.Config, c)
 	if err != nil {
 		return err
 	}

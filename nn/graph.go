@@ -17,7 +17,7 @@ import (
 // Gorgonia expression graph whose parameter nodes share the network's
 // tensors. A training graph (Training true) applies dropout, drop-path and
 // batch statistics; an evaluation graph does not, and may have another batch
-// size. models/vit and models/resnet build them; Run, Predictions, Input and
+// size. model/vit and model/resnet build them; Run, Predictions, Input and
 // Differentiate work the same for every network.
 type Graph struct {
 	Training bool

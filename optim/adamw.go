@@ -139,10 +139,6 @@ func adamwKernel(p, g, m, v []float32, c adamCoef, k adamConst) {
 // StepCount returns the number of steps taken.
 func (o *AdamW) StepCount() int { return o.step }
 
-// Moments returns the first and second moment buffers, aligned with the
-// parameters (live buffers, not copies).
-func (o *AdamW) Moments() (expAvg, expAvgSq [][]float32) { return o.m, o.v }
-
 // StateTensors returns "optim.step" and, per parameter,
 // "optim.exp_avg.<name>" and "optim.exp_avg_sq.<name>" with the
 // parameter's shape.

@@ -42,7 +42,7 @@ func TestAdamWHandComputedFirstStep(t *testing.T) {
 	if got := p.Data[0]; math.Abs(float64(got)-0.895) > 1e-6 {
 		t.Fatalf("p = %.9g, want 0.895", got)
 	}
-	m, v := o.Moments()
+	m, v := o.m, o.v
 	if math.Abs(float64(m[0][0])-0.05) > 1e-8 || math.Abs(float64(v[0][0])-0.00025) > 1e-10 {
 		t.Fatalf("m, v = %g, %g, want 0.05, 0.00025", m[0][0], v[0][0])
 	}

@@ -14,7 +14,7 @@ func BenchmarkAdamWViTB(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	grads := Grads(params)
+	grads := randomZeroGrads(params)
 	n := numValues(params)
 	b.SetBytes(int64(bytesPerAdamWValue * n))
 	b.ResetTimer()
@@ -35,7 +35,7 @@ func BenchmarkClipViTB(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	grads := Grads(params)
+	grads := randomZeroGrads(params)
 	for _, g := range grads {
 		for i := range g {
 			g[i] = 1

@@ -14,7 +14,7 @@ func newParam(rng *rand.Rand, name string, shape ...int) Param {
 	for _, d := range shape {
 		n *= d
 	}
-	p := Param{Name: name, Shape: shape, Data: make([]float32, n), Grad: make([]float32, n)}
+	p := Param{Name: name, Shape: shape, Data: make([]float32, n)}
 	for i := range p.Data {
 		p.Data[i] = float32(rng.Float64()*2 - 1)
 	}
@@ -92,7 +92,7 @@ func vitBParams() []Param {
 		for _, s := range shape {
 			n *= s
 		}
-		ps = append(ps, Param{Name: name, Shape: shape, Data: make([]float32, n), Grad: make([]float32, n)})
+		ps = append(ps, Param{Name: name, Shape: shape, Data: make([]float32, n)})
 	}
 	add("cls_token", 1, 1, d)
 	add("pos_embed", 1, tokens, d)

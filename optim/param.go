@@ -6,14 +6,14 @@ import (
 )
 
 // Param is one trainable tensor. Data is the weight buffer the optimizer
-// updates in place; Grad is its gradient (same length as Data). Shape is the
-// tensor's shape, e.g. (D_out, D_in) for a linear weight or (D,) for a bias,
-// and must multiply out to len(Data).
+// updates in place; its gradient comes to Step, Clip and Add separately,
+// aligned with the parameters. Shape is the tensor's shape, e.g.
+// (D_out, D_in) for a linear weight or (D,) for a bias, and must multiply
+// out to len(Data).
 type Param struct {
 	Name  string
 	Shape []int
 	Data  []float32
-	Grad  []float32
 }
 
 // Tensor is a named float32 tensor of the given shape, the unit in which
@@ -22,16 +22,6 @@ type Tensor struct {
 	Name  string
 	Shape []int
 	Data  []float32
-}
-
-// Grads returns the Grad field of every parameter, in order: the grads
-// argument that Step, Clip and Add expect when gradients live in the Params.
-func Grads(params []Param) [][]float32 {
-	out := make([][]float32, len(params))
-	for i := range params {
-		out[i] = params[i].Grad
-	}
-	return out
 }
 
 // numElements returns the product of shape, or an error when a dimension

@@ -8,8 +8,8 @@ import (
 	"strings"
 
 	"github.com/vit-train/vit-train/formats/safetensors"
-	"github.com/vit-train/vit-train/models"
-	"github.com/vit-train/vit-train/models/vit"
+	"github.com/vit-train/vit-train/model"
+	"github.com/vit-train/vit-train/model/vit"
 	"github.com/vit-train/vit-train/optim"
 )
 
@@ -29,17 +29,18 @@ type State struct {
 // Checkpoint is the content of a vit-train checkpoint: a safetensors file
 // whose tensors are the model's parameters under timm's names (plus
 // "optim.*" optimiser moments and "ema.*" EMA weights when saved for
-// resuming) and whose metadata holds the model configuration, the training
+// resuming) and whose metadata holds the model's spec, the training
 // configuration, the run state, the normalisation and the class names.
 //
-// A ResNet checkpoint (Arch "resnet") records its configuration in ResNet
-// instead of Model and stores the batch norms' running_mean and
-// running_var beside the parameters, under torchvision's names.
+// The spec is stored as the architecture's name ("vit_train.arch"; files
+// without it hold a ViT) and its configuration as JSON under the key the
+// architecture registered ("vit_train.model" for a ViT,
+// "vit_train.resnet" for a ResNet). A ResNet checkpoint stores the batch
+// norms' running_mean and running_var beside the parameters, under
+// torchvision's names.
 type Checkpoint struct {
-	Arch    string             // models.ArchViT (also for files without "vit_train.arch") or models.ArchResNet
-	ResNet  *models.ResNetSpec // the ResNet's configuration when Arch is models.ArchResNet
-	Model   vit.Config         // the ViT's configuration when Arch is models.ArchViT
-	Config  *Config            // nil for checkpoints made outside a training run
+	Spec    model.Spec // the network, as model.New rebuilds it
+	Config  *Config    // nil for checkpoints made outside a training run
 	State   State
 	Mean    []float32
 	Std     []float32
@@ -49,34 +50,19 @@ type Checkpoint struct {
 	EMA     []optim.Tensor       // EMA weights ("ema." names)
 }
 
-// Metadata keys of a checkpoint.
+// Metadata keys of a checkpoint; the spec's configuration goes under the
+// key its architecture registered.
 const (
-	metaModel   = "vit_train.model"
 	metaConfig  = "vit_train.config"
 	metaState   = "vit_train.state"
 	metaMean    = "vit_train.mean"
 	metaStd     = "vit_train.std"
 	metaClasses = "vit_train.classes"
 	metaArch    = "vit_train.arch"
-	metaResNet  = "vit_train.resnet"
+	// defaultArch is the architecture of files written before
+	// "vit_train.arch" existed.
+	defaultArch = "vit"
 )
-
-// Spec is the network the checkpoint holds, as models.New rebuilds it.
-func (c *Checkpoint) Spec() models.Spec {
-	if c.Arch == models.ArchResNet && c.ResNet != nil {
-		return models.ResNet(*c.ResNet)
-	}
-	return models.ViTSpec(c.Model)
-}
-
-// setSpec records the network spec s in the checkpoint's fields.
-func (c *Checkpoint) setSpec(s models.Spec) {
-	c.Arch, c.Model, c.ResNet = s.Arch, s.ViT, nil
-	if s.Arch == models.ArchResNet {
-		r := s.ResNet
-		c.ResNet, c.Model = &r, vit.Config{}
-	}
-}
 
 // Save writes the checkpoint to path atomically, with CRC-32C checksums of
 // every tensor and of the header that LoadCheckpoint verifies (see
@@ -94,22 +80,15 @@ func (c *Checkpoint) Save(path string) error {
 		meta[key] = string(b)
 		return nil
 	}
-	arch := struct {
-		k string
-		v any
-	}{metaModel, c.Model}
-	meta[metaArch] = models.ArchViT
-	if c.Arch == models.ArchResNet {
-		if c.ResNet == nil {
-			return fmt.Errorf("checkpoint %s: a resnet checkpoint needs its ResNet configuration", path)
-		}
-		meta[metaArch] = models.ArchResNet
-		arch.k, arch.v = metaResNet, c.ResNet
+	key, spec, err := model.EncodeConfig(c.Spec)
+	if err != nil {
+		return fmt.Errorf("checkpoint %s: %w", path, err)
 	}
+	meta[metaArch], meta[key] = c.Spec.Arch(), string(spec)
 	for _, kv := range []struct {
 		k string
 		v any
-	}{arch, {metaState, c.State}, {metaMean, c.Mean}, {metaStd, c.Std}, {metaClasses, c.Classes}} {
+	}{{metaState, c.State}, {metaMean, c.Mean}, {metaStd, c.Std}, {metaClasses, c.Classes}} {
 		if err := put(kv.k, kv.v); err != nil {
 			return err
 		}
@@ -175,29 +154,26 @@ func decodeCheckpoint(f *safetensors.File) (*Checkpoint, error) {
 			c.Params = append(c.Params, t)
 		}
 	}
-	var channels, classes int
-	switch c.Arch = f.Metadata[metaArch]; c.Arch {
-	case "", models.ArchViT:
-		c.Arch = models.ArchViT
-		if err := get(metaModel, &c.Model, true); err != nil {
-			return nil, err
-		}
-		if err := models.CheckTensors(c.Spec(), c.Params, fmt.Sprintf("metadata %q", metaModel)); err != nil {
-			return nil, err
-		}
-		channels, classes = c.Model.Channels, c.Model.NumClasses
-	case models.ArchResNet:
-		c.ResNet = &models.ResNetSpec{}
-		if err := get(metaResNet, c.ResNet, true); err != nil {
-			return nil, err
-		}
-		if err := models.CheckTensors(c.Spec(), c.Params, fmt.Sprintf("metadata %q", metaResNet)); err != nil {
-			return nil, err
-		}
-		channels, classes = c.ResNet.Channels, c.ResNet.NumClasses
-	default:
-		return nil, fmt.Errorf("metadata %q is %q, want %q or %q", metaArch, c.Arch, models.ArchViT, models.ArchResNet)
+	arch := f.Metadata[metaArch]
+	if arch == "" {
+		arch = defaultArch
 	}
+	a, err := model.Lookup(arch)
+	if err != nil {
+		return nil, fmt.Errorf("metadata %q is %q: %w", metaArch, arch, err)
+	}
+	js, ok := f.Metadata[a.ConfigKey]
+	if !ok {
+		return nil, fmt.Errorf("metadata has no %q (not a vit-train checkpoint? use `vit-train import` for timm files)", a.ConfigKey)
+	}
+	if c.Spec, err = model.DecodeSpec(arch, []byte(js)); err != nil {
+		return nil, fmt.Errorf("metadata %q is %s: %w", a.ConfigKey, clip(js), err)
+	}
+	if err := model.CheckTensors(c.Spec, c.Params, fmt.Sprintf("metadata %q", a.ConfigKey)); err != nil {
+		return nil, err
+	}
+	channels, _ := c.Spec.Input()
+	classes := c.Spec.NumClasses()
 	for _, kv := range []struct {
 		k string
 		v any
@@ -272,13 +248,13 @@ func checkNormalisation(mean, std []float32, channels int) error {
 	return nil
 }
 
-// LoadWeights copies the checkpoint's tensors into n (models.Load): every
+// LoadWeights copies the checkpoint's tensors into n (model.Load): every
 // tensor of n must be present with its shape, and no other may be, except
 // that a ViT's pos_embed is resampled when only the patch grid differs (the
 // returned note says so) and, when skipHead is set, the classification
 // heads are left as they are (for a new class count).
-func (c *Checkpoint) LoadWeights(n models.Network, skipHead bool) (note string, err error) {
-	return models.Load(n, c.Params, c.Spec(), skipHead)
+func (c *Checkpoint) LoadWeights(n model.Network, skipHead bool) (note string, err error) {
+	return model.Load(n, c.Params, c.Spec, skipHead)
 }
 
 // OpenModel loads the checkpoint at path into a new ViT of its
@@ -290,7 +266,7 @@ func OpenModel(path string, ema bool) (*Checkpoint, *vit.ViT, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	m, err := models.ViTOf(n)
+	m, err := vit.Of(n)
 	if err != nil {
 		return nil, nil, fmt.Errorf("checkpoint %s: %w", path, err)
 	}
@@ -324,12 +300,12 @@ func (c *Checkpoint) EMAWeights() (*Checkpoint, error) {
 // OpenNetwork loads the checkpoint at path into a new network built from
 // the spec it carries, whatever the network's name or architecture; with
 // ema, the EMA weights are loaded instead of the trained ones.
-func OpenNetwork(path string, ema bool) (*Checkpoint, models.Network, error) {
+func OpenNetwork(path string, ema bool) (*Checkpoint, model.Network, error) {
 	ck, err := LoadCheckpoint(path)
 	if err != nil {
 		return nil, nil, err
 	}
-	n, err := models.New(ck.Spec(), 0)
+	n, err := model.New(ck.Spec, 0)
 	if err != nil {
 		return nil, nil, fmt.Errorf("checkpoint %s: %w", path, err)
 	}

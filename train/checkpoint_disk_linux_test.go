@@ -10,7 +10,8 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/vit-train/vit-train/models/vit"
+	"github.com/vit-train/vit-train/model"
+	"github.com/vit-train/vit-train/model/vit"
 )
 
 // mountTmpfs mounts a tmpfs of the given size on a new folder for the
@@ -68,7 +69,7 @@ func TestCheckpointFullDisk(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	big.Model, big.Params, big.EMA = wide, m.Tensors(), nil
+	big.Spec, big.Params, big.EMA = model.SpecOf(wide), m.Tensors(), nil
 	big.State.Epoch++
 	err = big.Save(path)
 	if !errors.Is(err, syscall.ENOSPC) || !strings.Contains(err.Error(), path) {

@@ -7,8 +7,16 @@ import (
 	"testing"
 
 	"github.com/vit-train/vit-train/formats/safetensors"
-	"github.com/vit-train/vit-train/models"
-	"github.com/vit-train/vit-train/models/vit"
+	"github.com/vit-train/vit-train/model"
+	"github.com/vit-train/vit-train/model/resnet"
+	"github.com/vit-train/vit-train/model/vit"
+)
+
+// The metadata keys the ViT and ResNet architectures register for their
+// configurations.
+const (
+	metaModel  = "vit_train.model"
+	metaResNet = "vit_train.resnet"
 )
 
 // fuzzTensorSets are the parameter sets the checkpoint fuzzer starts from:
@@ -18,7 +26,7 @@ var fuzzTensorSets = sync.OnceValues(func() ([][]safetensors.Tensor, error) {
 	if err != nil {
 		return nil, err
 	}
-	r, err := models.New(models.ResNet(models.ResNetSpec{Arch: "resnet20", Channels: 1, ImageSize: 8, NumClasses: 3}), 0)
+	r, err := model.New(model.SpecOf(resnet.Spec{Arch: "resnet20", Channels: 1, ImageSize: 8, NumClasses: 3}), 0)
 	if err != nil {
 		return nil, err
 	}
@@ -36,11 +44,11 @@ var fuzzTensorSets = sync.OnceValues(func() ([][]safetensors.Tensor, error) {
 func FuzzCheckpointMetadata(f *testing.F) {
 	const vitJSON = `{"img_size":8,"patch_size":4,"in_chans":1,"num_classes":3,"embed_dim":8,"depth":2,"num_heads":2,"mlp_dim":16,"norm_eps":1e-6,"qkv_bias":true}`
 	const state = `{"epoch":2,"batch":5,"step":40,"best_top1":61.5,"best_epoch":1}`
-	const resnet = `{"arch":"resnet20","in_chans":1,"img_size":8,"num_classes":3}`
+	const resnetJSON = `{"arch":"resnet20","in_chans":1,"img_size":8,"num_classes":3}`
 	f.Add("", vitJSON, "", state, "[0.5]", "[0.25]", `["a","b","c"]`, "", uint8(0), uint16(0))
 	f.Add("vit", vitJSON, "", "", "", "", "", "epochs: 3\nmodel:\n  name: vit_tiny\n", uint8(0), uint16(0x0203))
-	f.Add("resnet", "", resnet, state, "[0.5]", "[0.25]", "", "", uint8(1), uint16(0))
-	f.Add("resnet", "", resnet, "", "", "", "", "", uint8(1), uint16(0x0105))
+	f.Add("resnet", "", resnetJSON, state, "[0.5]", "[0.25]", "", "", uint8(1), uint16(0))
+	f.Add("resnet", "", resnetJSON, "", "", "", "", "", uint8(1), uint16(0x0105))
 	f.Fuzz(func(t *testing.T, arch, modelJSON, resnetJSON, state, mean, std, classes, config string, set uint8, edit uint16) {
 		sets, err := fuzzTensorSets()
 		if err != nil {
@@ -72,30 +80,30 @@ func FuzzCheckpointMetadata(f *testing.F) {
 			}
 			return
 		}
-		switch ck.Arch {
-		case models.ArchViT:
-			m, err := vit.New(ck.Model, 0)
+		switch c := ck.Spec.Config.(type) {
+		case vit.Config:
+			m, err := vit.New(c, 0)
 			if err != nil {
-				t.Fatalf("accepted model %+v does not build: %v", ck.Model, err)
+				t.Fatalf("accepted model %+v does not build: %v", c, err)
 			}
-			if _, err := ck.LoadWeights(models.FromViT(m), false); err != nil {
+			if _, err := ck.LoadWeights(vit.AsNetwork(m), false); err != nil {
 				t.Fatalf("accepted checkpoint does not load into its model: %v", err)
 			}
 			if len(ck.EMA) > 0 {
 				if ema, err := ck.EMAWeights(); err == nil {
-					ema.LoadWeights(models.FromViT(m), false) // may fail, must not panic
+					ema.LoadWeights(vit.AsNetwork(m), false) // may fail, must not panic
 				}
 			}
-		case models.ArchResNet:
-			n, err := builtResNet(*ck.ResNet)
+		case resnet.Spec:
+			n, err := builtResNet(c)
 			if err != nil {
-				t.Fatalf("accepted ResNet %+v does not build: %v", *ck.ResNet, err)
+				t.Fatalf("accepted ResNet %+v does not build: %v", c, err)
 			}
 			if _, err := ck.LoadWeights(n, false); err != nil {
 				t.Fatalf("accepted checkpoint does not load into its ResNet: %v", err)
 			}
 		default:
-			t.Fatalf("accepted architecture %q", ck.Arch)
+			t.Fatalf("accepted architecture %q", ck.Spec.Arch())
 		}
 	})
 }
@@ -104,12 +112,12 @@ func FuzzCheckpointMetadata(f *testing.F) {
 // by what decides their parameters.
 var resnets sync.Map
 
-func builtResNet(spec models.ResNetSpec) (models.Network, error) {
-	key := models.ResNetSpec{Arch: spec.Arch, Channels: spec.Channels, NumClasses: spec.NumClasses}
+func builtResNet(spec resnet.Spec) (model.Network, error) {
+	key := resnet.Spec{Arch: spec.Arch, Channels: spec.Channels, NumClasses: spec.NumClasses}
 	if n, ok := resnets.Load(key); ok {
-		return n.(models.Network), nil
+		return n.(model.Network), nil
 	}
-	n, err := models.New(models.ResNet(spec), 0)
+	n, err := model.New(model.SpecOf(spec), 0)
 	if err == nil {
 		resnets.Store(key, n)
 	}

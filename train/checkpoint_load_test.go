@@ -15,8 +15,8 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/vit-train/vit-train/formats/safetensors"
-	"github.com/vit-train/vit-train/models"
-	"github.com/vit-train/vit-train/models/vit"
+	"github.com/vit-train/vit-train/model"
+	"github.com/vit-train/vit-train/model/vit"
 	"github.com/vit-train/vit-train/optim"
 )
 
@@ -40,7 +40,7 @@ func tinyCheckpoint(t testing.TB) *Checkpoint {
 		}
 	}
 	cfg := DefaultConfig()
-	ck := &Checkpoint{Arch: models.ArchViT, Model: tinyViT, Config: &cfg, State: State{Epoch: 2, Batch: 5, Step: 40, BestTop1: 61.5, BestEpoch: 1},
+	ck := &Checkpoint{Spec: model.SpecOf(tinyViT), Config: &cfg, State: State{Epoch: 2, Batch: 5, Step: 40, BestTop1: 61.5, BestEpoch: 1},
 		Mean: []float32{0.5}, Std: []float32{0.25}, Classes: []string{"a", "b", "c"}, Params: m.Tensors()}
 	for _, p := range ck.Params {
 		ck.EMA = append(ck.EMA, optim.Tensor{Name: "ema." + p.Name, Shape: p.Shape, Data: p.Data})
@@ -64,7 +64,7 @@ func TestCheckpointRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.State != want.State || got.Model != want.Model || len(got.EMA) != len(want.EMA) || got.Config == nil {
+	if got.State != want.State || got.Spec != want.Spec || len(got.EMA) != len(want.EMA) || got.Config == nil {
 		t.Fatalf("read back %+v", got)
 	}
 	for i, p := range m.Params {
@@ -211,7 +211,7 @@ func TestLoadWeightsFloat64Model(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ck.LoadWeights(models.FromViT(m), false); err != nil {
+	if _, err := ck.LoadWeights(vit.AsNetwork(m), false); err != nil {
 		t.Fatal(err)
 	}
 	got := m.Params[0].Value.Data().([]float64)
@@ -225,7 +225,7 @@ func TestLoadWeightsFloat64Model(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if note, err := ck.LoadWeights(models.FromViT(m), false); err != nil || !strings.Contains(note, "resampled") {
+	if note, err := ck.LoadWeights(vit.AsNetwork(m), false); err != nil || !strings.Contains(note, "resampled") {
 		t.Fatalf("resampled load: %q, %v", note, err)
 	}
 }
@@ -248,7 +248,7 @@ func TestCheckpointCorruptMetadata(t *testing.T) {
 		return string(b)
 	}
 	resnet := func(spec string) map[string]string {
-		return map[string]string{metaArch: models.ArchResNet, metaResNet: spec}
+		return map[string]string{metaArch: "resnet", metaResNet: spec}
 	}
 	for _, tc := range []struct {
 		name string

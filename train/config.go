@@ -12,8 +12,8 @@ import (
 
 	"github.com/vit-train/vit-train/distill"
 	"github.com/vit-train/vit-train/internal/layered"
-	"github.com/vit-train/vit-train/models"
-	"github.com/vit-train/vit-train/models/vit"
+	"github.com/vit-train/vit-train/model"
+	"github.com/vit-train/vit-train/model/vit"
 	"github.com/vit-train/vit-train/nn/blas"
 	"github.com/vit-train/vit-train/nn/fmapeak"
 )
@@ -101,7 +101,7 @@ func (m ModelConfig) Products() (blas.Variant, error) {
 
 // ApplyPrecision makes net's graphs run their products as model.precision
 // says (see Products).
-func (m ModelConfig) ApplyPrecision(net models.Network) error {
+func (m ModelConfig) ApplyPrecision(net model.Network) error {
 	v, err := m.Products()
 	if err != nil {
 		return err
@@ -293,19 +293,20 @@ func parseConfigYAML(raw []byte) (Config, error) {
 // a ResNet architecture), or from model.vit when set, and the model
 // overrides. A ResNet's zero
 // in_chans, img_size and num_classes are left for the data to fill
-// (models.Spec.Resolve).
-func (c Config) ModelSpec() (models.Spec, error) {
+// (model.Spec.Resolve).
+func (c Config) ModelSpec() (model.Spec, error) {
 	m := c.Model
-	o := models.Overrides{ImageSize: m.ImageSize, NumClasses: m.NumClasses, Channels: m.Channels,
+	o := model.Overrides{ImageSize: m.ImageSize, NumClasses: m.NumClasses, Channels: m.Channels,
 		DropRate: m.DropRate, AttnDropRate: m.AttnDropRate, DropPathRate: m.DropPathRate,
 		PatchSize: m.PatchSize, EmbedDim: m.EmbedDim, Depth: m.Depth, Heads: m.Heads, MLPRatio: m.MLPRatio}
 	if m.ViT == nil {
-		return models.Create(m.Name, o)
+		return model.Create(m.Name, o)
 	}
 	if m.ViT.Name != m.Name {
-		return models.Spec{}, fmt.Errorf("model.vit.name = %q differs from model.name = %q", m.ViT.Name, m.Name)
+		return model.Spec{}, fmt.Errorf("model.vit.name = %q differs from model.name = %q", m.ViT.Name, m.Name)
 	}
-	return models.CustomViT(*m.ViT, o)
+	vc, err := m.ViT.With(o)
+	return model.SpecOf(vc), err
 }
 
 // Validate checks values that no type can (ranges and names) and refuses
@@ -329,7 +330,7 @@ func (c Config) validateValues() error {
 	if err != nil {
 		return fmt.Errorf("config: model: %w", err)
 	}
-	if spec.IsCNN() && c.Distill.Type != "none" {
+	if !model.CanDistil(spec) && c.Distill.Type != "none" {
 		return fmt.Errorf("config: distill.type = %s: model %s has no distillation head", c.Distill.Type, c.Model.Name)
 	}
 	if err := c.Distill.Validate(); err != nil {

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/vit-train/vit-train/model/vit"
 )
 
 func writeFile(t *testing.T, name, text string) string {
@@ -174,7 +176,7 @@ func TestShapeOverridesChangeAPreset(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%v: %v", tc.sets, err)
 		}
-		c := spec.ViT
+		c := spec.Config.(vit.Config)
 		if c.PatchSize != tc.patch || c.EmbedDim != tc.dim || c.Depth != tc.depth || c.Heads != tc.heads ||
 			c.MLPDim != tc.mlp || c.NumTokens() != tc.tokens {
 			t.Errorf("%v: got patch %d, dim %d, depth %d, heads %d, mlp %d, %d tokens; want %d, %d, %d, %d, %d, %d",

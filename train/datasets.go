@@ -5,7 +5,7 @@ import (
 
 	"github.com/vit-train/vit-train/augment"
 	"github.com/vit-train/vit-train/data"
-	"github.com/vit-train/vit-train/models"
+	"github.com/vit-train/vit-train/model"
 )
 
 // Datasets are a run's training and evaluation data with their normalisation.
@@ -73,7 +73,7 @@ type subset struct {
 func (s subset) Len() int { return s.n }
 
 // CheckModel reports a network that cannot take the data.
-func (d *Datasets) CheckModel(s models.Spec) error {
+func (d *Datasets) CheckModel(s model.Spec) error {
 	channels, _ := s.Input()
 	return d.checkInput(s.Name(), channels, s.NumClasses())
 }

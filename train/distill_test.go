@@ -12,7 +12,8 @@ import (
 	"github.com/vit-train/vit-train/distill"
 	"github.com/vit-train/vit-train/formats/npy"
 	"github.com/vit-train/vit-train/formats/safetensors"
-	"github.com/vit-train/vit-train/models"
+	"github.com/vit-train/vit-train/model"
+	"github.com/vit-train/vit-train/model/resnet"
 )
 
 func TestDistillConfigErrors(t *testing.T) {
@@ -78,8 +79,8 @@ func TestResNetResumeIsExact(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ca.Arch != models.ArchResNet || *ca.ResNet != (models.ResNetSpec{Arch: "resnet20", Channels: 1, ImageSize: 28, NumClasses: 10}) {
-		t.Fatalf("checkpoint arch %q %+v", ca.Arch, ca.ResNet)
+	if ca.Spec != model.SpecOf(resnet.Spec{Arch: "resnet20", Channels: 1, ImageSize: 28, NumClasses: 10}) {
+		t.Fatalf("checkpoint spec %+v", ca.Spec)
 	}
 	stats := 0
 	resumed := tensorsByName(cb.Params)
@@ -213,8 +214,8 @@ func tensorsByName(ts []safetensors.Tensor) map[string][]float32 {
 // of evaluation images of class 0, its top-5 the share of classes 0–4 and
 // its loss logsumexp(bias) − bias[label], from the labels alone.
 func TestTeacherScoreIsTheTeachersOwn(t *testing.T) {
-	spec := models.ResNetSpec{Arch: "resnet20", Channels: 1, ImageSize: 28, NumClasses: 10}
-	net, err := models.New(models.ResNet(spec), 3)
+	spec := resnet.Spec{Arch: "resnet20", Channels: 1, ImageSize: 28, NumClasses: 10}
+	net, err := model.New(model.SpecOf(spec), 3)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -232,7 +233,7 @@ func TestTeacherScoreIsTheTeachersOwn(t *testing.T) {
 	}
 	path := filepath.Join(t.TempDir(), "teacher.safetensors")
 	fmMean, fmStd := data.FashionMNISTMeanStd()
-	ck := &Checkpoint{Arch: models.ArchResNet, ResNet: &spec, Mean: fmMean, Std: fmStd, Params: net.Tensors()}
+	ck := &Checkpoint{Spec: model.SpecOf(spec), Mean: fmMean, Std: fmStd, Params: net.Tensors()}
 	if err := ck.Save(path); err != nil {
 		t.Fatal(err)
 	}

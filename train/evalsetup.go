@@ -3,7 +3,7 @@ package train
 import (
 	"github.com/vit-train/vit-train/augment"
 	"github.com/vit-train/vit-train/data"
-	"github.com/vit-train/vit-train/models"
+	"github.com/vit-train/vit-train/model"
 	"github.com/vit-train/vit-train/nn"
 )
 
@@ -20,7 +20,7 @@ type EvalOptions struct {
 // data through the evaluation pipeline: what eval and logits share.
 type EvalRun struct {
 	Checkpoint *Checkpoint
-	Net        models.Network
+	Net        model.Network
 	Config     Config    // the checkpoint's run configuration with the overrides applied
 	Data       *Datasets // the datasets Config names
 	Items      data.Dataset
@@ -41,8 +41,8 @@ func OpenEval(path string, o EvalOptions) (*EvalRun, error) {
 		return nil, err
 	}
 	r := &EvalRun{Checkpoint: ck, Net: net, Config: DefaultConfig()}
-	if _, size := net.Input(); o.ImageSize > 0 && o.ImageSize != size {
-		if r.Net, r.Note, err = models.Resized(net, o.ImageSize); err != nil {
+	if _, size := net.Spec().Input(); o.ImageSize > 0 && o.ImageSize != size {
+		if r.Net, r.Note, err = model.Resized(net, o.ImageSize); err != nil {
 			return nil, err
 		}
 	}
@@ -69,7 +69,7 @@ func OpenEval(path string, o EvalOptions) (*EvalRun, error) {
 		r.Items = r.Data.Train
 	}
 	mean, std := normalisation(ck, r.Data)
-	_, size := r.Net.Input()
+	_, size := r.Net.Spec().Input()
 	_, evalP, err := Pipelines(r.Config.Aug, size, mean, std)
 	if err != nil {
 		return nil, err

@@ -6,7 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/vit-train/vit-train/models"
+	"github.com/vit-train/vit-train/model"
+	"github.com/vit-train/vit-train/model/vit"
 )
 
 // TestFinetuneAtHigherResolution trains at 28 px, then fine-tunes at 56 px
@@ -37,10 +38,10 @@ func TestFinetuneAtHigherResolution(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if after.Model.ImageSize != 56 || after.Model.NumTokens() != 197 {
-		t.Fatalf("fine-tuned model %+v", after.Model)
+	if after.Spec.Config.(vit.Config).ImageSize != 56 || after.Spec.Config.(vit.Config).NumTokens() != 197 {
+		t.Fatalf("fine-tuned model %+v", after.Spec.Config.(vit.Config))
 	}
-	net, err := models.New(after.Spec(), 0)
+	net, err := model.New(after.Spec, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +61,7 @@ func TestFinetuneAtHigherResolution(t *testing.T) {
 					t.Fatal("the cls row of pos_embed changed")
 				}
 			}
-		case net.IsHead(p.Name):
+		case net.Spec().Config.IsHead(p.Name):
 			for i := range p.Data {
 				headChanged = headChanged || p.Data[i] != old[p.Name][i]
 			}
@@ -86,16 +87,16 @@ func TestFinetuneNewClassCount(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mc := ck.Model
+	mc := ck.Spec.Config.(vit.Config)
 	mc.NumClasses = 7
 	m, err := newModel(mc)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ck.LoadWeights(models.FromViT(m), false); err == nil || !strings.Contains(err.Error(), "head.weight") {
+	if _, err := ck.LoadWeights(vit.AsNetwork(m), false); err == nil || !strings.Contains(err.Error(), "head.weight") {
 		t.Fatalf("loading a 10-class head into a 7-class model must fail naming head.weight, got %v", err)
 	}
-	if _, err := ck.LoadWeights(models.FromViT(m), true); err != nil {
+	if _, err := ck.LoadWeights(vit.AsNetwork(m), true); err != nil {
 		t.Fatalf("with a new head: %v", err)
 	}
 }
@@ -121,7 +122,7 @@ func TestResNetWithEMALayerDecayAndInitFrom(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	net, err := models.New(ck.Spec(), 0)
+	net, err := model.New(ck.Spec, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,7 +19,7 @@ func Logits(path string, split data.Split, sets []string, batch int) (logits []f
 	if err != nil {
 		return nil, 0, 0, err
 	}
-	g, l, classes := r.Graph, r.Loader, r.Net.NumClasses()
+	g, l, classes := r.Graph, r.Loader, r.Net.Spec().NumClasses()
 	n = r.Items.Len()
 	logits = make([]float32, n*classes)
 	images, err := g.Float32Images()

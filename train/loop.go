@@ -270,7 +270,7 @@ func (t *trainer) fillInputs(b *data.Batch) error {
 	if t.mix != nil {
 		mix, err = b.Mix(*t.mix, t.obj.Targets)
 	} else {
-		err = b.OneHot(t.net.NumClasses(), t.cfg.Aug.Smoothing, t.obj.Targets)
+		err = b.OneHot(t.net.Spec().NumClasses(), t.cfg.Aug.Smoothing, t.obj.Targets)
 	}
 	if err != nil {
 		return err
@@ -302,10 +302,9 @@ func (t *trainer) collectGrads() error {
 // readGrad points t.grads[j] at the last run's gradient of parameter i,
 // trainable parameter j.
 func (t *trainer) readGrad(j, i int) error {
-	v := t.obj.Step.GradValue(i).Data()
-	g, ok := v.([]float32)
-	if !ok {
-		return fmt.Errorf("training step: the gradient of %s is %T, want []float32", t.trainP[j].Name, v)
+	g, err := t.obj.Step.Grad(i)
+	if err != nil {
+		return fmt.Errorf("training step: %s: %w", t.trainP[j].Name, err)
 	}
 	t.grads[j] = g
 	return nil

@@ -2,7 +2,7 @@ package train
 
 import (
 	"github.com/vit-train/vit-train/augment"
-	"github.com/vit-train/vit-train/models/vit"
+	"github.com/vit-train/vit-train/model/vit"
 )
 
 func newModel(c vit.Config) (*vit.ViT, error) { return vit.New(c, 0) }

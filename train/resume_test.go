@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	"github.com/vit-train/vit-train/data"
-	"github.com/vit-train/vit-train/models"
-	"github.com/vit-train/vit-train/models/vit"
+	"github.com/vit-train/vit-train/model"
+	"github.com/vit-train/vit-train/model/vit"
 )
 
 // tinyConfig is a run of 2 epochs of 6 batches of 16 embedded images,
@@ -175,7 +175,7 @@ func teacherCheckpoint(t *testing.T) string {
 	}
 	path := filepath.Join(t.TempDir(), "teacher.safetensors")
 	fmMean, fmStd := data.FashionMNISTMeanStd()
-	ck := &Checkpoint{Arch: models.ArchViT, Model: mc, Mean: fmMean, Std: fmStd, Classes: data.FashionMNISTClasses(), Params: m.Tensors()}
+	ck := &Checkpoint{Spec: model.SpecOf(mc), Mean: fmMean, Std: fmStd, Classes: data.FashionMNISTClasses(), Params: m.Tensors()}
 	if err := ck.Save(path); err != nil {
 		t.Fatal(err)
 	}

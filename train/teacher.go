@@ -5,20 +5,20 @@ import (
 	"fmt"
 
 	"github.com/vit-train/vit-train/distill"
-	"github.com/vit-train/vit-train/models"
+	"github.com/vit-train/vit-train/model"
 )
 
 // openTeacher opens the teacher that cfg.Distill names, for a student that
 // takes the images of ds: nil without distillation, a distill.LogitsTeacher
 // for distill.teacher_logits, else the checkpoint distill.teacher as a
 // distill.NetTeacher.
-func openTeacher(cfg Config, student models.Network, ds *Datasets) (distill.Teacher, error) {
+func openTeacher(cfg Config, student model.Network, ds *Datasets) (distill.Teacher, error) {
 	d := cfg.Distill
 	switch {
 	case !d.Distilling():
 		return nil, nil
 	case d.TeacherLogits != "":
-		lt, err := distill.OpenLogitsTeacher(d.TeacherLogits, ds.Train.Len(), student.NumClasses())
+		lt, err := distill.OpenLogitsTeacher(d.TeacherLogits, ds.Train.Len(), student.Spec().NumClasses())
 		if err != nil {
 			return nil, err
 		}

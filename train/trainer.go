@@ -14,7 +14,7 @@ import (
 	"github.com/vit-train/vit-train/data"
 	"github.com/vit-train/vit-train/distill"
 	"github.com/vit-train/vit-train/formats/atomicfile"
-	"github.com/vit-train/vit-train/models"
+	"github.com/vit-train/vit-train/model"
 	"github.com/vit-train/vit-train/nn"
 	"github.com/vit-train/vit-train/nn/ops"
 	"github.com/vit-train/vit-train/optim"
@@ -68,12 +68,12 @@ type trainer struct {
 	cfg      Config
 	opts     Options
 	ds       *Datasets
-	net      models.Network
+	net      model.Network
 	teacher  distill.Teacher // nil unless distilling
 	teacherR *Result         // the teacher's evaluation, when it has one
 	obj      *distill.Objective
 	eval     *nn.Graph
-	emaNet   models.Network // the network evaluating the EMA weights
+	emaNet   model.Network // the network evaluating the EMA weights
 	emaEval  *nn.Graph
 	trainL   *data.Loader
 	evalL    *data.Loader
@@ -316,7 +316,7 @@ func (t *trainer) newNetwork() error {
 	if err := t.ds.CheckModel(spec); err != nil {
 		return err
 	}
-	if t.net, err = models.New(spec, t.cfg.Seed); err != nil {
+	if t.net, err = model.New(spec, t.cfg.Seed); err != nil {
 		return err
 	}
 	return t.cfg.Model.ApplyPrecision(t.net)
@@ -324,7 +324,7 @@ func (t *trainer) newNetwork() error {
 
 // compatible reports a checkpoint whose model differs from the configured one.
 func (t *trainer) compatible(ck *Checkpoint) error {
-	if have, want := ck.Spec(), t.net.Spec(); have != want {
+	if have, want := ck.Spec, t.net.Spec(); have != want {
 		return fmt.Errorf("the checkpoint's model (%+v) differs from the configured one (%+v); resume with the run's config.yaml", have, want)
 	}
 	return nil
@@ -351,7 +351,7 @@ func (t *trainer) buildGraphs() error {
 	}
 	if cfg.Model.GradCheckpointing {
 		if len(g.Blocks) == 0 {
-			return fmt.Errorf("config: model.grad_checkpointing: %s has no encoder blocks to recompute", t.net.Name())
+			return fmt.Errorf("config: model.grad_checkpointing: %s has no encoder blocks to recompute", t.net.Spec().Name())
 		}
 		g.GradCheckpointing = true
 	}
@@ -368,7 +368,7 @@ func (t *trainer) buildGraphs() error {
 // buildLoaders creates the training and evaluation loaders and Mixup/CutMix.
 func (t *trainer) buildLoaders() error {
 	cfg := t.cfg
-	_, size := t.net.Input()
+	_, size := t.net.Spec().Input()
 	trainP, evalP, err := Pipelines(cfg.Aug, size, t.ds.Mean, t.ds.Std)
 	if err != nil {
 		return err
@@ -388,7 +388,7 @@ func (t *trainer) buildLoaders() error {
 	}
 	if cfg.Aug.Mixup > 0 || cfg.Aug.CutMix > 0 {
 		t.mix = &augment.Mixup{MixupAlpha: cfg.Aug.Mixup, CutmixAlpha: cfg.Aug.CutMix, Prob: cfg.Aug.MixupProb,
-			SwitchProb: cfg.Aug.SwitchProb, LabelSmoothing: cfg.Aug.Smoothing, CorrectLam: true, Classes: t.net.NumClasses()}
+			SwitchProb: cfg.Aug.SwitchProb, LabelSmoothing: cfg.Aug.Smoothing, CorrectLam: true, Classes: t.net.Spec().NumClasses()}
 	}
 	return nil
 }
@@ -398,7 +398,7 @@ func (t *trainer) buildLoaders() error {
 func (t *trainer) buildUpdate() error {
 	t.params = t.net.Params()
 	for i, p := range t.params {
-		if !t.cfg.Init.FreezeBackbone || t.net.IsHead(p.Name) {
+		if !t.cfg.Init.FreezeBackbone || t.net.Spec().Config.IsHead(p.Name) {
 			t.train = append(t.train, i)
 			t.trainP = append(t.trainP, t.params[i])
 		}
@@ -459,12 +459,12 @@ func (t *trainer) buildOptimizer() error {
 	var groups []optim.Group
 	var err error
 	if cfg.LayerDecay > 0 && cfg.LayerDecay < 1 {
-		groups, err = optim.LayerDecayGroups(t.trainP, cfg.WeightDecay, t.net.NoWeightDecay(), cfg.LayerDecay, t.net.LayerMap())
+		groups, err = optim.LayerDecayGroups(t.trainP, cfg.WeightDecay, t.net.Spec().Config.NoWeightDecay(), cfg.LayerDecay, t.net.Spec().Config.LayerMap())
 		if err != nil {
 			return err
 		}
 	} else {
-		groups = optim.WeightDecayGroups(t.trainP, cfg.WeightDecay, t.net.NoWeightDecay())
+		groups = optim.WeightDecayGroups(t.trainP, cfg.WeightDecay, t.net.Spec().Config.NoWeightDecay())
 	}
 	switch cfg.Name {
 	case "adamw":
@@ -520,8 +520,8 @@ func (t *trainer) initFrom(ic InitConfig) error {
 	if err != nil {
 		return err
 	}
-	fromClasses := ck.Spec().NumClasses()
-	newHead := fromClasses != t.net.NumClasses()
+	fromClasses := ck.Spec.NumClasses()
+	newHead := fromClasses != t.net.Spec().NumClasses()
 	src := ck
 	if ic.EMA {
 		if src, err = ck.EMAWeights(); err != nil {
@@ -537,7 +537,7 @@ func (t *trainer) initFrom(ic InitConfig) error {
 		fmt.Fprintf(t.opts.Out, "  %s\n", note)
 	}
 	if newHead {
-		fmt.Fprintf(t.opts.Out, "  new head for %d classes (the checkpoint has %d)\n", t.net.NumClasses(), fromClasses)
+		fmt.Fprintf(t.opts.Out, "  new head for %d classes (the checkpoint has %d)\n", t.net.Spec().NumClasses(), fromClasses)
 	}
 	if ic.FreezeBackbone {
 		fmt.Fprintf(t.opts.Out, "  backbone frozen: training %d of %d tensors\n", len(t.train), len(t.params))
@@ -580,9 +580,8 @@ func (t *trainer) close() {
 // checkpoint returns the run's current checkpoint.
 func (t *trainer) checkpoint() *Checkpoint {
 	cfg := t.cfg
-	ck := &Checkpoint{Config: &cfg, State: t.state, Mean: t.ds.Mean, Std: t.ds.Std, Classes: t.ds.Classes,
+	ck := &Checkpoint{Config: &cfg, State: t.state, Mean: t.ds.Mean, Std: t.ds.Std, Classes: t.ds.Classes, Spec: t.net.Spec(),
 		Params: t.net.Tensors(), Optim: t.opt.StateTensors()}
-	ck.setSpec(t.net.Spec())
 	if t.ema != nil {
 		ck.EMA = t.ema.StateTensors()
 	}

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/vit-train/vit-train/models"
+	"github.com/vit-train/vit-train/model/vit"
 )
 
 // smallConfig trains the default model on a few hundred embedded images.
@@ -93,20 +93,20 @@ func TestTruncatedCheckpointIsAnError(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Wrong shapes: a model with another embedding width.
-	mc := ck.Model
+	mc := ck.Spec.Config.(vit.Config)
 	mc.EmbedDim, mc.Heads = 32, 4
 	m, err := newModel(mc)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ck.LoadWeights(models.FromViT(m), false); err == nil || !strings.Contains(err.Error(), "has shape") {
+	if _, err := ck.LoadWeights(vit.AsNetwork(m), false); err == nil || !strings.Contains(err.Error(), "has shape") {
 		t.Fatalf("want a shape mismatch error, got %v", err)
 	}
 	// Another architecture: one block fewer.
-	mc = ck.Model
+	mc = ck.Spec.Config.(vit.Config)
 	mc.Depth = 3
 	m, _ = newModel(mc)
-	if _, err := ck.LoadWeights(models.FromViT(m), false); err == nil || !strings.Contains(err.Error(), `"blocks.3.`) {
+	if _, err := ck.LoadWeights(vit.AsNetwork(m), false); err == nil || !strings.Contains(err.Error(), `"blocks.3.`) {
 		t.Fatalf("want an unexpected-tensor error, got %v", err)
 	}
 }

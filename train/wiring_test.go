@@ -16,7 +16,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/vit-train/vit-train/data"
-	"github.com/vit-train/vit-train/models/vit"
+	"github.com/vit-train/vit-train/model/vit"
 	"github.com/vit-train/vit-train/nn"
 )
 

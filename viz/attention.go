@@ -3,7 +3,7 @@ package viz
 import (
 	"fmt"
 
-	"github.com/vit-train/vit-train/models/vit"
+	"github.com/vit-train/vit-train/model/vit"
 	"github.com/vit-train/vit-train/nn"
 )
 

@@ -16,8 +16,7 @@ import (
 
 	"github.com/vit-train/vit-train/comm"
 	"github.com/vit-train/vit-train/distill"
-	"github.com/vit-train/vit-train/models"
-	"github.com/vit-train/vit-train/models/vit"
+	"github.com/vit-train/vit-train/model/vit"
 	"github.com/vit-train/vit-train/nn"
 	"github.com/vit-train/vit-train/nn/blas"
 	"github.com/vit-train/vit-train/nn/fmapeak"
@@ -185,7 +184,7 @@ func runBench(c vit.Config, batch, steps int, gradCheckpointing bool, precision,
 	if err != nil {
 		return benchResult{}, err
 	}
-	bt, err := newBenchTrainer(step, models.FromViT(m).Params(), cm)
+	bt, err := newBenchTrainer(step, vit.AsNetwork(m).Params(), cm)
 	if err != nil {
 		return benchResult{}, err
 	}

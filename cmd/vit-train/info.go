@@ -8,9 +8,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/vit-train/vit-train/models"
-	"github.com/vit-train/vit-train/models/resnet"
-	"github.com/vit-train/vit-train/models/vit"
+	"github.com/vit-train/vit-train/model"
+	"github.com/vit-train/vit-train/model/resnet"
+	"github.com/vit-train/vit-train/model/vit"
 )
 
 func newModelsCommand() *cobra.Command {
@@ -38,7 +38,7 @@ func newModelsCommand() *cobra.Command {
 // classes and shape (as model.img_size, model.patch_size, … in a config).
 type modelFlags struct {
 	name string
-	o    models.Overrides
+	o    model.Overrides
 }
 
 func (f *modelFlags) register(cmd *cobra.Command, def string) {
@@ -56,14 +56,15 @@ func (f *modelFlags) register(cmd *cobra.Command, def string) {
 
 // config is the configuration of the ViT the flags describe.
 func (f *modelFlags) config() (vit.Config, error) {
-	spec, err := models.Create(f.name, f.o)
+	spec, err := model.Create(f.name, f.o)
 	if err != nil {
 		return vit.Config{}, err
 	}
-	if spec.IsCNN() {
+	c, ok := spec.Config.(vit.Config)
+	if !ok {
 		return vit.Config{}, fmt.Errorf("--model %s: a ViT or DeiT preset is needed here", f.name)
 	}
-	return spec.ViT, nil
+	return c, nil
 }
 
 // modelInfo is what `vit-train info` reports.

@@ -15,8 +15,8 @@ import (
 	"github.com/vit-train/vit-train/formats/safetensors"
 	"github.com/vit-train/vit-train/interop"
 	"github.com/vit-train/vit-train/interop/onnxexport"
-	"github.com/vit-train/vit-train/models"
-	"github.com/vit-train/vit-train/models/vit"
+	"github.com/vit-train/vit-train/model"
+	"github.com/vit-train/vit-train/model/vit"
 	"github.com/vit-train/vit-train/train"
 )
 
@@ -66,7 +66,7 @@ configurations have them; --mean/--std override it.`,
 				return err
 			}
 			c := imp.Config
-			ck := &train.Checkpoint{Model: c, Params: imp.Params}
+			ck := &train.Checkpoint{Spec: model.SpecOf(c), Params: imp.Params}
 			if ck.Mean, ck.Std, err = normalisation(imp.Format, c.Channels, mean, std); err != nil {
 				return err
 			}
@@ -214,11 +214,11 @@ func exportSafetensors(cmd *cobra.Command, ckPath, out string, ema bool) error {
 	if err := safetensors.WriteFileAtomic(out, tensors, map[string]string{"format": "pt"}); err != nil {
 		return fmt.Errorf("export %s: %w", out, err)
 	}
-	fmt.Fprintf(cmd.OutOrStdout(), "wrote %s: %d tensors, %d parameters\n%s\n", out, len(tensors), paramCount(net), net.PyTorchLoad(out))
+	fmt.Fprintf(cmd.OutOrStdout(), "wrote %s: %d tensors, %d parameters\n%s\n", out, len(tensors), paramCount(net), net.Spec().Config.PyTorchLoad(out))
 	return nil
 }
 
-func paramCount(net models.Network) int {
+func paramCount(net model.Network) int {
 	n := 0
 	for _, p := range net.Params() {
 		n += len(p.Data)
@@ -234,7 +234,7 @@ func exportONNX(cmd *cobra.Command, ckPath, out string, ema, bothHeads, external
 	if err != nil {
 		return err
 	}
-	_, size := net.Input()
+	_, size := net.Spec().Input()
 	evalP, err := train.EvalPipelineOf(ck, size)
 	if err != nil {
 		return err
@@ -260,9 +260,9 @@ func exportONNX(cmd *cobra.Command, ckPath, out string, ema, bothHeads, external
 	for i, o := range m.Graph.Outputs {
 		names[i] = o.Name
 	}
-	channels, _ := net.Input()
+	channels, _ := net.Spec().Input()
 	fmt.Fprintf(w, "wrote %s: ONNX opset %d, %d nodes, %d parameters; input %s (batch, %d, %d, %d), outputs %s (batch, %d)\n",
-		out, m.Opset, len(m.Graph.Nodes), paramCount(net), onnxexport.Input, channels, size, size, strings.Join(names, ", "), net.NumClasses())
+		out, m.Opset, len(m.Graph.Nodes), paramCount(net), onnxexport.Input, channels, size, size, strings.Join(names, ", "), net.Spec().NumClasses())
 	if dataFile != "" {
 		fmt.Fprintf(w, "tensors in %s (external data: keep it beside the model)\n", filepath.Join(filepath.Dir(out), dataFile))
 	}

@@ -13,7 +13,7 @@ import (
 
 	"github.com/vit-train/vit-train/data"
 	"github.com/vit-train/vit-train/formats/safetensors"
-	"github.com/vit-train/vit-train/models/vit"
+	"github.com/vit-train/vit-train/model/vit"
 	"github.com/vit-train/vit-train/optim"
 	"github.com/vit-train/vit-train/train"
 )
@@ -37,7 +37,7 @@ func TestImportExport(t *testing.T) {
 		t.Fatal(err)
 	}
 	inMean, inStd := data.ImageNetMeanStd()
-	if c.Model.Name != "vit_plain" || c.Model.NumClasses != 5 || !slices.Equal(c.Mean, inMean) ||
+	if c.Spec.Config.(vit.Config).Name != "vit_plain" || c.Spec.Config.(vit.Config).NumClasses != 5 || !slices.Equal(c.Mean, inMean) ||
 		!slices.Equal(c.Std, inStd) || !slices.Equal(c.Classes, []string{"0", "1", "2", "3", "4"}) || c.Config != nil {
 		t.Errorf("checkpoint %+v", c)
 	}
@@ -92,7 +92,7 @@ func TestImportJAXDefaultsAndFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Model.Name != "g" || c.Model.Heads != 3 || c.Model.ImageSize != 24 || !slices.Equal(c.Mean, []float32{0.5, 0.5, 0.5}) ||
+	if c.Spec.Config.(vit.Config).Name != "g" || c.Spec.Config.(vit.Config).Heads != 3 || c.Spec.Config.(vit.Config).ImageSize != 24 || !slices.Equal(c.Mean, []float32{0.5, 0.5, 0.5}) ||
 		!slices.Equal(c.Classes, []string{"a", "b", "c", "d", "e"}) {
 		t.Errorf("checkpoint %+v", c)
 	}

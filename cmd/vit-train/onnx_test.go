@@ -17,7 +17,7 @@ import (
 
 	"github.com/vit-train/vit-train/data"
 	"github.com/vit-train/vit-train/formats/npy"
-	"github.com/vit-train/vit-train/models"
+	"github.com/vit-train/vit-train/model"
 	"github.com/vit-train/vit-train/train"
 )
 
@@ -197,13 +197,13 @@ func checkONNXParity(t *testing.T, name, ck string, sets []string, batches []int
 // parameter's initial value, so that no head is zero, and batch-norm
 // running means and variances drawn around 0 and 1. Three-channel models
 // are normalised with ImageNet's mean and std.
-func randomCheckpoint(t *testing.T, name string, o models.Overrides) string {
+func randomCheckpoint(t *testing.T, name string, o model.Overrides) string {
 	t.Helper()
-	spec, err := models.Create(name, o)
+	spec, err := model.Create(name, o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	net, err := models.New(spec, 1)
+	net, err := model.New(spec, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -224,10 +224,7 @@ func randomCheckpoint(t *testing.T, name string, o models.Overrides) string {
 	if channels, _ := spec.Input(); channels == 3 {
 		mean, std = data.ImageNetMeanStd()
 	}
-	ck := train.Checkpoint{Arch: spec.Arch, Model: spec.ViT, Mean: mean, Std: std, Params: net.Tensors()}
-	if spec.IsCNN() {
-		ck.ResNet = &spec.ResNet
-	}
+	ck := train.Checkpoint{Spec: spec, Mean: mean, Std: std, Params: net.Tensors()}
 	path := filepath.Join(t.TempDir(), name+".safetensors")
 	if err := ck.Save(path); err != nil {
 		t.Fatal(err)
@@ -297,12 +294,12 @@ func TestONNXExportMatchesVitTrain(t *testing.T) {
 		checkONNXParity(t, "vit_fmnist_patch4_28", fmnistCk, nil, []int{16})
 	})
 	t.Run("vit_cifar_patch4_32 random, batch 1 and 7", func(t *testing.T) {
-		ck := randomCheckpoint(t, "vit_cifar_patch4_32", models.Overrides{NumClasses: 5})
+		ck := randomCheckpoint(t, "vit_cifar_patch4_32", model.Overrides{NumClasses: 5})
 		checkONNXParity(t, "vit_cifar_patch4_32", ck, folder3, []int{1, 7})
 		checkONNXParity(t, "vit_cifar_patch4_32 external data", ck, folder3, []int{7}, "--external-data")
 	})
 	t.Run("deit_tiny_distilled_patch16_224 random, both heads", func(t *testing.T) {
-		ck := randomCheckpoint(t, "deit_tiny_distilled_patch16_224", models.Overrides{NumClasses: 5})
+		ck := randomCheckpoint(t, "deit_tiny_distilled_patch16_224", model.Overrides{NumClasses: 5})
 		r := checkONNXParity(t, "deit_tiny_distilled_patch16_224", ck, folder3, []int{7}, "--outputs", "both")
 		if !slices.Equal(r.Outputs, []string{"logits", "cls_logits", "dist_logits"}) {
 			t.Fatalf("outputs %v", r.Outputs)
@@ -327,7 +324,7 @@ func TestONNXExportMatchesVitTrain(t *testing.T) {
 	})
 	t.Run("resnet18 and resnet50 random", func(t *testing.T) {
 		for _, arch := range []string{"resnet18", "resnet50"} {
-			ck := randomCheckpoint(t, arch, models.Overrides{NumClasses: 5, Channels: 3, ImageSize: 64})
+			ck := randomCheckpoint(t, arch, model.Overrides{NumClasses: 5, Channels: 3, ImageSize: 64})
 			checkONNXParity(t, arch+" at 64 px", ck, folder3, []int{7})
 		}
 	})
@@ -342,7 +339,7 @@ func TestONNXExportMatchesVitTrain(t *testing.T) {
 		if testing.Short() {
 			t.Skip("ViT-B/16 (86M parameters) is left out with -short")
 		}
-		ck := randomCheckpoint(t, "vit_base_patch16_224", models.Overrides{NumClasses: 5})
+		ck := randomCheckpoint(t, "vit_base_patch16_224", model.Overrides{NumClasses: 5})
 		checkONNXParity(t, "vit_base_patch16_224", ck, append(folder3, "data.eval_subset=2"), []int{2})
 	})
 }
@@ -364,7 +361,7 @@ func TestONNXExportErrors(t *testing.T) {
 			t.Errorf("export %v: got %v, want %q", c.args, err, c.want)
 		}
 	}
-	plain := randomCheckpoint(t, "vit_fmnist_patch4_28", models.Overrides{})
+	plain := randomCheckpoint(t, "vit_fmnist_patch4_28", model.Overrides{})
 	_, err := run(t, "export", "--checkpoint", plain, "--out", out, "--format", "onnx", "--outputs", "both")
 	if err == nil || !strings.Contains(err.Error(), "one head") {
 		t.Errorf("--outputs both for a model with one head: %v", err)

@@ -51,8 +51,8 @@ passes unchanged), then normalised with the checkpoint's mean and std.`,
 					return fmt.Errorf("%s: %w", ckPath, err)
 				}
 			}
-			channels, size := net.Input()
-			classes := net.NumClasses()
+			channels, size := net.Spec().Input()
+			classes := net.Spec().NumClasses()
 			batch := min(len(files), 32)
 			g, err := net.Graph(batch, false, nil)
 			if err != nil {

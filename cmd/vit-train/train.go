@@ -12,7 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/vit-train/vit-train/comm"
-	"github.com/vit-train/vit-train/models"
+	"github.com/vit-train/vit-train/model/vit"
 	"github.com/vit-train/vit-train/train"
 )
 
@@ -209,7 +209,7 @@ func finetuneSets(path string, imgSize, numClasses int) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	spec := ck.Spec().WithInput(imgSize, numClasses)
+	spec := ck.Spec.WithInput(imgSize, numClasses)
 	channels, size := spec.Input()
 	sets := []string{
 		"model.name=" + spec.Name(),
@@ -217,8 +217,8 @@ func finetuneSets(path string, imgSize, numClasses int) ([]string, error) {
 		fmt.Sprintf("model.img_size=%d", size),
 		fmt.Sprintf("model.num_classes=%d", spec.NumClasses()),
 	}
-	if spec.Arch == models.ArchViT {
-		js, err := json.Marshal(spec.ViT)
+	if c, ok := spec.Config.(vit.Config); ok {
+		js, err := json.Marshal(c)
 		if err != nil {
 			return nil, err
 		}

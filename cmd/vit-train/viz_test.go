@@ -9,7 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/vit-train/vit-train/models/vit"
+	"github.com/vit-train/vit-train/model"
+	"github.com/vit-train/vit-train/model/vit"
 	"github.com/vit-train/vit-train/train"
 )
 
@@ -30,7 +31,7 @@ func tinyVizCheckpoint(t *testing.T) string {
 		}
 	}
 	path := filepath.Join(t.TempDir(), "tiny.safetensors")
-	ck := train.Checkpoint{Model: cfg, Mean: []float32{0.5}, Std: []float32{0.25}, Params: m.Tensors()}
+	ck := train.Checkpoint{Spec: model.SpecOf(cfg), Mean: []float32{0.5}, Std: []float32{0.25}, Params: m.Tensors()}
 	if err := ck.Save(path); err != nil {
 		t.Fatal(err)
 	}

@@ -27,7 +27,9 @@ import (
 	"github.com/vit-train/vit-train/augment"
 	"github.com/vit-train/vit-train/formats/onnx"
 	"github.com/vit-train/vit-train/formats/safetensors"
-	"github.com/vit-train/vit-train/models"
+	"github.com/vit-train/vit-train/model"
+	"github.com/vit-train/vit-train/model/resnet"
+	"github.com/vit-train/vit-train/model/vit"
 )
 
 // Opset is the version of the ONNX operator set the graphs use: 17, the
@@ -62,45 +64,47 @@ type Options struct {
 // net's tensors; it is an error for a setting that cannot take effect
 // (BothHeads for a model with one head) or for a network of another
 // architecture.
-func Export(net models.Network, o Options) (*onnx.Model, error) {
+func Export(net model.Network, o Options) (*onnx.Model, error) {
 	b := newBuilder(net)
 	var err error
-	switch spec := net.Spec(); spec.Arch {
-	case models.ArchViT:
-		if o.BothHeads && !spec.ViT.Distilled {
-			return nil, fmt.Errorf("onnx export of %s: the model has one head; both heads (cls_logits, dist_logits) exist for distilled models only", net.Name())
+	// The ONNX graph of each architecture is written op by op, so the
+	// exporter knows the architectures it writes by their configuration.
+	switch c := net.Spec().Config.(type) {
+	case vit.Config:
+		if o.BothHeads && !c.Distilled {
+			return nil, fmt.Errorf("onnx export of %s: the model has one head; both heads (cls_logits, dist_logits) exist for distilled models only", net.Spec().Name())
 		}
-		err = b.vit(spec.ViT, o.BothHeads)
-	case models.ArchResNet:
+		err = b.vit(c, o.BothHeads)
+	case resnet.Spec:
 		if o.BothHeads {
-			return nil, fmt.Errorf("onnx export of %s: a ResNet has one head; both heads (cls_logits, dist_logits) exist for distilled ViTs only", net.Name())
+			return nil, fmt.Errorf("onnx export of %s: a ResNet has one head; both heads (cls_logits, dist_logits) exist for distilled ViTs only", net.Spec().Name())
 		}
 		err = b.resnet(net)
 	default:
-		err = fmt.Errorf("architecture %q is not supported (ViT, DeiT and ResNet are)", spec.Arch)
+		err = fmt.Errorf("architecture %q is not supported (ViT, DeiT and ResNet are)", net.Spec().Arch())
 	}
 	if err == nil {
 		err = b.err
 	}
 	if err != nil {
-		return nil, fmt.Errorf("onnx export of %s: %w", net.Name(), err)
+		return nil, fmt.Errorf("onnx export of %s: %w", net.Spec().Name(), err)
 	}
 	meta, err := metadata(net, o)
 	if err != nil {
-		return nil, fmt.Errorf("onnx export of %s: %w", net.Name(), err)
+		return nil, fmt.Errorf("onnx export of %s: %w", net.Spec().Name(), err)
 	}
 	m := &onnx.Model{ProducerName: "vit-train", ProducerVersion: o.ProducerVersion, Opset: Opset, Graph: b.g, Metadata: meta,
 		Doc: net.Describe()}
-	m.Graph.Name = net.Name()
+	m.Graph.Name = net.Spec().Name()
 	if err := m.Validate(); err != nil {
-		return nil, fmt.Errorf("onnx export of %s: %w", net.Name(), err)
+		return nil, fmt.Errorf("onnx export of %s: %w", net.Spec().Name(), err)
 	}
 	return m, nil
 }
 
 // metadata records how to feed the model and what it returns.
-func metadata(net models.Network, o Options) ([]onnx.Property, error) {
-	channels, size := net.Input()
+func metadata(net model.Network, o Options) ([]onnx.Property, error) {
+	channels, size := net.Spec().Input()
 	p := o.Eval
 	if p.Height != size || p.Width != size {
 		return nil, fmt.Errorf("the evaluation pipeline makes %d×%d images, the model takes %d×%d", p.Height, p.Width, size, size)
@@ -122,7 +126,7 @@ func metadata(net models.Network, o Options) ([]onnx.Property, error) {
 	}
 	steps = append(steps, "scale pixels to [0, 1]", "normalise each channel: (x − mean) / std")
 	meta := []onnx.Property{
-		{Key: "model", Value: net.Name()},
+		{Key: "model", Value: net.Spec().Name()},
 		{Key: "input", Value: fmt.Sprintf("%s: float32 (batch, %d, %d, %d), NCHW, %s", Input, channels, size, size, color)},
 		{Key: "output", Value: outputDoc(net, o.BothHeads)},
 		{Key: "preprocessing", Value: strings.Join(steps, "; ")},
@@ -135,8 +139,8 @@ func metadata(net models.Network, o Options) ([]onnx.Property, error) {
 	}
 	meta = append(meta, props...)
 	if len(o.Classes) > 0 {
-		if len(o.Classes) != net.NumClasses() {
-			return nil, fmt.Errorf("%d class names for %d classes", len(o.Classes), net.NumClasses())
+		if len(o.Classes) != net.Spec().NumClasses() {
+			return nil, fmt.Errorf("%d class names for %d classes", len(o.Classes), net.Spec().NumClasses())
 		}
 		classes, _ := json.Marshal(o.Classes)
 		meta = append(meta, onnx.Property{Key: "classes", Value: string(classes)})
@@ -148,9 +152,9 @@ func metadata(net models.Network, o Options) ([]onnx.Property, error) {
 	return append(meta, onnx.Property{Key: "vit_train.model", Value: spec}), nil
 }
 
-func outputDoc(net models.Network, both bool) string {
-	k := net.NumClasses()
-	if !net.Spec().IsCNN() && net.Spec().ViT.Distilled {
+func outputDoc(net model.Network, both bool) string {
+	k := net.Spec().NumClasses()
+	if c, ok := net.Spec().Config.(vit.Config); ok && c.Distilled {
 		doc := fmt.Sprintf("%s: float32 (batch, %d), the mean of the class head (on [CLS]) and the distillation head (on the distillation token), DeiT's inference rule", Logits, k)
 		if both {
 			doc += fmt.Sprintf("; %s and %s: the two heads", ClsLogits, DistLogits)
@@ -161,12 +165,8 @@ func outputDoc(net models.Network, both bool) string {
 }
 
 // specJSON is the network's configuration as a checkpoint records it.
-func specJSON(s models.Spec) (string, error) {
-	var v any = s.ViT
-	if s.IsCNN() {
-		v = s.ResNet
-	}
-	b, err := json.Marshal(v)
+func specJSON(s model.Spec) (string, error) {
+	_, b, err := model.EncodeConfig(s)
 	return string(b), err
 }
 
@@ -208,7 +208,7 @@ type builder struct {
 	err     error
 }
 
-func newBuilder(net models.Network) *builder {
+func newBuilder(net model.Network) *builder {
 	b := &builder{tensors: map[string]safetensors.Tensor{}, added: map[string]bool{}}
 	for _, t := range net.Tensors() {
 		b.tensors[t.Name] = t

@@ -7,9 +7,9 @@ import (
 
 	"github.com/vit-train/vit-train/augment"
 	"github.com/vit-train/vit-train/formats/onnx"
-	"github.com/vit-train/vit-train/models"
-	"github.com/vit-train/vit-train/models/resnet"
-	"github.com/vit-train/vit-train/models/vit"
+	"github.com/vit-train/vit-train/model"
+	"github.com/vit-train/vit-train/model/resnet"
+	"github.com/vit-train/vit-train/model/vit"
 )
 
 func evalPipeline(t *testing.T, size, channels int) augment.Pipeline {
@@ -25,13 +25,13 @@ func evalPipeline(t *testing.T, size, channels int) augment.Pipeline {
 	return p
 }
 
-func network(t *testing.T, name string, o models.Overrides) models.Network {
+func network(t *testing.T, name string, o model.Overrides) model.Network {
 	t.Helper()
-	spec, err := models.Create(name, o)
+	spec, err := model.Create(name, o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	net, err := models.New(spec, 1)
+	net, err := model.New(spec, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,28 +44,29 @@ func network(t *testing.T, name string, o models.Overrides) models.Network {
 // initializer under its own name, shape and values, and has the input and
 // outputs the package documents.
 func TestEveryModelExports(t *testing.T) {
-	for _, name := range models.Names() {
-		spec, err := models.Create(name, models.Overrides{})
+	for _, name := range model.Names() {
+		spec, err := model.Create(name, model.Overrides{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		spec = spec.Resolve(3, 64, 10)
 		var count int
-		if spec.IsCNN() {
-			if count, err = resnet.NumParams(resnet.Config{Arch: spec.ResNet.Arch, NumClasses: 10}); err != nil {
+		switch c := spec.Config.(type) {
+		case resnet.Spec:
+			if count, err = resnet.NumParams(resnet.Config{Arch: c.Arch, NumClasses: 10}); err != nil {
 				t.Fatal(err)
 			}
-		} else {
-			count = spec.ViT.ParamCount()
+		case vit.Config:
+			count = c.ParamCount()
 		}
 		if count > 65e6 {
 			continue
 		}
-		net, err := models.New(spec, 1)
+		net, err := model.New(spec, 1)
 		if err != nil {
 			t.Fatal(err)
 		}
-		channels, size := net.Input()
+		channels, size := net.Spec().Input()
 		m, err := Export(net, Options{Eval: evalPipeline(t, size, channels)})
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
@@ -76,7 +77,7 @@ func TestEveryModelExports(t *testing.T) {
 			t.Errorf("%s: inputs %+v", name, in)
 		}
 		out := m.Graph.Outputs
-		if len(out) != 1 || out[0].Name != Logits || out[0].Dims[0].Param != "batch" || out[0].Dims[1].Value != int64(net.NumClasses()) {
+		if len(out) != 1 || out[0].Name != Logits || out[0].Dims[0].Param != "batch" || out[0].Dims[1].Value != int64(net.Spec().NumClasses()) {
 			t.Errorf("%s: outputs %+v", name, out)
 		}
 		if m.Opset != 17 || m.Graph.Name != name {
@@ -96,7 +97,7 @@ func dimValues(ds []onnx.Dim) []int64 {
 // checkInitializers checks that every tensor of net is an initializer
 // that shares its values, and that the other initializers are small
 // constants.
-func checkInitializers(t *testing.T, net models.Network, m *onnx.Model) {
+func checkInitializers(t *testing.T, net model.Network, m *onnx.Model) {
 	t.Helper()
 	inits := map[string]onnx.Tensor{}
 	for _, x := range m.Graph.Initializers {
@@ -106,15 +107,15 @@ func checkInitializers(t *testing.T, net models.Network, m *onnx.Model) {
 	for _, want := range tensors {
 		got, ok := inits[want.Name]
 		if !ok {
-			t.Errorf("%s: tensor %q is not an initializer", net.Name(), want.Name)
+			t.Errorf("%s: tensor %q is not an initializer", net.Spec().Name(), want.Name)
 			continue
 		}
 		if len(got.Dims) != len(want.Shape) || len(got.Float32) != len(want.Data) || &got.Float32[0] != &want.Data[0] {
-			t.Errorf("%s: initializer %q %v does not share the tensor %v", net.Name(), want.Name, got.Dims, want.Shape)
+			t.Errorf("%s: initializer %q %v does not share the tensor %v", net.Spec().Name(), want.Name, got.Dims, want.Shape)
 		}
 		for i, d := range want.Shape {
 			if got.Dims[i] != int64(d) {
-				t.Errorf("%s: initializer %q has dims %v, the tensor %v", net.Name(), want.Name, got.Dims, want.Shape)
+				t.Errorf("%s: initializer %q has dims %v, the tensor %v", net.Spec().Name(), want.Name, got.Dims, want.Shape)
 				break
 			}
 		}
@@ -125,7 +126,7 @@ func checkInitializers(t *testing.T, net models.Network, m *onnx.Model) {
 	}
 	for _, x := range m.Graph.Initializers {
 		if !names[x.Name] && x.Len() > 8 {
-			t.Errorf("%s: initializer %q of %d values is not a tensor of the network", net.Name(), x.Name, x.Len())
+			t.Errorf("%s: initializer %q of %d values is not a tensor of the network", net.Spec().Name(), x.Name, x.Len())
 		}
 	}
 }
@@ -140,7 +141,7 @@ func property(m *onnx.Model, key string) string {
 }
 
 func TestMetadataRecordsThePreprocessing(t *testing.T) {
-	net := network(t, "deit_tiny_distilled_patch16_224", models.Overrides{NumClasses: 3})
+	net := network(t, "deit_tiny_distilled_patch16_224", model.Overrides{NumClasses: 3})
 	m, err := Export(net, Options{Eval: evalPipeline(t, 224, 3), Classes: []string{"cat", "dog", "emu"}, BothHeads: true})
 	if err != nil {
 		t.Fatal(err)
@@ -176,7 +177,7 @@ func TestMetadataRecordsThePreprocessing(t *testing.T) {
 		t.Errorf("outputs %v", outs)
 	}
 
-	small := network(t, "vit_fmnist_patch4_28", models.Overrides{})
+	small := network(t, "vit_fmnist_patch4_28", model.Overrides{})
 	m, err = Export(small, Options{Eval: evalPipeline(t, 28, 1)})
 	if err != nil {
 		t.Fatal(err)
@@ -192,7 +193,7 @@ func TestQKVWithoutBias(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	net := models.FromViT(m)
+	net := vit.AsNetwork(m)
 	exported, err := Export(net, Options{Eval: evalPipeline(t, 8, 1)})
 	if err != nil {
 		t.Fatal(err)
@@ -201,15 +202,15 @@ func TestQKVWithoutBias(t *testing.T) {
 }
 
 func TestExportErrors(t *testing.T) {
-	plain := network(t, "vit_fmnist_patch4_28", models.Overrides{})
-	resnet20 := network(t, "resnet20", models.Overrides{Channels: 1, ImageSize: 28, NumClasses: 10})
+	plain := network(t, "vit_fmnist_patch4_28", model.Overrides{})
+	resnet20 := network(t, "resnet20", model.Overrides{Channels: 1, ImageSize: 28, NumClasses: 10})
 	ok := evalPipeline(t, 28, 1)
 	wrongSize := evalPipeline(t, 32, 1)
 	threeChannels := evalPipeline(t, 28, 3)
 	withFlip := ok
 	withFlip.Transform = augment.Compose(ok.Transform, augment.HFlip{P: 1})
 	for _, c := range []struct {
-		net  models.Network
+		net  model.Network
 		o    Options
 		want string
 	}{
@@ -221,8 +222,8 @@ func TestExportErrors(t *testing.T) {
 		{plain, Options{Eval: withFlip}, "augment.HFlip cannot be described"},
 	} {
 		_, err := Export(c.net, c.o)
-		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), c.net.Name()) {
-			t.Errorf("got %v, want an error naming %s and containing %q", err, c.net.Name(), c.want)
+		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), c.net.Spec().Name()) {
+			t.Errorf("got %v, want an error naming %s and containing %q", err, c.net.Spec().Name(), c.want)
 		}
 	}
 }

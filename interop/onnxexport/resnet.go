@@ -4,19 +4,19 @@ import (
 	"fmt"
 
 	"github.com/vit-train/vit-train/formats/onnx"
-	"github.com/vit-train/vit-train/models"
-	"github.com/vit-train/vit-train/models/resnet"
+	"github.com/vit-train/vit-train/model"
+	"github.com/vit-train/vit-train/model/resnet"
 	"github.com/vit-train/vit-train/nn/ops"
 )
 
-// resnet wires models/resnet's evaluation graph: batch norms with their
+// resnet wires model/resnet's evaluation graph: batch norms with their
 // running statistics.
-func (b *builder) resnet(net models.Network) error {
-	m, err := models.ResNetOf(net)
+func (b *builder) resnet(net model.Network) error {
+	m, err := resnet.Of(net)
 	if err != nil {
 		return err
 	}
-	channels, size := net.Input()
+	channels, size := net.Spec().Input()
 	l := m.Layout()
 	x := b.unit(b.input(channels, size), l.Stem, true)
 	if l.MaxPool {
@@ -29,7 +29,7 @@ func (b *builder) resnet(net models.Network) error {
 	x = b.node("GlobalAveragePool", "avgpool", []string{x})
 	x = b.node("Flatten", "features", []string{x}, onnx.IntAttr("axis", 1))
 	b.node("Gemm", Logits, []string{x, b.param("fc.weight"), b.param("fc.bias")}, onnx.IntAttr("transB", 1))
-	b.output(Logits, net.NumClasses())
+	b.output(Logits, net.Spec().NumClasses())
 	return nil
 }
 

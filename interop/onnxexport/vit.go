@@ -5,10 +5,10 @@ import (
 	"math"
 
 	"github.com/vit-train/vit-train/formats/onnx"
-	"github.com/vit-train/vit-train/models/vit"
+	"github.com/vit-train/vit-train/model/vit"
 )
 
-// vit wires models/vit's evaluation graph (BuildGraph with training
+// vit wires model/vit's evaluation graph (BuildGraph with training
 // false): no dropout or drop-path.
 func (b *builder) vit(c vit.Config, bothHeads bool) error {
 	if err := c.Validate(); err != nil {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vit-train/vit-train/model/vit"
 	"github.com/vit-train/vit-train/scripts/experiments/internal/study"
 	"github.com/vit-train/vit-train/train"
 )
@@ -129,8 +130,9 @@ func TestRunConfigsLoad(t *testing.T) {
 			t.Fatal(err)
 		}
 		a := armByKey(r.Arm)
-		if spec.ViT.PatchSize != 2 || spec.ViT.ImageSize != a.Size || spec.ViT.Distilled != a.Distilled() {
-			t.Errorf("%s: patch %d, size %d, distilled %v", r.ID, spec.ViT.PatchSize, spec.ViT.ImageSize, spec.ViT.Distilled)
+		c := spec.Config.(vit.Config)
+		if c.PatchSize != 2 || c.ImageSize != a.Size || c.Distilled != a.Distilled() {
+			t.Errorf("%s: patch %d, size %d, distilled %v", r.ID, c.PatchSize, c.ImageSize, c.Distilled)
 		}
 		if a.From != "" && (cfg.Optim.Name != "sgd" || !cfg.Optim.ScaleLR || cfg.Aug.Train != "none" || cfg.Optim.ClipGrad != 1) {
 			t.Errorf("%s: fine-tuned with %+v, aug %s", r.ID, cfg.Optim, cfg.Aug.Train)

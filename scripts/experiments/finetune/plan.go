@@ -6,7 +6,8 @@ import (
 	"path/filepath"
 	"strconv"
 
-	"github.com/vit-train/vit-train/models"
+	"github.com/vit-train/vit-train/model"
+	"github.com/vit-train/vit-train/model/vit"
 	"github.com/vit-train/vit-train/scripts/experiments/internal/study"
 )
 
@@ -113,11 +114,15 @@ func seedRunID(a arm, seed int) string {
 // vit-train info --json reports them (forward_gflops_per_image × 1e9)
 // with the shape flags of infoArgs.
 func (a arm) forwardFLOPs() (float64, error) {
-	spec, err := models.Create(a.Model, models.Overrides{PatchSize: patchSize, ImageSize: a.Size})
+	spec, err := model.Create(a.Model, model.Overrides{PatchSize: patchSize, ImageSize: a.Size})
 	if err != nil {
 		return 0, err
 	}
-	return float64(spec.ViT.ForwardFLOPs()), nil
+	c, ok := spec.Config.(vit.Config)
+	if !ok {
+		return 0, fmt.Errorf("model %s is not a ViT", a.Model)
+	}
+	return float64(c.ForwardFLOPs()), nil
 }
 
 // infoArgs is the vit-train info command that prints the arm's FLOPs.

@@ -37,7 +37,7 @@ import (
 	"github.com/vit-train/vit-train/formats/npy"
 	"github.com/vit-train/vit-train/formats/onnx"
 	"github.com/vit-train/vit-train/interop/onnxexport"
-	"github.com/vit-train/vit-train/models"
+	"github.com/vit-train/vit-train/model"
 )
 
 func main() {
@@ -52,21 +52,21 @@ func main() {
 	}
 }
 
-func run(model string, batch, threads, iters int) error {
+func run(name string, batch, threads, iters int) error {
 	if batch < 1 || threads < 1 || iters < 1 {
 		return fmt.Errorf("--batch %d, --threads %d and --iters %d must be positive", batch, threads, iters)
 	}
 	runtime.GOMAXPROCS(threads)
-	spec, err := models.Create(model, models.Overrides{})
+	spec, err := model.Create(name, model.Overrides{})
 	if err != nil {
 		return err
 	}
 	spec = spec.Resolve(3, 224, 1000)
-	net, err := models.New(spec, 1)
+	net, err := model.New(spec, 1)
 	if err != nil {
 		return err
 	}
-	channels, size := net.Input()
+	channels, size := net.Spec().Input()
 	images := make([]float32, batch*channels*size*size)
 	rng := rand.New(rand.NewPCG(1, 2))
 	for i := range images {
@@ -97,7 +97,7 @@ func run(model string, batch, threads, iters int) error {
 	}
 
 	fmt.Printf("CPU: %s\n", cpuInfo())
-	fmt.Printf("model %s, batch %d, %d threads, median of %d batches after a warm-up\n", model, batch, threads, iters)
+	fmt.Printf("model %s, batch %d, %d threads, median of %d batches after a warm-up\n", name, batch, threads, iters)
 	fmt.Printf("%-32s %10s %10s\n", "runtime", "ms/batch", "ms/image")
 	fmt.Printf("%-32s %10.1f %10.1f\n", fmt.Sprintf("vit-train (GOMAXPROCS=%d)", threads), goMs, goMs/float64(batch))
 	fmt.Printf("%-32s %10.1f %10.1f\n", fmt.Sprintf("ONNX Runtime (intraOp=%d)", threads), ortMs, ortMs/float64(batch))
@@ -106,11 +106,11 @@ func run(model string, batch, threads, iters int) error {
 }
 
 // export writes net as ONNX into dir, as vit-train export --format onnx does.
-func export(net models.Network, dir string) (string, error) {
-	channels, size := net.Input()
+func export(net model.Network, dir string) (string, error) {
+	channels, size := net.Spec().Input()
 	mean, std := data.ImageNetMeanStd()
 	if channels != 3 {
-		return "", fmt.Errorf("model %s has %d channels; the benchmark feeds RGB images", net.Name(), channels)
+		return "", fmt.Errorf("model %s has %d channels; the benchmark feeds RGB images", net.Spec().Name(), channels)
 	}
 	evalP, err := augment.EvalPipeline(augment.EvalConfig{Size: size, Interp: augment.Bicubic, Mean: mean, Std: std})
 	if err != nil {
@@ -126,7 +126,7 @@ func export(net models.Network, dir string) (string, error) {
 
 // timeVitTrain returns the median milliseconds per batch of vit-train's
 // evaluation graph, and its predictions.
-func timeVitTrain(net models.Network, batch int, images []float32, iters int) (float64, []float32, error) {
+func timeVitTrain(net model.Network, batch int, images []float32, iters int) (float64, []float32, error) {
 	g, err := net.Graph(batch, false, nil)
 	if err != nil {
 		return 0, nil, err

@@ -1,10 +1,13 @@
-package models
+package model_test
 
 import (
 	"math"
 	"math/rand/v2"
 	"testing"
 
+	"github.com/vit-train/vit-train/model"
+	"github.com/vit-train/vit-train/model/resnet"
+	"github.com/vit-train/vit-train/model/vit"
 	"github.com/vit-train/vit-train/nn/ops"
 )
 
@@ -12,28 +15,28 @@ import (
 // fast: 32 px input (8 px for the CIFAR ResNets) and at most two encoder
 // blocks (one for the widest ViTs), with every kind of parameter the
 // full-size model has. The full-size parameter counts are checked against
-// timm's and torchvision's without allocating (models/vit
-// TestPresetParamCountsMatchTimm, models/resnet TestNumParams*).
-func smallSpec(t *testing.T, name string) Spec {
+// timm's and torchvision's without allocating (model/vit
+// TestPresetParamCountsMatchTimm, model/resnet TestNumParams*).
+func smallSpec(t *testing.T, name string) model.Spec {
 	t.Helper()
-	spec, err := Create(name, Overrides{NumClasses: 5})
+	spec, err := model.Create(name, model.Overrides{NumClasses: 5})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if spec.IsCNN() {
+	if _, ok := spec.Config.(resnet.Spec); ok {
 		size := 32
 		if isCIFAR(name) {
 			size = 8
 		}
 		return spec.Resolve(3, size, 5)
 	}
-	c := spec.ViT
+	c := spec.Config.(vit.Config)
 	c.ImageSize = 2 * c.PatchSize
 	c.Depth = min(c.Depth, 2)
 	if c.EmbedDim >= 768 {
 		c.Depth = 1
 	}
-	return ViTSpec(c)
+	return model.SpecOf(c)
 }
 
 // isCIFAR reports whether name is one of the CIFAR ResNets (3×3 stem).
@@ -50,16 +53,16 @@ func isCIFAR(name string) bool {
 // backward pass on random images with a cross-entropy loss on every head,
 // and checks that every parameter gets a finite, non-zero gradient.
 func TestEveryRegisteredModelTrains(t *testing.T) {
-	for _, name := range Names() {
+	for _, name := range model.Names() {
 		t.Run(name, func(t *testing.T) {
 			checkTrains(t, smallSpec(t, name))
 		})
 	}
 }
 
-func checkTrains(t *testing.T, spec Spec) {
+func checkTrains(t *testing.T, spec model.Spec) {
 	const batch = 2
-	net, err := New(spec, 1)
+	net, err := model.New(spec, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +70,7 @@ func checkTrains(t *testing.T, spec Spec) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	classes := net.NumClasses()
+	classes := spec.NumClasses()
 	targetsNode, targets := g.Input("targets", batch, classes)
 	loss, err := ops.SoftTargetCrossEntropy(g.Logits, targetsNode)
 	if err != nil {

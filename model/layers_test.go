@@ -1,4 +1,4 @@
-package models
+package model_test
 
 import (
 	"math"
@@ -6,6 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vit-train/vit-train/model"
+	"github.com/vit-train/vit-train/model/resnet"
+	"github.com/vit-train/vit-train/model/vit"
 	"github.com/vit-train/vit-train/optim"
 )
 
@@ -56,19 +59,19 @@ func TestLayerDecayScalesDepth2(t *testing.T) {
 			"blocks.0.attn.qkv.weight": 0.25, "blocks.0.norm1.weight": 0.25, "blocks.1.mlp.fc2.weight": 0.5,
 			"norm.weight": 1, "fc_norm.weight": 1, "head.weight": 1, "head_dist.bias": 1}},
 		// timm's group_matcher: norm is its own layer below the head.
-		{"TimmViTLayerMap", TimmViTLayerMap(2), map[string]float64{
+		{"Config.LayerMap", vit.Config{Depth: 2}.LayerMap(), map[string]float64{
 			"cls_token": 0.0625, "dist_token": 0.0625, "pos_embed": 0.0625, "patch_embed.proj.weight": 0.0625, "patch_embed.proj.bias": 0.0625,
 			"blocks.0.attn.qkv.weight": 0.125, "blocks.0.norm1.weight": 0.125, "blocks.1.mlp.fc2.weight": 0.25,
 			"norm.weight": 0.5, "fc_norm.weight": 1, "head.weight": 1, "head_dist.bias": 1}},
 	} {
-		groups, err := optim.LayerDecayGroups(params, 0.05, vitNoDecay, 0.5, tc.layers)
+		groups, err := optim.LayerDecayGroups(params, 0.05, vit.Config{}.NoWeightDecay(), 0.5, tc.layers)
 		if err != nil {
 			t.Fatal(err)
 		}
 		wd, lrScale := groupSettings(t, len(params), groups)
 		for i, p := range params {
 			wantWD := 0.05
-			if len(p.Shape) == 1 || slices.Contains(vitNoDecay, p.Name) {
+			if len(p.Shape) == 1 || slices.Contains(vit.Config{}.NoWeightDecay(), p.Name) {
 				wantWD = 0
 			}
 			if math.Abs(lrScale[i]-tc.want[p.Name]) > 1e-15 || wd[i] != wantWD {
@@ -98,12 +101,13 @@ func TestLayerDecayRejectsBadBlockIndex(t *testing.T) {
 // TestResNetGroupsByStage checks a ResNet's layer map (stem 0, layer<k>
 // k, fc last) and that only its convolution and fc weights decay.
 func TestResNetGroupsByStage(t *testing.T) {
-	net, err := New(ResNet(ResNetSpec{Arch: "resnet20", Channels: 1, ImageSize: 8, NumClasses: 3}), 0)
+	spec := resnet.Spec{Arch: "resnet20", Channels: 1, ImageSize: 8, NumClasses: 3}
+	net, err := model.New(model.SpecOf(spec), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	params := net.Params()
-	groups, err := optim.LayerDecayGroups(params, 0.05, net.NoWeightDecay(), 0.5, net.LayerMap())
+	groups, err := optim.LayerDecayGroups(params, 0.05, spec.NoWeightDecay(), 0.5, spec.LayerMap())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +133,21 @@ func TestResNetGroupsByStage(t *testing.T) {
 	if seen != len(want) {
 		t.Fatalf("found %d of the %d named parameters", seen, len(want))
 	}
-	if !net.IsHead("fc.weight") || net.IsHead("layer3.2.bn2.weight") {
+	if !spec.IsHead("fc.weight") || spec.IsHead("layer3.2.bn2.weight") {
 		t.Error("fc is the head, nothing else")
 	}
+}
+
+// ViTLayerMap is the ViT layer assignment of the BEiT and MAE fine-tuning
+// code (num_layers = depth+1): cls_token, dist_token, pos_embed and
+// patch_embed.* are layer 0, blocks.k.* is layer k+1, everything else
+// (norm, fc_norm, head, head_dist) is layer depth+1. It differs from
+// timm's (vit.Config.LayerMap) only for the final norm, which the test
+// compares against.
+func ViTLayerMap(depth int) optim.LayerMap {
+	timm := vit.Config{Depth: depth}.LayerMap()
+	return optim.LayerMap{MaxLayer: depth + 1, ID: func(name string) (int, error) {
+		id, err := timm.ID(name)
+		return min(id, depth+1), err
+	}}
 }

@@ -1,9 +1,10 @@
-package models
+package model_test
 
 import (
 	"testing"
 
-	"github.com/vit-train/vit-train/models/vit"
+	"github.com/vit-train/vit-train/model"
+	"github.com/vit-train/vit-train/model/vit"
 )
 
 func TestResizedKeepsWeightsAndResamplesPosEmbed(t *testing.T) {
@@ -12,11 +13,11 @@ func TestResizedKeepsWeightsAndResamplesPosEmbed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	resized, _, err := Resized(FromViT(m), 56)
+	resized, _, err := model.Resized(vit.AsNetwork(m), 56)
 	if err != nil {
 		t.Fatal(err)
 	}
-	big, err := ViTOf(resized)
+	big, err := vit.Of(resized)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +37,7 @@ func TestResizedKeepsWeightsAndResamplesPosEmbed(t *testing.T) {
 			t.Fatal("weights other than pos_embed must be copied as they are")
 		}
 	}
-	if _, _, err := Resized(FromViT(m), 30); err == nil {
+	if _, _, err := model.Resized(vit.AsNetwork(m), 30); err == nil {
 		t.Fatal("want an error for a size the patch does not divide")
 	}
 }

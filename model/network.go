@@ -1,0 +1,170 @@
+// Package model is the one place every architecture meets: the Network
+// interface each implements, the Config each defines and a Spec carries,
+// and the registry through which each architecture (model/vit,
+// model/resnet, and any other that calls Register) makes its presets,
+// checkpoints and builders known. Training, evaluation, prediction,
+// export, logits, fine-tuning and EMA work on a Network and a Spec and
+// never ask which architecture they are.
+package model
+
+import (
+	"github.com/vit-train/vit-train/formats/safetensors"
+	"github.com/vit-train/vit-train/nn"
+	"github.com/vit-train/vit-train/nn/blas"
+	"github.com/vit-train/vit-train/nn/ops"
+	"github.com/vit-train/vit-train/optim"
+)
+
+// Network is a model that a run trains, evaluates, predicts with, exports
+// or distils from, whatever its architecture.
+type Network interface {
+	// Spec is the configuration a checkpoint records to rebuild the network.
+	Spec() Spec
+	// Describe summarises the network in one line.
+	Describe() string
+	// Params are the trainable parameters, sharing the network's memory and
+	// aligned with every graph's ParamNodes.
+	Params() []optim.Param
+	// Tensors are what a checkpoint stores: the parameters and any buffers
+	// (batch-norm running statistics), sharing the network's memory.
+	Tensors() []safetensors.Tensor
+	// Graph builds a forward graph for batch images. A training graph
+	// applies dropout, drop-path and batch statistics (rng draws the
+	// random masks; nil for an evaluation graph).
+	Graph(batch int, training bool, rng *ops.Randomness) (*nn.Graph, error)
+	// SetPrecision makes the graphs built from now on (and those of a
+	// SharingWeights copy made after) run their matrix products in v's
+	// arithmetic: linear layers, the patch embedding, attention's products
+	// and convolutions, forward and backward. Everything else (softmax,
+	// normalisations, losses, reductions, the weights) stays float32.
+	SetPrecision(v blas.Variant)
+	// SharingWeights returns a network of the same spec whose parameters
+	// are backed by weights (aligned with Params), such as an optimiser's
+	// EMA weights; buffers are shared with this network.
+	SharingWeights(weights [][]float32) (Network, error)
+}
+
+// Config is an architecture's own configuration: what a Spec carries and
+// a checkpoint stores (as JSON, under the architecture's ConfigKey).
+// Configs are comparable with ==.
+type Config interface {
+	// Architecture is the registered name of the architecture ("vit",
+	// "resnet").
+	Architecture() string
+	// ModelName is the preset or model name ("vit_fmnist_patch4_28",
+	// "resnet20", or a custom name an imported model carries).
+	ModelName() string
+	// InputShape is the (channels, image size) the network takes: images
+	// (B, channels, size, size).
+	InputShape() (channels, size int)
+	// Classes is the width of the logits (B, Classes).
+	Classes() int
+	// WithInput returns the configuration with another input size and
+	// class count; 0 keeps the current value.
+	WithInput(size, classes int) Config
+	// Resolve fills the unset (zero) channels, image size and class count
+	// from the data.
+	Resolve(channels, size, classes int) Config
+	// Validate reports a configuration Build cannot build, naming the
+	// field and value.
+	Validate() error
+	// Build builds the network, initialised reproducibly from seed.
+	Build(seed uint64) (Network, error)
+	// CheckTensors checks, without building the network, that tensors are
+	// exactly the network's parameters and buffers, by name and shape, and
+	// that the configuration is one a file of that size can describe.
+	CheckTensors(tensors []safetensors.Tensor) error
+	// NoWeightDecay names the parameters that get no weight decay whatever
+	// their rank (timm's no_weight_decay()).
+	NoWeightDecay() []string
+	// LayerMap assigns every parameter a layer for layer-wise
+	// learning-rate decay (timm's group_matcher).
+	LayerMap() optim.LayerMap
+	// IsHead reports whether the named parameter belongs to a
+	// classification head: what init.freeze_backbone trains and what a new
+	// class count replaces.
+	IsHead(name string) bool
+	// Convert converts a checkpoint tensor t, saved from a network of
+	// configuration from, whose shape differs from this network's, when the
+	// architecture knows how (a ViT resamples pos_embed to a new patch
+	// grid); ok is false when it does not.
+	Convert(t safetensors.Tensor, from Config) (data []float32, note string, ok bool, err error)
+	// PyTorchLoad is the Python line that loads a state dict of the
+	// network's Tensors, saved as safetensors at path, into the PyTorch
+	// model of the same configuration (timm's, torchvision's).
+	PyTorchLoad(path string) string
+}
+
+// Spec is everything needed to rebuild a network: its architecture's
+// configuration. The zero Spec names no network. Specs are comparable
+// with ==.
+type Spec struct {
+	Config Config
+}
+
+// SpecOf is the spec of a network of configuration c.
+func SpecOf(c Config) Spec { return Spec{Config: c} }
+
+// Arch is the architecture's registered name; "" for the zero Spec.
+func (s Spec) Arch() string {
+	if s.Config == nil {
+		return ""
+	}
+	return s.Config.Architecture()
+}
+
+// Name is the network's name.
+func (s Spec) Name() string {
+	if s.Config == nil {
+		return ""
+	}
+	return s.Config.ModelName()
+}
+
+// Input is the (channels, image size) the network takes.
+func (s Spec) Input() (channels, size int) { return s.Config.InputShape() }
+
+// NumClasses is the width of the network's logits.
+func (s Spec) NumClasses() int { return s.Config.Classes() }
+
+// WithInput returns the spec with another input size and class count; 0
+// keeps the current value.
+func (s Spec) WithInput(size, classes int) Spec { return Spec{s.Config.WithInput(size, classes)} }
+
+// Resolve fills the spec's unset (zero) channels, image size and class
+// count from the data.
+func (s Spec) Resolve(channels, size, classes int) Spec {
+	return Spec{s.Config.Resolve(channels, size, classes)}
+}
+
+// Validate reports a spec that New cannot build, naming the field and value.
+func (s Spec) Validate() error {
+	if s.Config == nil {
+		return errNoConfig
+	}
+	return s.Config.Validate()
+}
+
+// Keep returns v, or old when v is 0: how overrides and resolutions treat
+// unset fields.
+func Keep(v, old int) int {
+	if v == 0 {
+		return old
+	}
+	return v
+}
+
+// Distillable is implemented by the configurations of networks that
+// DeiT's distillation objective can train: those with tokens (a ViT, with
+// or without a distillation token).
+type Distillable interface {
+	Config
+	Distillable() bool
+}
+
+// CanDistil reports whether spec's network can be trained with a
+// distillation objective.
+func CanDistil(spec Spec) bool {
+	d, ok := spec.Config.(Distillable)
+	return ok && d.Distillable()
+}

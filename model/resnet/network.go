@@ -1,0 +1,285 @@
+package resnet
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+
+	"github.com/vit-train/vit-train/formats/safetensors"
+	"github.com/vit-train/vit-train/model"
+	"github.com/vit-train/vit-train/nn"
+	"github.com/vit-train/vit-train/nn/blas"
+	"github.com/vit-train/vit-train/nn/ops"
+	"github.com/vit-train/vit-train/optim"
+)
+
+// Family is the architecture's registered name: a Spec's Arch and a
+// checkpoint's "vit_train.arch".
+const Family = "resnet"
+
+// maxImageSize bounds the input size a checkpoint may record (a ResNet
+// takes any size, so only its spec bounds it).
+const maxImageSize = 1 << 14
+
+func init() {
+	model.Register(model.Architecture{
+		Name:      Family,
+		ConfigKey: "vit_train.resnet",
+		Presets:   Archs,
+		Preset:    preset,
+		Decode: func(data []byte) (model.Config, error) {
+			var s Spec
+			err := json.Unmarshal(data, &s)
+			return s, err
+		},
+	})
+}
+
+// preset is the spec of ResNet name with overrides: no default input, so
+// zero input fields stay zero until Resolve.
+func preset(name string, o model.Overrides) (model.Config, bool, error) {
+	if !slices.ContainsFunc(Archs(), func(a string) bool { return strings.EqualFold(a, name) }) {
+		return nil, false, nil
+	}
+	switch {
+	case o.ChangesRegularisation():
+		return nil, true, fmt.Errorf("model %s: drop_rate, attn_drop_rate and drop_path_rate apply to ViTs only", name)
+	case o.ChangesShape():
+		return nil, true, fmt.Errorf("model %s: patch_size, embed_dim, depth, num_heads and mlp_ratio apply to ViTs only", name)
+	case o.ImageSize < 0 || o.NumClasses < 0 || o.Channels < 0:
+		return nil, true, fmt.Errorf("model %s: img_size, num_classes and in_chans must not be negative", name)
+	}
+	return Spec{Arch: strings.ToLower(name), Channels: o.Channels, ImageSize: o.ImageSize, NumClasses: o.NumClasses}, true, nil
+}
+
+// Spec is a ResNet's configuration as a model.Spec carries it and a
+// checkpoint records it (metadata "vit_train.resnet").
+type Spec struct {
+	Arch       string `json:"arch"`
+	Channels   int    `json:"in_chans"`
+	ImageSize  int    `json:"img_size"`
+	NumClasses int    `json:"num_classes"`
+}
+
+// Config is the float32 model configuration of s.
+func (s Spec) Config() Config {
+	return Config{Arch: s.Arch, Channels: s.Channels, ImageSize: s.ImageSize, NumClasses: s.NumClasses, Dtype: tensor.Float32}
+}
+
+// Architecture is "resnet".
+func (s Spec) Architecture() string { return Family }
+
+// ModelName is the ResNet's name ("resnet20").
+func (s Spec) ModelName() string { return s.Arch }
+
+// InputShape is (Channels, ImageSize).
+func (s Spec) InputShape() (channels, size int) { return s.Channels, s.ImageSize }
+
+// Classes is NumClasses.
+func (s Spec) Classes() int { return s.NumClasses }
+
+// WithInput sets the input size and class count; a ResNet takes any size.
+func (s Spec) WithInput(size, classes int) model.Config {
+	s.ImageSize = model.Keep(size, s.ImageSize)
+	s.NumClasses = model.Keep(classes, s.NumClasses)
+	return s
+}
+
+// Resolve fills the unset channels, image size and class count.
+func (s Spec) Resolve(channels, size, classes int) model.Config {
+	s.Channels = model.Keep(s.Channels, channels)
+	s.ImageSize = model.Keep(s.ImageSize, size)
+	s.NumClasses = model.Keep(s.NumClasses, classes)
+	return s
+}
+
+// Validate reports a spec Build cannot build.
+func (s Spec) Validate() error {
+	if s.ImageSize < 1 {
+		return fmt.Errorf("model %s: img_size %d must be positive (set model.img_size)", s.Arch, s.ImageSize)
+	}
+	_, err := NumParams(s.Config())
+	return err
+}
+
+// Build builds the ResNet, initialised from seed.
+func (s Spec) Build(seed uint64) (model.Network, error) {
+	m, err := New(s.Config(), seed)
+	if err != nil {
+		return nil, err
+	}
+	return &network{spec: s, m: m}, nil
+}
+
+// CheckTensors checks the spec against the parameter and buffer tensors.
+func (s Spec) CheckTensors(params []safetensors.Tensor) error {
+	total := 0
+	for _, t := range params {
+		total += len(t.Data)
+	}
+	switch {
+	case s.Channels < 1 || s.Channels > total:
+		return fmt.Errorf("in_chans %d: want 1 to %d, the values the file holds", s.Channels, total)
+	case s.NumClasses < 1 || s.NumClasses > total:
+		return fmt.Errorf("num_classes %d: want 1 to %d, the values the file holds", s.NumClasses, total)
+	case s.ImageSize < 1 || s.ImageSize > maxImageSize:
+		return fmt.Errorf("img_size %d: want 1 to %d", s.ImageSize, maxImageSize)
+	}
+	n, err := NumParams(s.Config())
+	if err != nil {
+		return err
+	}
+	if n > total {
+		return fmt.Errorf("%s with %d classes has %d parameters, but the file holds %d values", s.Arch, s.NumClasses, n, total)
+	}
+	ps, bufs, err := Shapes(s.Config())
+	if err != nil {
+		return err
+	}
+	var want []model.NamedShape
+	for _, t := range append(ps, bufs...) {
+		want = append(want, model.NamedShape{Name: t.Name, Shape: t.Shape})
+	}
+	return model.MatchTensors(want, params, "model "+s.Arch)
+}
+
+// NoWeightDecay is empty: as timm's param_groups_weight_decay does for a
+// ResNet, only the rank-1 tensors (batch-norm weights and biases, fc.bias)
+// go without weight decay, which optim's groups apply by rank.
+func (s Spec) NoWeightDecay() []string { return nil }
+
+// LayerMap assigns layers by stage, as timm's ResNet.group_matcher
+// (coarse): the stem (conv1, bn1) is layer 0, layer<k>.* is layer k, and
+// fc is the last layer, one past the last stage.
+func (s Spec) LayerMap() optim.LayerMap {
+	stages := 0
+	if a, err := lookupArch(s.Arch); err == nil {
+		stages = len(a.blocks)
+	}
+	return optim.LayerMap{MaxLayer: stages + 1, ID: func(name string) (int, error) {
+		switch {
+		case strings.HasPrefix(name, "conv1.") || strings.HasPrefix(name, "bn1."):
+			return 0, nil
+		case strings.HasPrefix(name, "fc."):
+			return stages + 1, nil
+		}
+		if k, ok := stageOf(name); ok && k <= stages {
+			return k, nil
+		}
+		return 0, fmt.Errorf("optim: param %q is not a parameter of %s (stem, layer1 to layer%d or fc)", name, s.Arch, stages)
+	}}
+}
+
+// stageOf returns k for names "layer<k>.…".
+func stageOf(name string) (int, bool) {
+	rest, ok := strings.CutPrefix(name, "layer")
+	if !ok {
+		return 0, false
+	}
+	idx, _, _ := strings.Cut(rest, ".")
+	k, err := strconv.Atoi(idx)
+	return k, err == nil && k >= 1
+}
+
+// IsHead reports whether name belongs to fc.
+func (s Spec) IsHead(name string) bool { return strings.HasPrefix(name, "fc.") }
+
+// Convert knows no conversions: a ResNet takes any input size as it is.
+func (s Spec) Convert(safetensors.Tensor, model.Config) ([]float32, string, bool, error) {
+	return nil, "", false, nil
+}
+
+// PyTorchLoad names torchvision's constructor for the ImageNet ResNets
+// and the CIFAR layout (chenyaofo/pytorch-cifar-models, torchvision's
+// names) for the others. strict=False because num_batches_tracked is not
+// stored; a model with in_chans other than 3 needs its conv1 replaced
+// first.
+func (s Spec) PyTorchLoad(path string) string {
+	ctor := fmt.Sprintf("torchvision.models.%s(num_classes=%d)", s.Arch, s.NumClasses)
+	if s.Channels != 3 || !slices.Contains([]string{"resnet18", "resnet34", "resnet50", "resnet101", "resnet152"}, s.Arch) {
+		ctor = fmt.Sprintf("%s (torchvision names; in_chans=%d, num_classes=%d)", s.Arch, s.Channels, s.NumClasses)
+	}
+	return fmt.Sprintf("torchvision: %s.load_state_dict(safetensors.torch.load_file(%q), strict=False)", ctor, path)
+}
+
+// network is a ResNet as a model.Network.
+type network struct {
+	spec Spec
+	m    *Model
+}
+
+// Of returns the ResNet a network is, or an error naming the network when
+// it is another architecture: for what only a ResNet has (its layout of
+// convolutions and batch norms).
+func Of(n model.Network) (*Model, error) {
+	if r, ok := n.(*network); ok {
+		return r.m, nil
+	}
+	s := n.Spec()
+	return nil, fmt.Errorf("model %s is a %s, not a ResNet", s.Name(), s.Arch())
+}
+
+func (n *network) Spec() model.Spec { return model.SpecOf(n.spec) }
+
+func (n *network) Describe() string {
+	count := 0
+	for _, p := range n.m.Params() {
+		count += p.Shape.TotalSize()
+	}
+	return fmt.Sprintf("model %s: %.2fM parameters, %d×%d input", n.spec.Arch, float64(count)/1e6, n.spec.ImageSize, n.spec.ImageSize)
+}
+
+func (n *network) Params() []optim.Param {
+	ps := make([]optim.Param, len(n.m.Params()))
+	for i, p := range n.m.Params() {
+		ps[i] = optim.Param{Name: p.Name, Shape: p.Shape.Clone(), Data: p.Value.Data().([]float32)}
+	}
+	return ps
+}
+
+func (n *network) Tensors() []safetensors.Tensor {
+	var out []safetensors.Tensor
+	for _, group := range [][]Param{n.m.Params(), n.m.Buffers()} {
+		for _, p := range group {
+			out = append(out, safetensors.Tensor{Name: p.Name, Shape: p.Shape.Clone(), Data: p.Value.Data().([]float32)})
+		}
+	}
+	return out
+}
+
+func (n *network) SetPrecision(v blas.Variant) { n.m.SetProducts(v) }
+
+// Graph builds the ResNet's forward pass. A training graph normalises with
+// batch statistics and updates the running statistics on every run; an
+// evaluation graph uses the running statistics and changes nothing.
+func (n *network) Graph(batch int, training bool, _ *ops.Randomness) (*nn.Graph, error) {
+	if batch < 1 {
+		return nil, fmt.Errorf("model %s: batch size must be positive, got %d", n.spec.Arch, batch)
+	}
+	g := gorgonia.NewGraph()
+	shape := tensor.Shape{batch, n.spec.Channels, n.spec.ImageSize, n.spec.ImageSize}
+	img := tensor.New(tensor.Of(tensor.Float32), tensor.WithShape(shape...))
+	x := gorgonia.NewTensor(g, tensor.Float32, 4, gorgonia.WithShape(shape...), gorgonia.WithName("images"), gorgonia.WithValue(img))
+	logits, err := n.m.Build(g, x, training)
+	if err != nil {
+		return nil, err
+	}
+	nodes, err := n.m.ParamNodes(g)
+	if err != nil {
+		return nil, err
+	}
+	return &nn.Graph{Training: training, Batch: batch, G: g, Images: x, ImageData: img.Data(), Logits: logits, ParamNodes: nodes}, nil
+}
+
+func (n *network) SharingWeights(weights [][]float32) (model.Network, error) {
+	m, err := n.m.SharingWeights(weights)
+	if err != nil {
+		return nil, err
+	}
+	return &network{spec: n.spec, m: m}, nil
+}
