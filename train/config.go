@@ -13,6 +13,9 @@ import (
 	"github.com/vit-train/vit-train/distill"
 	"github.com/vit-train/vit-train/internal/layered"
 	"github.com/vit-train/vit-train/model"
+	// The ResNets register themselves, as the ViTs do through vit below:
+	// every program that trains can name either in model.name.
+	_ "github.com/vit-train/vit-train/model/resnet"
 	"github.com/vit-train/vit-train/model/vit"
 	"github.com/vit-train/vit-train/nn/blas"
 	"github.com/vit-train/vit-train/nn/fmapeak"
