@@ -20,7 +20,7 @@ import (
 type Stepper struct {
 	cfg     Config
 	net     model.Network
-	loss    *distill.Objective
+	loss    *distill.TrainingLoss
 	rng     *ops.Randomness
 	rank    int
 	classes int           // the network's classes
@@ -122,7 +122,7 @@ func (s *Stepper) buildGraph() error {
 		}
 		g.GradCheckpointing = true
 	}
-	if s.loss, err = distill.NewObjective(g, cfg.Distill); err != nil {
+	if s.loss, err = distill.NewTrainingLoss(g, cfg.Distill); err != nil {
 		return err
 	}
 	s.pixels, err = g.Float32Images()

@@ -195,7 +195,7 @@ func TestEMAEvaluationAndInitEMA(t *testing.T) {
 	}
 	last := filepath.Join(dir, LastCheckpoint)
 	score := func(ema bool) Result {
-		_, m, err := OpenModel(last, ema)
+		_, m, err := OpenViT(last, ema)
 		if err != nil {
 			t.Fatal(err)
 		}
