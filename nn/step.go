@@ -113,15 +113,19 @@ func (s *Step) Grad(i int) ([]float32, error) {
 func (s *Step) GradValue(i int) gorgonia.Value { return s.prog.Value(s.Grads[i]) }
 
 func scalar(v gorgonia.Value) float64 {
-	switch d := v.Data().(type) {
-	case float32:
-		return float64(d)
-	case float64:
-		return d
-	case []float32:
-		return float64(d[0])
-	case []float64:
-		return d[0]
+	// A type switch on v itself: Data would box the value.
+	switch d := v.(type) {
+	case *gorgonia.F32:
+		return float64(*d)
+	case *gorgonia.F64:
+		return float64(*d)
+	case *tensor.Dense:
+		switch d.Dtype() {
+		case tensor.Float32:
+			return float64(d.Float32s()[0])
+		case tensor.Float64:
+			return d.Float64s()[0]
+		}
 	}
 	return 0
 }

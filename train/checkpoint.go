@@ -257,11 +257,11 @@ func (c *Checkpoint) LoadWeights(n model.Network, skipHead bool) (note string, e
 	return model.Load(n, c.Params, c.Spec, skipHead)
 }
 
-// OpenModel loads the checkpoint at path into a new ViT of its
+// OpenViT loads the checkpoint at path into a new ViT of its
 // configuration, for what only a ViT has (attention maps, position
 // embeddings); with ema, the EMA weights are loaded instead of the
 // trained ones.
-func OpenModel(path string, ema bool) (*Checkpoint, *vit.ViT, error) {
+func OpenViT(path string, ema bool) (*Checkpoint, *vit.ViT, error) {
 	ck, n, err := OpenNetwork(path, ema)
 	if err != nil {
 		return nil, nil, err

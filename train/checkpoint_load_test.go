@@ -60,7 +60,7 @@ func saveTiny(t *testing.T, dir string) (string, *Checkpoint) {
 
 func TestCheckpointRoundTrip(t *testing.T) {
 	path, want := saveTiny(t, t.TempDir())
-	got, m, err := OpenModel(path, false)
+	got, m, err := OpenViT(path, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +72,7 @@ func TestCheckpointRoundTrip(t *testing.T) {
 			t.Fatalf("parameter %q differs", p.Name)
 		}
 	}
-	if _, _, err := OpenModel(path, true); err != nil {
+	if _, _, err := OpenViT(path, true); err != nil {
 		t.Fatalf("EMA weights: %v", err)
 	}
 }
@@ -183,7 +183,7 @@ func TestCheckpointOtherDtypes(t *testing.T) {
 	if err := ck.Save(half); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := OpenModel(half, false); err != nil {
+	if _, _, err := OpenViT(half, false); err != nil {
 		t.Fatalf("a checkpoint of F16, BF16 and F64 tensors: %v", err)
 	}
 
@@ -327,8 +327,8 @@ func TestCheckpointCorruptMetadata(t *testing.T) {
 	if _, err := LoadCheckpoint(bad); err == nil || !strings.Contains(err.Error(), bad) || !strings.Contains(err.Error(), "depth") {
 		t.Errorf("through the file: %v", err)
 	}
-	if _, _, err := OpenModel(bad, false); err == nil {
-		t.Error("OpenModel accepted it")
+	if _, _, err := OpenViT(bad, false); err == nil {
+		t.Error("OpenViT accepted it")
 	}
 }
 

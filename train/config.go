@@ -254,6 +254,17 @@ func LoadConfig(path string, sets []string) (Config, error) {
 // and values of the wrong type are errors naming the key and, in the
 // file, its line.
 func LoadConfigOver(base Config, path string, sets []string) (Config, error) {
+	cfg, err := LayerConfig(base, path, sets)
+	if err != nil {
+		return Config{}, err
+	}
+	return cfg, cfg.Validate()
+}
+
+// LayerConfig is LoadConfigOver without the final Validate, for a caller
+// that checks the result itself (`vit-train bench`, which needs no
+// distillation teacher).
+func LayerConfig(base Config, path string, sets []string) (Config, error) {
 	tree := layered.Of(base)
 	if path != "" {
 		raw, err := os.ReadFile(path)
@@ -267,11 +278,7 @@ func LoadConfigOver(base Config, path string, sets []string) (Config, error) {
 	if err := tree.Set(sets); err != nil {
 		return Config{}, err
 	}
-	cfg, err := fromTree(tree)
-	if err != nil {
-		return Config{}, err
-	}
-	return cfg, cfg.Validate()
+	return fromTree(tree)
 }
 
 // fromTree decodes a layered configuration.

@@ -16,9 +16,9 @@ import (
 //   - each rank loads its share of every epoch (data.LoaderConfig Rank and
 //     Replicas), so a step's N batches of data.batch_size images are the
 //     batch of N·data.batch_size images one process would take;
-//   - each optimiser step averages the ranks' gradients (reduceGrads)
-//     before clipping, so every rank applies the same update, and sums the
-//     logged loss terms (reduceStep);
+//   - each optimiser step averages the ranks' gradients before clipping,
+//     so every rank applies the same update, and sums the logged loss
+//     terms (Stepper's gradAverager, step.go);
 //   - the ranks agree on stopping at each step boundary (checkStop);
 //   - before each evaluation, rank 0's buffers (a ResNet's batch-norm
 //     running statistics, which each rank updates from its own shard) are
@@ -45,8 +45,8 @@ func (t *trainer) syncReplicas() error {
 	if t.comm.Size() <= 1 {
 		return nil
 	}
-	ps := make([][]float32, len(t.params))
-	for i, p := range t.params {
+	ps := make([][]float32, len(t.step.params))
+	for i, p := range t.step.params {
 		ps[i] = p.Data
 	}
 	if err := comm.BroadcastTensors(t.comm, ps, 0); err != nil {
@@ -59,7 +59,7 @@ func (t *trainer) syncReplicas() error {
 }
 
 // syncBuffers gives every rank rank 0's buffers (t.buffers, found by
-// newReducer). A ViT has none.
+// buildStep). A ViT has none.
 func (t *trainer) syncBuffers() error {
 	if len(t.buffers) == 0 {
 		return nil
@@ -73,8 +73,8 @@ func (t *trainer) syncBuffers() error {
 // bufferData returns the data of the tensors a checkpoint holds besides
 // the parameters: a ResNet's batch-norm running statistics.
 func (t *trainer) bufferData() [][]float32 {
-	params := make(map[string]bool, len(t.params))
-	for _, p := range t.params {
+	params := make(map[string]bool, len(t.step.params))
+	for _, p := range t.step.params {
 		params[p.Name] = true
 	}
 	var out [][]float32
@@ -84,92 +84,6 @@ func (t *trainer) bufferData() [][]float32 {
 		}
 	}
 	return out
-}
-
-// newReducer creates the gradient reducer of a job of several ranks.
-func (t *trainer) newReducer() error {
-	if t.comm.Size() <= 1 {
-		return nil
-	}
-	sizes := make([]int, len(t.trainP))
-	for i, p := range t.trainP {
-		sizes[i] = len(p.Data)
-	}
-	var err error
-	if t.reducer, err = comm.NewReducer(t.comm, sizes, 0); err != nil {
-		return err
-	}
-	t.buffers = t.bufferData()
-	if t.cfg.Optim.AccumSteps == 1 {
-		t.overlap = true
-		t.trainSlot = make([]int, len(t.params))
-		for i := range t.trainSlot {
-			t.trainSlot[i] = -1
-		}
-		for j, i := range t.train {
-			t.trainSlot[i] = j
-		}
-		t.gradReady = t.handGrad
-	}
-	return nil
-}
-
-// runOverlapped runs the training step forward and backward while the
-// reducer averages its gradients across the ranks: each bucket is reduced
-// as soon as the backward pass has computed all of its gradients (the last
-// layers' first), and the step returns once every bucket is done.
-func (t *trainer) runOverlapped() error {
-	if err := t.reducer.Start(t.grads); err != nil {
-		return err
-	}
-	err := t.obj.Step.RunReportingGrads(t.gradReady)
-	if werr := t.reducer.Wait(); err == nil && werr != nil {
-		err = fmt.Errorf("averaging the gradients of step %d: %w", t.state.Step+1, werr)
-	}
-	return err
-}
-
-// handGrad gives the reducer parameter i's gradient, just computed.
-func (t *trainer) handGrad(i int) error {
-	j := t.trainSlot[i]
-	if j < 0 {
-		return nil // frozen
-	}
-	if err := t.readGrad(j, i); err != nil {
-		return err
-	}
-	return t.reducer.Ready(j)
-}
-
-// reduceGrads replaces the step's gradient by its mean over the ranks,
-// unless the backward pass already did (overlap).
-func (t *trainer) reduceGrads(grads [][]float32) error {
-	if t.reducer == nil || t.overlap {
-		return nil
-	}
-	if err := t.reducer.AllreduceMean(grads); err != nil {
-		return fmt.Errorf("averaging the gradients of step %d: %w", t.state.Step+1, err)
-	}
-	return nil
-}
-
-// reduceStep replaces the step's loss and loss terms by their means over
-// the ranks and its image count by their sum, in one allreduce.
-func (t *trainer) reduceStep(r *stepResult) error {
-	n := t.comm.Size()
-	if n <= 1 {
-		return nil
-	}
-	buf := append(append(t.stepBuf[:0], r.loss, float64(r.images)), r.extra...)
-	t.stepBuf = buf
-	if err := t.comm.AllreduceSumFloat64(buf); err != nil {
-		return fmt.Errorf("summing the losses of step %d: %w", t.state.Step+1, err)
-	}
-	r.loss, r.images = buf[0]/float64(n), int(buf[1])
-	for i := range r.extra {
-		r.extra[i] = buf[2+i] / float64(n)
-	}
-	return nil
 }
 
 // agreeStop returns whether any rank wants to stop: one allreduce (max) of

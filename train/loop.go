@@ -19,15 +19,9 @@ import (
 //	run                      epochs until cfg.Epochs, or a stop
 //	  trainEpoch             optimiser steps until the end of the epoch
 //	    checkStop            an interrupt, between optimiser steps only
-//	    optimizerStep        accum_steps micro-batches, then one update
-//	      microBatch         the next batch forward and backward
-//	        fillInputs       images, targets, teacher logits
-//	        runOverlapped    (data-parallel, one micro-batch per step) the
-//	                         gradients averaged over the ranks, bucket by
-//	                         bucket, while the backward pass goes on
-//	      stepGrads          the micro-batches' mean gradient
-//	      reduceGrads        its mean over the ranks (data-parallel jobs
-//	                         with accumulation)
+//	    Stepper.Step         accum_steps micro-batches, then one update
+//	                         (step.go)
+//	      epochBatches.Fill  the next batch: images, targets, teacher logits
 //	    logStep              steps.jsonl/csv, the event file and the progress bar
 //	  finishEpoch            evaluate, record, checkpoint
 //	  stop                   an interrupt saves a checkpoint; an error keeps the last
@@ -134,15 +128,6 @@ type epochStats struct {
 	loss, lr, imagesPerS, seconds float64
 }
 
-// stepResult is one optimiser step.
-type stepResult struct {
-	loss     float64   // mean loss of the step's micro-batches
-	extra    []float64 // mean of each logged loss term (objective.names)
-	lr       float64   // learning rate of the update
-	gradNorm float64   // global norm of the mean gradient, before clipping
-	images   int       // images of the step's micro-batches
-}
-
 // trainEpoch trains from the current position to the end of the epoch, one
 // optimiser step at a time. Interrupts are honoured between optimiser
 // steps only: an accumulation group that has begun is always finished, so
@@ -155,11 +140,12 @@ func (t *trainer) trainEpoch(ctx context.Context) (epochStats, error) {
 	it := t.trainL.Epoch(t.state.Epoch, t.state.Batch)
 	defer it.Close()
 	m := t.newMeter(end)
+	src := &epochBatches{t: t, it: it}
 	for t.state.Batch < end {
 		if err := t.checkStop(ctx); err != nil {
 			return epochStats{}, err
 		}
-		r, err := t.optimizerStep(it)
+		r, err := t.step.Step(&t.state, src)
 		if err != nil {
 			return epochStats{}, err
 		}
@@ -172,164 +158,65 @@ func (t *trainer) trainEpoch(ctx context.Context) (epochStats, error) {
 	return m.finish(), nil
 }
 
-// optimizerStep runs the accum_steps micro-batches of one optimiser step
-// forward and backward, then clips their mean gradient and applies it (and
-// the EMA update). The loss and loss terms it reports are the means over
-// the micro-batches. In a data-parallel job the gradient is averaged over
-// the ranks before clipping, and the loss terms are the ranks' means.
-func (t *trainer) optimizerStep(it *data.Iter) (stepResult, error) {
-	accum := t.cfg.Optim.AccumSteps
-	s := t.obj.Step
-	r := stepResult{extra: make([]float64, len(t.obj.Names))}
-	if t.accum != nil {
-		t.accum.Reset()
-	}
-	for range accum {
-		n, loss, err := t.microBatch(it)
-		if err != nil {
-			return r, err
-		}
-		r.loss += loss / float64(accum)
-		r.images += n
-		for i := range r.extra {
-			r.extra[i] += s.ExtraValue(i) / float64(accum)
-		}
-		if err := t.collectGrads(); err != nil {
-			return r, err
-		}
-		t.at(afterMicroBatch)
-	}
-	grads, err := t.stepGrads()
-	if err != nil {
-		return r, err
-	}
-	if err := t.reduceGrads(grads); err != nil {
-		return r, err
-	}
-	if err := t.reduceStep(&r); err != nil {
-		return r, err
-	}
-	if r.gradNorm, err = t.clip.Clip(grads, t.cfg.Optim.ClipGrad); err != nil {
-		return r, err
-	}
-	r.lr = t.sched.LR(t.state.Step)
-	if err := t.opt.Step(r.lr, grads); err != nil {
-		return r, err
-	}
-	if t.ema != nil {
-		t.ema.Update()
-	}
-	t.state.Step++
-	return r, nil
+// epochBatches are the micro-batches of an epoch, from the training
+// loader, as the training step takes them.
+type epochBatches struct {
+	t  *trainer
+	it *data.Iter
 }
 
-// microBatch takes the next batch, fills the training step's inputs with
-// it and runs the step forward and backward. It returns the batch's size
-// and loss. The batch goes back to the loader before microBatch returns.
-func (t *trainer) microBatch(it *data.Iter) (n int, loss float64, err error) {
-	if !it.Next() {
-		if err := it.Err(); err != nil {
-			return 0, 0, err
+// Fill takes the next batch and writes it into in (see fillInputs). The
+// batch goes back to the loader before Fill returns.
+func (e *epochBatches) Fill(in Inputs) (int, error) {
+	t := e.t
+	if !e.it.Next() {
+		if err := e.it.Err(); err != nil {
+			return 0, err
 		}
-		return 0, 0, fmt.Errorf("data: epoch %d ended at batch %d, before its last optimiser step", t.state.Epoch+1, t.state.Batch)
+		return 0, fmt.Errorf("data: epoch %d ended at batch %d, before its last optimiser step", t.state.Epoch+1, t.state.Batch)
 	}
-	b := it.Batch()
-	n = b.N
-	err = t.fillInputs(b)
+	b := e.it.Batch()
+	n := b.N
+	err := t.fillInputs(b, in)
 	b.Release()
-	if err != nil {
-		return 0, 0, err
-	}
-	// Dropout and drop-path masks follow the data position (and the rank,
-	// whose batches hold other images), so a resumed run draws the masks of
-	// the uninterrupted one.
-	t.rng.SetStep(uint64(t.comm.Rank())<<56 | uint64(t.state.Epoch)<<32 | uint64(t.state.Batch))
-	s := t.obj.Step
-	if t.overlap {
-		err = t.runOverlapped()
-	} else {
-		err = s.Run()
-	}
-	if err != nil {
-		return 0, 0, err
-	}
-	loss = s.LossValue()
-	if math.IsNaN(loss) || math.IsInf(loss, 0) {
-		return 0, 0, fmt.Errorf("loss is %v at epoch %d, batch %d (step %d)", loss, t.state.Epoch+1, t.state.Batch, t.state.Step)
-	}
-	t.state.Batch++
-	return n, loss, nil
+	return n, err
 }
 
-// fillInputs writes a batch into the training step: its images, mixed by
-// Mixup/CutMix when configured, their soft targets and, when distilling,
-// the teacher's logits for the images as mixed.
-func (t *trainer) fillInputs(b *data.Batch) error {
+// fillInputs writes a batch into the training step's inputs: its images,
+// mixed by Mixup/CutMix when configured, their soft targets and, when
+// distilling, the teacher's logits for the images as mixed.
+func (t *trainer) fillInputs(b *data.Batch, in Inputs) error {
 	mix := augment.MixInfo{Lam: 1}
 	var err error
 	if t.mix != nil {
-		mix, err = b.Mix(*t.mix, t.obj.Targets)
+		mix, err = b.Mix(*t.mix, in.Targets)
 	} else {
-		err = b.OneHot(t.net.Spec().NumClasses(), t.cfg.Aug.Smoothing, t.obj.Targets)
+		err = b.OneHot(in.Classes, t.cfg.Aug.Smoothing, in.Targets)
 	}
 	if err != nil {
 		return err
 	}
-	if len(b.Images) != len(t.pixels) {
-		return fmt.Errorf("data: batch %d of epoch %d holds %d values, the training graph takes %d", b.Index, b.Epoch+1, len(b.Images), len(t.pixels))
+	if len(b.Images) != len(in.Images) {
+		return fmt.Errorf("data: batch %d of epoch %d holds %d values, the training graph takes %d", b.Index, b.Epoch+1, len(b.Images), len(in.Images))
 	}
-	copy(t.pixels, b.Images)
+	copy(in.Images, b.Images)
 	if t.teacher == nil {
 		return nil
 	}
-	return t.teacher.Fill(t.pixels, b.Indices[:b.N], mix, t.obj.Teacher)
-}
-
-// collectGrads reads the last micro-batch's gradients into t.grads and,
-// when accumulating, adds them to the accumulator.
-func (t *trainer) collectGrads() error {
-	for j, i := range t.train {
-		if err := t.readGrad(j, i); err != nil {
-			return err
-		}
-	}
-	if t.accum == nil {
-		return nil
-	}
-	return t.accum.Add(t.grads, 1)
-}
-
-// readGrad points t.grads[j] at the last run's gradient of parameter i,
-// trainable parameter j.
-func (t *trainer) readGrad(j, i int) error {
-	g, err := t.obj.Step.Grad(i)
-	if err != nil {
-		return fmt.Errorf("training step: %s: %w", t.trainP[j].Name, err)
-	}
-	t.grads[j] = g
-	return nil
-}
-
-// stepGrads is the gradient of the optimiser step: the last micro-batch's,
-// or the mean of the accumulated ones.
-func (t *trainer) stepGrads() ([][]float32, error) {
-	if t.accum == nil {
-		return t.grads, nil
-	}
-	return t.accum.Mean()
+	return t.teacher.Fill(in.Images, b.Indices[:b.N], mix, in.Teacher)
 }
 
 // logStep writes every log_every-th step to the steps log and updates the
 // progress bar.
-func (t *trainer) logStep(r stepResult, m *meter, end int) error {
+func (t *trainer) logStep(r StepResult, m *meter, end int) error {
 	m.show(t, r)
 	if t.stepsLog == nil || t.cfg.LogEvery <= 0 || t.state.Step%t.cfg.LogEvery != 0 {
 		return nil
 	}
 	rec := []Field{{"step", float64(t.state.Step)}, {"epoch", float64(t.state.Epoch) + float64(t.state.Batch)/float64(end)},
-		{"loss", r.loss}, {"lr", r.lr}, {"grad_norm", r.gradNorm}, {"images_per_s", m.imagesPerS()}}
-	for i, name := range t.obj.Names {
-		rec = append(rec, Field{name, r.extra[i]})
+		{"loss", r.Loss}, {"lr", r.LR}, {"grad_norm", r.GradNorm}, {"images_per_s", m.imagesPerS()}}
+	for i, name := range t.step.LossNames() {
+		rec = append(rec, Field{name, r.Extra[i]})
 	}
 	if err := t.stepsLog.Write(rec); err != nil {
 		return err
@@ -366,21 +253,21 @@ func (t *trainer) newMeter(end int) *meter {
 	return m
 }
 
-func (m *meter) add(r stepResult) {
-	m.lossSum += r.loss
+func (m *meter) add(r StepResult) {
+	m.lossSum += r.Loss
 	m.steps++
-	m.images += r.images
-	m.lr = r.lr
+	m.images += r.Images
+	m.lr = r.LR
 }
 
 func (m *meter) imagesPerS() float64 { return float64(m.images) / time.Since(m.start).Seconds() }
 
 // show updates the progress bar after a step.
-func (m *meter) show(t *trainer, r stepResult) {
+func (m *meter) show(t *trainer, r StepResult) {
 	if m.bar == nil {
 		return
 	}
-	m.bar.Describe(fmt.Sprintf("epoch %d/%d loss %.4f lr %.2e %.0f img/s", t.state.Epoch+1, t.cfg.Epochs, r.loss, r.lr, m.imagesPerS()))
+	m.bar.Describe(fmt.Sprintf("epoch %d/%d loss %.4f lr %.2e %.0f img/s", t.state.Epoch+1, t.cfg.Epochs, r.Loss, r.LR, m.imagesPerS()))
 	_ = m.bar.Set(t.state.Batch)
 }
 

@@ -229,7 +229,7 @@ func TestInterruptFinishesTheAccumulationGroup(t *testing.T) {
 	var losses []float64
 	tr.hook = func(p hookPoint) {
 		if p == afterMicroBatch {
-			losses = append(losses, tr.obj.Step.LossValue())
+			losses = append(losses, tr.step.loss.Step.LossValue())
 			if tr.state.Batch == 4 {
 				cancel() // the first micro-batch of the second group
 			}

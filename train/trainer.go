@@ -16,8 +16,6 @@ import (
 	"github.com/vit-train/vit-train/formats/atomicfile"
 	"github.com/vit-train/vit-train/model"
 	"github.com/vit-train/vit-train/nn"
-	"github.com/vit-train/vit-train/nn/ops"
-	"github.com/vit-train/vit-train/optim"
 )
 
 // ErrInterrupted is returned by Run when its context is cancelled (Ctrl-C,
@@ -71,39 +69,20 @@ type trainer struct {
 	net      model.Network
 	teacher  distill.Teacher // nil unless distilling
 	teacherR *Result         // the teacher's evaluation, when it has one
-	obj      *distill.Objective
+	step     *Stepper        // the optimiser step
 	eval     *nn.Graph
 	emaNet   model.Network // the network evaluating the EMA weights
 	emaEval  *nn.Graph
 	trainL   *data.Loader
 	evalL    *data.Loader
 	mix      *augment.Mixup
-	rng      *ops.Randomness
-	params   []optim.Param // every parameter, aligned with net.Params
-	train    []int         // indices of the parameters the optimiser updates
-	trainP   []optim.Param // params[train]
-	grads    [][]float32   // gradients of trainP
-	opt      optim.Optimizer
-	sched    optim.Schedule
-	clip     *optim.Clipper
-	accum    *optim.Accumulator
-	ema      *optim.EMA
 	state    State
 	stepsLog *MetricsLog
 	epochLog *MetricsLog
 	events   *eventLog // nil unless cfg.TensorBoard
-	pixels   []float32 // the training step's images (B, C, H, W)
 	saved    *State    // the position of last.safetensors; nil until one exists
 	comm     comm.Communicator
-	reducer  *comm.Reducer // averages the gradients over the ranks; nil for one process
-	buffers  [][]float32   // the buffers syncBuffers broadcasts (ResNet batch-norm statistics); nil for one process
-	// overlap averages each step's gradients during its backward pass
-	// (one micro-batch per step in a job of several ranks): gradReady
-	// hands each gradient to the reducer as soon as it is computed.
-	overlap   bool
-	gradReady func(i int) error
-	trainSlot []int     // parameter index -> index in trainP, -1 when frozen
-	stepBuf   []float64 // reduceStep's buffer
+	buffers  [][]float32 // the buffers syncBuffers broadcasts (ResNet batch-norm statistics); nil for one process
 
 	// evaluate scores a graph on a loader (Evaluate; tests substitute it).
 	evaluate func(context.Context, *nn.Graph, *data.Loader) (Evaluation, error)
@@ -330,39 +309,14 @@ func (t *trainer) compatible(ck *Checkpoint) error {
 	return nil
 }
 
-// build creates the graphs, loaders, optimiser and EMA of the model.
+// build creates the loaders, the optimiser step and the evaluation graphs.
 func (t *trainer) build() error {
-	for _, step := range []func() error{t.buildGraphs, t.buildLoaders, t.buildUpdate, t.buildEMA} {
+	for _, step := range []func() error{t.buildLoaders, t.buildStep, t.buildEval} {
 		if err := step(); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-// buildGraphs creates the training step (forward, loss, gradients) and
-// the evaluation graph.
-func (t *trainer) buildGraphs() error {
-	cfg := t.cfg
-	t.rng = ops.NewRandomness(cfg.Seed)
-	g, err := t.net.Graph(cfg.Data.BatchSize, true, t.rng)
-	if err != nil {
-		return err
-	}
-	if cfg.Model.GradCheckpointing {
-		if len(g.Blocks) == 0 {
-			return fmt.Errorf("config: model.grad_checkpointing: %s has no encoder blocks to recompute", t.net.Spec().Name())
-		}
-		g.GradCheckpointing = true
-	}
-	if t.obj, err = distill.NewObjective(g, cfg.Distill); err != nil {
-		return err
-	}
-	if t.pixels, err = g.Float32Images(); err != nil {
-		return err
-	}
-	t.eval, err = t.net.Graph(cfg.Data.EvalBatchSize, false, nil)
-	return err
 }
 
 // buildLoaders creates the training and evaluation loaders and Mixup/CutMix.
@@ -393,42 +347,31 @@ func (t *trainer) buildLoaders() error {
 	return nil
 }
 
-// buildUpdate selects the parameters to train (all, or the heads with a
-// frozen backbone) and creates the optimiser, clipper and accumulator.
-func (t *trainer) buildUpdate() error {
-	t.params = t.net.Params()
-	for i, p := range t.params {
-		if !t.cfg.Init.FreezeBackbone || t.net.Spec().Config.IsHead(p.Name) {
-			t.train = append(t.train, i)
-			t.trainP = append(t.trainP, t.params[i])
-		}
-	}
-	t.grads = make([][]float32, len(t.trainP))
-	if err := t.buildOptimizer(); err != nil {
-		return err
-	}
+// buildStep creates the optimiser step and, in a job of several ranks,
+// finds the buffers syncBuffers broadcasts.
+func (t *trainer) buildStep() error {
 	var err error
-	if t.clip, err = optim.NewClipper(t.trainP); err != nil {
+	if t.step, err = NewStepper(t.cfg, t.net, t.comm, t.stepsPerEpoch()); err != nil {
 		return err
 	}
-	if t.cfg.Optim.AccumSteps > 1 {
-		if t.accum, err = optim.NewAccumulator(t.trainP); err != nil {
-			return err
-		}
+	t.step.afterMicroBatch = func() { t.at(afterMicroBatch) }
+	if t.comm.Size() > 1 {
+		t.buffers = t.bufferData()
 	}
-	return t.newReducer()
+	return nil
 }
 
-// buildEMA creates the EMA of the weights and its evaluation graph.
-func (t *trainer) buildEMA() error {
-	if !t.cfg.EMA.Enabled {
-		return nil
-	}
+// buildEval creates the evaluation graphs: the model's and, with EMA, the
+// EMA weights'.
+func (t *trainer) buildEval() error {
 	var err error
-	if t.ema, err = optim.NewEMA(t.params, t.cfg.EMA.Decay); err != nil {
+	if t.eval, err = t.net.Graph(t.cfg.Data.EvalBatchSize, false, nil); err != nil {
 		return err
 	}
-	if t.emaNet, err = t.net.SharingWeights(t.ema.Weights()); err != nil {
+	if t.step.ema == nil {
+		return nil
+	}
+	if t.emaNet, err = t.net.SharingWeights(t.step.ema.Weights()); err != nil {
 		return err
 	}
 	t.emaEval, err = t.emaNet.Graph(t.cfg.Data.EvalBatchSize, false, nil)
@@ -454,62 +397,10 @@ func (t *trainer) checkBatches() error {
 	return nil
 }
 
-func (t *trainer) buildOptimizer() error {
-	cfg := t.cfg.Optim
-	var groups []optim.Group
-	var err error
-	if cfg.LayerDecay > 0 && cfg.LayerDecay < 1 {
-		groups, err = optim.LayerDecayGroups(t.trainP, cfg.WeightDecay, t.net.Spec().Config.NoWeightDecay(), cfg.LayerDecay, t.net.Spec().Config.LayerMap())
-		if err != nil {
-			return err
-		}
-	} else {
-		groups = optim.WeightDecayGroups(t.trainP, cfg.WeightDecay, t.net.Spec().Config.NoWeightDecay())
-	}
-	switch cfg.Name {
-	case "adamw":
-		t.opt, err = optim.NewAdamW(t.trainP, groups, optim.AdamWConfig{Beta1: cfg.Beta1, Beta2: cfg.Beta2, Eps: cfg.Eps, WeightDecay: cfg.WeightDecay})
-	case "sgd":
-		t.opt, err = optim.NewSGD(t.trainP, groups, optim.SGDConfig{Momentum: cfg.Momentum, Nesterov: cfg.Nesterov, WeightDecay: cfg.WeightDecay})
-	}
-	if err != nil {
-		return err
-	}
-	t.sched, err = t.schedule()
-	return err
-}
-
 // stepsPerEpoch is the number of optimiser steps in an epoch (at least
 // one: checkBatches refuses shorter epochs).
 func (t *trainer) stepsPerEpoch() int {
 	return max(1, t.trainL.NumBatches()/t.cfg.Optim.AccumSteps)
-}
-
-// schedule builds the learning-rate schedule in optimiser steps.
-func (t *trainer) schedule() (optim.Schedule, error) {
-	sc := t.cfg.Sched
-	lr := t.cfg.Optim.LR
-	if t.cfg.Optim.ScaleLR {
-		lr = optim.ScaleLR(lr, t.cfg.Data.BatchSize*t.cfg.Optim.AccumSteps*t.comm.Size())
-	}
-	spe := float64(t.stepsPerEpoch())
-	warm := optim.Warmup{Steps: int(math.Round(sc.WarmupEpochs * spe)), InitLR: sc.WarmupLR}
-	var s interface {
-		optim.Schedule
-		Validate() error
-	}
-	switch sc.Name {
-	case "cosine":
-		s = optim.Cosine{BaseLR: lr, MinLR: sc.MinLR, Steps: t.cfg.Epochs * t.stepsPerEpoch(), Warmup: warm}
-	case "step":
-		s = optim.StepDecay{BaseLR: lr, DecaySteps: max(1, int(math.Round(sc.DecayEpochs*spe))), Gamma: sc.DecayRate, Warmup: warm}
-	default:
-		s = optim.Constant{BaseLR: lr, Warmup: warm}
-	}
-	if err := s.Validate(); err != nil {
-		return nil, fmt.Errorf("config: sched: %w", err)
-	}
-	return s, nil
 }
 
 // initFrom loads a checkpoint's weights to fine-tune from: a network of
@@ -540,7 +431,7 @@ func (t *trainer) initFrom(ic InitConfig) error {
 		fmt.Fprintf(t.opts.Out, "  new head for %d classes (the checkpoint has %d)\n", t.net.Spec().NumClasses(), fromClasses)
 	}
 	if ic.FreezeBackbone {
-		fmt.Fprintf(t.opts.Out, "  backbone frozen: training %d of %d tensors\n", len(t.train), len(t.params))
+		fmt.Fprintf(t.opts.Out, "  backbone frozen: training %d of %d tensors\n", len(t.step.trained), len(t.step.params))
 	}
 	return nil
 }
@@ -550,14 +441,14 @@ func (t *trainer) restore(ck *Checkpoint) error {
 	if _, err := ck.LoadWeights(t.net, false); err != nil {
 		return err
 	}
-	if err := t.opt.LoadState(ck.Optim); err != nil {
+	if err := t.step.opt.LoadState(ck.Optim); err != nil {
 		return err
 	}
-	if t.ema != nil {
+	if t.step.ema != nil {
 		if len(ck.EMA) == 0 {
 			return fmt.Errorf("ema.enabled is set but the checkpoint has no EMA weights")
 		}
-		if err := t.ema.LoadState(ck.EMA); err != nil {
+		if err := t.step.ema.LoadState(ck.EMA); err != nil {
 			return err
 		}
 	}
@@ -581,9 +472,9 @@ func (t *trainer) close() {
 func (t *trainer) checkpoint() *Checkpoint {
 	cfg := t.cfg
 	ck := &Checkpoint{Config: &cfg, State: t.state, Mean: t.ds.Mean, Std: t.ds.Std, Classes: t.ds.Classes, Spec: t.net.Spec(),
-		Params: t.net.Tensors(), Optim: t.opt.StateTensors()}
-	if t.ema != nil {
-		ck.EMA = t.ema.StateTensors()
+		Params: t.net.Tensors(), Optim: t.step.opt.StateTensors()}
+	if t.step.ema != nil {
+		ck.EMA = t.step.ema.StateTensors()
 	}
 	return ck
 }

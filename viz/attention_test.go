@@ -15,7 +15,7 @@ import (
 // returning the attention, the image as loaded and the checkpoint.
 func attendTiny(t *testing.T, distilled bool) (*viz.Attention, augment.Image, *train.Checkpoint) {
 	t.Helper()
-	ck, m, err := train.OpenModel(tinyCheckpoint(t, distilled), false)
+	ck, m, err := train.OpenViT(tinyCheckpoint(t, distilled), false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +118,7 @@ func TestAttendTinyModel(t *testing.T) {
 }
 
 func TestAttendRejectsWrongInput(t *testing.T) {
-	_, m, err := train.OpenModel(tinyCheckpoint(t, false), false)
+	_, m, err := train.OpenViT(tinyCheckpoint(t, false), false)
 	if err != nil {
 		t.Fatal(err)
 	}

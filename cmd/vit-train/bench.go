@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"runtime"
@@ -15,12 +16,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/vit-train/vit-train/comm"
-	"github.com/vit-train/vit-train/distill"
+	"github.com/vit-train/vit-train/model"
 	"github.com/vit-train/vit-train/model/vit"
-	"github.com/vit-train/vit-train/nn"
 	"github.com/vit-train/vit-train/nn/blas"
 	"github.com/vit-train/vit-train/nn/fmapeak"
-	"github.com/vit-train/vit-train/nn/ops"
 	"github.com/vit-train/vit-train/train"
 )
 
@@ -77,37 +76,48 @@ type benchResult struct {
 	ExposedAllreduceMsPerStep float64 `json:"exposed_allreduce_ms_per_step"`
 }
 
+// benchFlags are bench's flags. --config and --set take the trainer's
+// settings; the others are shorthands for some of them.
+type benchFlags struct {
+	mf         modelFlags
+	configPath string
+	sets       []string
+	batch      int
+	steps      int
+	distilled  bool
+	ckpt       bool
+	precision  string
+	asJSON     bool
+	profile    string
+	memprof    string
+}
+
 func newBenchCommand() *cobra.Command {
-	var (
-		mf        modelFlags
-		batch     int
-		steps     int
-		distilled bool
-		ckpt      bool
-		asJSON    bool
-		profile   string
-		memprof   string
-		precision string
-	)
+	var f benchFlags
 	cmd := &cobra.Command{
 		Use:   "bench",
-		Short: "Time training steps (forward, backward, AdamW) and inference",
-		Args:  cobra.NoArgs,
+		Short: "Time the training step `train` takes (forward, backward, reduction, clipping, the optimiser, EMA) and inference",
+		Long: `Time the optimiser step vit-train train takes with the same settings, on
+random images held in its inputs (no data loading, no teacher forward pass:
+a distilled model trains against random teacher logits), then inference
+batches of the frozen evaluation graph. Settings are layered as train
+layers them: built-in defaults (with the model and batch below), then
+--config FILE, then the shorthand flags (--model, --batch, --precision,
+--grad-checkpointing, --distilled, the model shape), then each --set
+key=value.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := mf.config()
+			cfg, err := f.config(cmd)
 			if err != nil {
 				return err
 			}
-			if distilled {
-				c.Distilled = true
-			}
-			if profile != "" {
-				f, err := os.Create(profile)
+			if f.profile != "" {
+				pf, err := os.Create(f.profile)
 				if err != nil {
 					return err
 				}
-				defer f.Close()
-				if err := pprof.StartCPUProfile(f); err != nil {
+				defer pf.Close()
+				if err := pprof.StartCPUProfile(pf); err != nil {
 					return err
 				}
 				defer pprof.StopCPUProfile()
@@ -117,7 +127,7 @@ func newBenchCommand() *cobra.Command {
 				return err
 			}
 			defer cm.Close()
-			r, err := runBench(c, batch, steps, ckpt, precision, memprof, cm)
+			r, err := runBench(cfg, f.steps, f.memprof, cm)
 			if err != nil {
 				if cm.Size() > 1 {
 					cm.Abort(1, fmt.Sprintf("vit-train bench: rank %d of %d: %v", cm.Rank(), cm.Size(), err))
@@ -127,82 +137,152 @@ func newBenchCommand() *cobra.Command {
 			if cm.Rank() != 0 {
 				return nil
 			}
-			if asJSON {
+			if f.asJSON {
 				return json.NewEncoder(cmd.OutOrStdout()).Encode(r)
 			}
-			w := cmd.OutOrStdout()
-			fmt.Fprintf(w, "model %s, %d params, batch %d, BLAS %s, %d threads, precision %s (products %s)\n", r.Model, r.Params, r.Batch, r.Backend, r.Threads, r.Precision, r.Products)
-			fmt.Fprintf(w, "processor %s\n", r.Processor)
-			if r.Peak.GFLOPs > 0 {
-				raised := ""
-				if r.PeakRaised {
-					raised = "; raised to a rate achieved above it"
-				}
-				fmt.Fprintf(w, "%s peak %.1f GFLOP/s, measured (%s, %d threads%s)\n", r.Peak.Kind, r.Peak.GFLOPs, r.Peak.ISA, r.Peak.Threads, raised)
-			}
-			fmt.Fprintf(w, "train  %9.1f ms/step  %8.2f images/s  %7.1f GFLOP/s%s\n", r.TrainMsPerStep, r.TrainImagesPerS, r.TrainGFLOPs, peakShare(r.TrainPeakShare, r.Peak.Kind))
-			if r.Ranks > 1 {
-				fmt.Fprintf(w, "       %d processes × batch %d, %s of gradients per process; averaged after the backward pass: %.1f ms/step, %.1f ms (%.1f%%) of it in the allreduce; overlapped: %.1f ms left to wait\n",
-					r.Ranks, r.Batch, bytesString(r.GradBytes), r.NoOverlapMsPerStep, r.AllreduceMsPerStep, 100*r.AllreduceShare, r.ExposedAllreduceMsPerStep)
-			}
-			fmt.Fprintf(w, "infer  %9.1f ms/batch %8.2f images/s  %7.1f GFLOP/s%s\n", r.InferMsPerBatch, r.InferImagesPerS, r.InferGFLOPs, peakShare(r.InferPeakShare, r.Peak.Kind))
-			fmt.Fprintf(w, "memory peak RSS %s (activation and gradient buffers %s); per training step %.0f allocations, %s; heap growth over the timed steps %s\n",
-				bytesString(r.PeakRSSBytes), bytesString(r.ActivationBytes), r.AllocsPerStep, bytesString(int64(r.AllocBytesPerStep)), bytesString(r.HeapGrowthBytes))
+			r.print(cmd.OutOrStdout())
 			return nil
 		},
 	}
-	mf.register(cmd, "vit_cifar_patch4_32")
-	cmd.Flags().IntVar(&batch, "batch", 64, "batch size")
-	cmd.Flags().IntVar(&steps, "steps", 10, "timed steps (after 2 warm-up steps)")
-	cmd.Flags().BoolVar(&distilled, "distilled", false, "add a distillation token and head (hard distillation loss)")
-	cmd.Flags().BoolVar(&ckpt, "grad-checkpointing", false, "recompute each block's activations in the backward pass")
-	cmd.Flags().StringVar(&precision, "precision", "fp32", "model.precision: fp32, or mixed for the fastest low-precision matrix product of this processor")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
-	cmd.Flags().StringVar(&profile, "cpuprofile", "", "write a CPU profile (go tool pprof) to this file")
-	cmd.Flags().StringVar(&memprof, "memprofile", "", "write a profile of every heap allocation of the timed training steps (go tool pprof -sample_index=alloc_objects) to this file")
+	f.mf.register(cmd, "vit_cifar_patch4_32")
+	fl := cmd.Flags()
+	fl.StringVar(&f.configPath, "config", "", "YAML configuration of a training run (see configs/)")
+	fl.StringArrayVar(&f.sets, "set", nil, "override a training setting, key=value (repeatable)")
+	fl.IntVar(&f.batch, "batch", 64, "data.batch_size")
+	fl.IntVar(&f.steps, "steps", 10, "timed steps (after 2 warm-up steps)")
+	fl.BoolVar(&f.distilled, "distilled", false, "add a distillation token and head to the model (distill.type=hard, against random teacher logits)")
+	fl.BoolVar(&f.ckpt, "grad-checkpointing", false, "model.grad_checkpointing: recompute each block's activations in the backward pass")
+	fl.StringVar(&f.precision, "precision", "fp32", "model.precision: fp32, or mixed for the fastest low-precision matrix product of this processor")
+	fl.BoolVar(&f.asJSON, "json", false, "print JSON")
+	fl.StringVar(&f.profile, "cpuprofile", "", "write a CPU profile (go tool pprof) to this file")
+	fl.StringVar(&f.memprof, "memprofile", "", "write a profile of every heap allocation of the timed training steps (go tool pprof -sample_index=alloc_objects) to this file")
 	return cmd
 }
 
-// runBench times steps training steps and inference batches of batch
-// images on each process of cm; with several, the gradients are averaged
-// across them by a bucketed allreduce during the backward pass, and steps
-// that average them after it are timed too (see benchResult).
-func runBench(c vit.Config, batch, steps int, gradCheckpointing bool, precision, memProfile string, cm comm.Communicator) (benchResult, error) {
-	if batch < 1 || steps < 1 {
-		return benchResult{}, fmt.Errorf("bench: --batch and --steps must be positive, got %d and %d", batch, steps)
+// config layers the training settings bench times: train's defaults with
+// bench's model and batch, --config, the shorthand flags given, --set.
+func (f *benchFlags) config(cmd *cobra.Command) (train.Config, error) {
+	if f.steps < 1 {
+		return train.Config{}, fmt.Errorf("bench: --steps must be positive, got %d", f.steps)
 	}
-	products, err := train.ModelConfig{Precision: precision}.Products()
+	base := train.DefaultConfig()
+	base.Model.Name, base.Data.BatchSize = f.mf.name, f.batch
+	changed := cmd.Flags().Changed
+	var short []string
+	set := func(flag, key string, v any) {
+		if changed(flag) {
+			short = append(short, fmt.Sprintf("%s=%v", key, v))
+		}
+	}
+	set("model", "model.name", f.mf.name)
+	set("batch", "data.batch_size", f.batch)
+	set("precision", "model.precision", f.precision)
+	set("grad-checkpointing", "model.grad_checkpointing", f.ckpt)
+	for _, o := range []struct {
+		flag, key string
+		v         any
+	}{{"img-size", "model.img_size", f.mf.o.ImageSize}, {"num-classes", "model.num_classes", f.mf.o.NumClasses},
+		{"in-chans", "model.in_chans", f.mf.o.Channels}, {"patch-size", "model.patch_size", f.mf.o.PatchSize},
+		{"embed-dim", "model.embed_dim", f.mf.o.EmbedDim}, {"depth", "model.depth", f.mf.o.Depth},
+		{"num-heads", "model.num_heads", f.mf.o.Heads}, {"mlp-ratio", "model.mlp_ratio", f.mf.o.MLPRatio}} {
+		set(o.flag, o.key, o.v)
+	}
+	if f.distilled {
+		short = append(short, "distill.type=hard")
+	}
+	cfg, err := train.LayerConfig(base, f.configPath, append(short, f.sets...))
 	if err != nil {
-		return benchResult{}, fmt.Errorf("bench: --precision: %w", err)
+		return train.Config{}, err
 	}
-	m, err := vit.New(c, 1)
+	if f.distilled {
+		if cfg, err = distilledModel(cfg); err != nil {
+			return train.Config{}, err
+		}
+	}
+	return cfg, checkBenchConfig(cfg)
+}
+
+// distilledModel gives cfg's ViT a distillation token and head.
+func distilledModel(cfg train.Config) (train.Config, error) {
+	vc := cfg.Model.ViT
+	if vc == nil {
+		spec, err := model.Create(cfg.Model.Name, model.Overrides{})
+		if err != nil {
+			return cfg, err
+		}
+		c, ok := spec.Config.(vit.Config)
+		if !ok {
+			return cfg, fmt.Errorf("bench: --distilled: model.name = %s is not a ViT", cfg.Model.Name)
+		}
+		vc = &c
+	}
+	c := *vc
+	c.Distilled = true
+	cfg.Model.ViT = &c
+	return cfg, nil
+}
+
+// checkBenchConfig validates cfg as train would, except for the
+// distillation teacher: bench feeds random teacher logits, so one named
+// is an error.
+func checkBenchConfig(cfg train.Config) error {
+	d := cfg.Distill
+	if d.Teacher != "" || d.TeacherLogits != "" {
+		return fmt.Errorf("bench: distill.teacher / distill.teacher_logits: bench trains against random teacher logits and runs no teacher; leave them unset")
+	}
+	if d.Distilling() {
+		cfg.Distill.TeacherLogits = "random" // what bench stands in for
+	}
+	return cfg.Validate()
+}
+
+// benchWarmup is the number of untimed steps before the timed ones.
+const benchWarmup = 2
+
+// runBench times steps of the optimiser step cfg describes and as many
+// inference batches of data.batch_size images on each process of cm; with
+// several, the steps that average the gradients after the backward pass
+// are timed too (see benchResult).
+func runBench(cfg train.Config, steps int, memProfile string, cm comm.Communicator) (benchResult, error) {
+	spec, err := cfg.ModelSpec()
 	if err != nil {
 		return benchResult{}, err
 	}
-	m.Products = products
-	step, fill, err := benchStep(m, batch, gradCheckpointing, rand.New(rand.NewPCG(1, 2)))
+	c, ok := spec.Config.(vit.Config)
+	if !ok {
+		return benchResult{}, fmt.Errorf("bench: model.name = %s: bench times ViTs and DeiTs", cfg.Model.Name)
+	}
+	products, err := cfg.Model.Products()
 	if err != nil {
 		return benchResult{}, err
 	}
-	bt, err := newBenchTrainer(step, vit.AsNetwork(m).Params(), cm)
+	net, err := model.New(spec, cfg.Seed)
 	if err != nil {
 		return benchResult{}, err
 	}
-	r := benchResult{Model: c.Name, Backend: blas.Backend(), Precision: precision, Products: products.Describe(), Threads: runtime.GOMAXPROCS(0), Batch: batch, Steps: steps,
-		Params: c.ParamCount(), Ranks: cm.Size(), GradBytes: bt.gradBytes(), GradCheckpointing: gradCheckpointing, ActivationBytes: step.BufferBytes()}
-	fill()
-	if err := r.timeTraining(bt, memProfile); err != nil {
-		return benchResult{}, err
-	}
-	eval, err := m.BuildGraph(batch, false, nil)
+	net.SetPrecision(products)
+	// The schedule's first epoch holds every step bench takes (the
+	// learning rate does not change a step's time).
+	s, err := train.NewStepper(cfg, net, cm, benchWarmup+2*steps)
 	if err != nil {
 		return benchResult{}, err
 	}
-	copyImages(eval, step.Graph)
+	batch := cfg.Data.BatchSize
+	r := benchResult{Model: c.Name, Backend: blas.Backend(), Precision: cfg.Model.Precision, Products: products.Describe(), Threads: runtime.GOMAXPROCS(0), Batch: batch, Steps: steps,
+		Params: c.ParamCount(), Ranks: cm.Size(), GradBytes: s.GradBytes(), GradCheckpointing: cfg.Model.GradCheckpointing, ActivationBytes: s.BufferBytes()}
+	fillRandom(s.Inputs(), batch, rand.New(rand.NewPCG(1, 2)))
+	if err := r.timeTraining(s, memProfile); err != nil {
+		return benchResult{}, err
+	}
+	eval, err := net.Graph(batch, false, nil)
+	if err != nil {
+		return benchResult{}, err
+	}
+	copy(eval.ImageData.([]float32), s.Inputs().Images)
 	// Inference runs as eval and predict run it, with no training state:
-	// the step's buffers and AdamW's moments go back to the system before
-	// the frozen weights' copy is made, rather than add to the peak.
-	step, bt, fill = nil, nil, nil
+	// the step's buffers and the optimiser's state go back to the system
+	// before the frozen weights' copy is made, rather than add to the peak.
+	s = nil
 	debug.FreeOSMemory()
 	if err := eval.FreezeWeights(); err != nil {
 		return benchResult{}, err
@@ -221,6 +301,48 @@ func runBench(c vit.Config, batch, steps int, gradCheckpointing bool, precision,
 	r.PeakRSSBytes = peakRSS()
 	r.measurePeak(peakKind(products))
 	return r, nil
+}
+
+// fillRandom writes random images, one-hot targets of random classes and,
+// when distilling, random teacher logits into in.
+func fillRandom(in train.Inputs, batch int, rng *rand.Rand) {
+	for i := range in.Images {
+		in.Images[i] = float32(rng.NormFloat64())
+	}
+	clear(in.Targets)
+	for b := 0; b < batch; b++ {
+		in.Targets[b*in.Classes+rng.IntN(in.Classes)] = 1
+	}
+	for i := range in.Teacher {
+		in.Teacher[i] = float32(rng.NormFloat64())
+	}
+}
+
+// heldBatch is a micro-batch left in the step's inputs: every micro-batch
+// of bench's steps is the one fillRandom wrote.
+type heldBatch struct{ images int }
+
+func (h *heldBatch) Fill(train.Inputs) (int, error) { return h.images, nil }
+
+// print writes r as text.
+func (r benchResult) print(w io.Writer) {
+	fmt.Fprintf(w, "model %s, %d params, batch %d, BLAS %s, %d threads, precision %s (products %s)\n", r.Model, r.Params, r.Batch, r.Backend, r.Threads, r.Precision, r.Products)
+	fmt.Fprintf(w, "processor %s\n", r.Processor)
+	if r.Peak.GFLOPs > 0 {
+		raised := ""
+		if r.PeakRaised {
+			raised = "; raised to a rate achieved above it"
+		}
+		fmt.Fprintf(w, "%s peak %.1f GFLOP/s, measured (%s, %d threads%s)\n", r.Peak.Kind, r.Peak.GFLOPs, r.Peak.ISA, r.Peak.Threads, raised)
+	}
+	fmt.Fprintf(w, "train  %9.1f ms/step  %8.2f images/s  %7.1f GFLOP/s%s\n", r.TrainMsPerStep, r.TrainImagesPerS, r.TrainGFLOPs, peakShare(r.TrainPeakShare, r.Peak.Kind))
+	if r.Ranks > 1 {
+		fmt.Fprintf(w, "       %d processes × batch %d, %s of gradients per process; averaged after the backward pass: %.1f ms/step, %.1f ms (%.1f%%) of it in the allreduce; overlapped: %.1f ms left to wait\n",
+			r.Ranks, r.Batch, bytesString(r.GradBytes), r.NoOverlapMsPerStep, r.AllreduceMsPerStep, 100*r.AllreduceShare, r.ExposedAllreduceMsPerStep)
+	}
+	fmt.Fprintf(w, "infer  %9.1f ms/batch %8.2f images/s  %7.1f GFLOP/s%s\n", r.InferMsPerBatch, r.InferImagesPerS, r.InferGFLOPs, peakShare(r.InferPeakShare, r.Peak.Kind))
+	fmt.Fprintf(w, "memory peak RSS %s (activation and gradient buffers %s); per training step %.0f allocations, %s; heap growth over the timed steps %s\n",
+		bytesString(r.PeakRSSBytes), bytesString(r.ActivationBytes), r.AllocsPerStep, bytesString(int64(r.AllocBytesPerStep)), bytesString(r.HeapGrowthBytes))
 }
 
 // peakKind is the arithmetic whose peak products of v are measured
@@ -264,36 +386,43 @@ func peakShare(share float64, kind fmapeak.Kind) string {
 	return fmt.Sprintf("  %4.1f%% of the %s peak", 100*share, kind)
 }
 
-// timeTraining warms up, then times r.Steps training steps (overlapped in
-// a job of several processes, after as many steps that average the
-// gradients after the backward pass) and the memory they allocate. With a
-// memProfile path, every allocation of the timed steps is recorded there.
-func (r *benchResult) timeTraining(bt *benchTrainer, memProfile string) error {
+// timeTraining warms up, then times r.Steps optimiser steps (in a job of
+// several processes, after as many that average the gradients after the
+// backward pass) and the memory they allocate. With a memProfile path,
+// every allocation of the timed steps is recorded there.
+func (r *benchResult) timeTraining(s *train.Stepper, memProfile string) error {
+	var pos train.State
+	src := &heldBatch{images: r.Batch}
+	step := func() error {
+		_, err := s.Step(&pos, src)
+		return err
+	}
 	// Collect the setup's garbage before the warm-up steps: a collection
 	// empties sync.Pool, whose caches the steps after it refill, so the
 	// timed steps would otherwise count those allocations.
 	runtime.GC()
-	for i := 0; i < 2; i++ {
-		if err := bt.plain(); err != nil {
+	s.AverageAfterBackward(r.Ranks > 1)
+	for range benchWarmup {
+		if err := step(); err != nil {
 			return err
 		}
 	}
-	train := bt.plain
 	if r.Ranks > 1 {
-		bt.allreduce = 0 // the warm-up's allreduces are not timed
-		plain, _, err := timeSteps(r.Steps, bt.plain)
+		s.CommTime() // the warm-up's allreduces are not timed
+		plain, _, err := timeSteps(r.Steps, step)
 		if err != nil {
 			return err
 		}
+		after, _ := s.CommTime()
 		r.NoOverlapMsPerStep = plain * 1e3
-		r.AllreduceMsPerStep = bt.allreduce.Seconds() * 1e3 / float64(r.Steps)
+		r.AllreduceMsPerStep = after.Seconds() * 1e3 / float64(r.Steps)
 		r.AllreduceShare = r.AllreduceMsPerStep / r.NoOverlapMsPerStep
-		train = bt.overlapped
+		s.AverageAfterBackward(false)
 	}
 	var before, after, settled runtime.MemStats
 	runtime.ReadMemStats(&before)
 	stopProfile := startAllocProfile(memProfile)
-	t, ms, err := timeSteps(r.Steps, train)
+	t, ms, err := timeSteps(r.Steps, step)
 	if err != nil {
 		return err
 	}
@@ -303,12 +432,28 @@ func (r *benchResult) timeTraining(bt *benchTrainer, memProfile string) error {
 	}
 	runtime.GC()
 	runtime.ReadMemStats(&settled)
+	_, wait := s.CommTime()
 	r.TrainMsPerStep, r.TrainStepMs = t*1e3, ms
-	r.ExposedAllreduceMsPerStep = bt.wait.Seconds() * 1e3 / float64(r.Steps)
+	r.ExposedAllreduceMsPerStep = wait.Seconds() * 1e3 / float64(r.Steps)
 	r.AllocsPerStep = float64(after.Mallocs-before.Mallocs) / float64(r.Steps)
 	r.AllocBytesPerStep = float64(after.TotalAlloc-before.TotalAlloc) / float64(r.Steps)
 	r.HeapGrowthBytes = int64(settled.HeapAlloc) - int64(before.HeapAlloc)
 	return nil
+}
+
+// timeSteps runs step n times and returns the mean seconds per step and
+// each step's milliseconds.
+func timeSteps(n int, step func() error) (float64, []float64, error) {
+	ms := make([]float64, n)
+	start := time.Now()
+	for i := range ms {
+		t := time.Now()
+		if err := step(); err != nil {
+			return 0, nil, err
+		}
+		ms[i] = msSince(t)
+	}
+	return time.Since(start).Seconds() / float64(n), ms, nil
 }
 
 // startAllocProfile records every heap allocation from now until the
@@ -339,46 +484,8 @@ func startAllocProfile(path string) func() error {
 	}
 }
 
-// benchStep builds the training step a run would use, on random images and
-// labels: soft-target cross-entropy on the class head, plus hard
-// distillation against random teacher logits for a distilled model.
-func benchStep(m *vit.ViT, batch int, gradCheckpointing bool, rng *rand.Rand) (*nn.Step, func(), error) {
-	c := m.Config
-	g, err := m.BuildGraph(batch, true, ops.NewRandomness(1))
-	if err != nil {
-		return nil, nil, err
-	}
-	g.GradCheckpointing = gradCheckpointing
-	d := distill.DefaultConfig()
-	if c.Distilled {
-		d.Type = "hard"
-	}
-	obj, err := distill.NewObjective(g, d)
-	if err != nil {
-		return nil, nil, err
-	}
-	step, targets, teacher := obj.Step, obj.Targets, obj.Teacher
-	fill := func() {
-		for i, img := 0, g.ImageData.([]float32); i < len(img); i++ {
-			img[i] = float32(rng.NormFloat64())
-		}
-		clear(targets)
-		for b := 0; b < batch; b++ {
-			targets[b*c.NumClasses+rng.IntN(c.NumClasses)] = 1
-		}
-		for i := range teacher {
-			teacher[i] = float32(rng.NormFloat64())
-		}
-	}
-	return step, fill, nil
-}
-
 // msSince returns the milliseconds elapsed since t.
 func msSince(t time.Time) float64 { return float64(time.Since(t).Nanoseconds()) / 1e6 }
-
-func copyImages(dst, src *nn.Graph) {
-	copy(dst.ImageData.([]float32), src.ImageData.([]float32))
-}
 
 // peakRSS reads the process's peak resident set size (VmHWM) on Linux; 0 elsewhere.
 func peakRSS() int64 {

@@ -193,3 +193,38 @@ func TestBenchMixedPrecision(t *testing.T) {
 	}
 	t.Logf("bench --precision mixed ran %s products", v)
 }
+
+// TestBenchTakesTrainSettings runs bench with trainer settings from
+// --config and --set, and checks the shorthands and errors.
+func TestBenchTakesTrainSettings(t *testing.T) {
+	cfgPath := filepath.Join(t.TempDir(), "c.yaml")
+	if err := os.WriteFile(cfgPath, []byte("optim:\n  name: sgd\n  clip_grad: 1\nema:\n  enabled: true\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := run(t, "bench", "--model", "vit_fmnist_patch4_28", "--batch", "4", "--steps", "1", "--json",
+		"--config", cfgPath, "--set", "optim.accum_steps=2", "--set", "data.batch_size=6")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r benchResult
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.Batch != 6 || !(r.TrainMsPerStep > 0) {
+		t.Fatalf("--set data.batch_size=6 after --batch 4: %+v", r)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--set", "distill.type=hard", "--set", "distill.teacher_logits=x.npy"}, "random teacher logits"},
+		{[]string{"--set", "optim.name=lamb"}, "optim.name"},
+		{[]string{"--precision", "half"}, "model.precision"},
+		{[]string{"--model", "resnet20"}, "ViTs"},
+	} {
+		args := append([]string{"bench", "--model", "vit_fmnist_patch4_28", "--batch", "2", "--steps", "1"}, c.args...)
+		if _, err := run(t, args...); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("bench %v: error %v, want one naming %q", c.args, err, c.want)
+		}
+	}
+}

@@ -117,7 +117,7 @@ last block's head-averaged attention. Each map is scaled from its minimum
 // drawAttention writes one attention picture per image into out and returns
 // the files written.
 func drawAttention(ckPath string, ema bool, method viz.Method, out string, files []string) ([]string, error) {
-	ck, m, err := train.OpenModel(ckPath, ema)
+	ck, m, err := train.OpenViT(ckPath, ema)
 	if err != nil {
 		return nil, err
 	}
@@ -195,7 +195,7 @@ the G×G map of that patch's similarity with all patches.`,
 // drawPosEmbed writes the position-embedding similarity picture of a
 // checkpoint to out.
 func drawPosEmbed(ckPath string, ema bool, out string) error {
-	_, m, err := train.OpenModel(ckPath, ema)
+	_, m, err := train.OpenViT(ckPath, ema)
 	if err != nil {
 		return err
 	}

@@ -81,10 +81,10 @@ func oneBlock(t *testing.T, preset string) *vit.ViT {
 	return m
 }
 
-// TestDistillObjectiveMatchesDeiT runs the training step of a distilled ViT
+// TestDistillLossMatchesDeiT runs the training step of a distilled ViT
 // with each distillation setting and checks the loss and its logged terms
 // against DeiT's formula evaluated on the step's own logits.
-func TestDistillObjectiveMatchesDeiT(t *testing.T) {
+func TestDistillLossMatchesDeiT(t *testing.T) {
 	m := oneBlock(t, "deit_fmnist_distilled_patch4_28")
 	const b, c = 4, 10
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -99,7 +99,7 @@ func TestDistillObjectiveMatchesDeiT(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		obj, err := NewObjective(g, d)
+		obj, err := NewTrainingLoss(g, d)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -142,12 +142,12 @@ func TestDistillNeedsADistilledModel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := NewObjective(g, Config{Type: "hard", Alpha: 0.5, Tau: 1}); err == nil || !strings.Contains(err.Error(), "distillation head") {
+	if _, err := NewTrainingLoss(g, Config{Type: "hard", Alpha: 0.5, Tau: 1}); err == nil || !strings.Contains(err.Error(), "distillation head") {
 		t.Fatalf("want an error about the missing distillation head, got %v", err)
 	}
 }
 
-func TestObjectiveNeedsAFloat32Graph(t *testing.T) {
+func TestTrainingLossNeedsAFloat32Graph(t *testing.T) {
 	mc, err := vit.Preset("vit_fmnist_patch4_28", vit.Overrides{})
 	if err != nil {
 		t.Fatal(err)
@@ -160,12 +160,12 @@ func TestObjectiveNeedsAFloat32Graph(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := NewObjective(g, DefaultConfig()); err == nil || !strings.Contains(err.Error(), "float32") {
-		t.Errorf("NewObjective on a float64 graph: want an error, got %v", err)
+	if _, err := NewTrainingLoss(g, DefaultConfig()); err == nil || !strings.Contains(err.Error(), "float32") {
+		t.Errorf("NewTrainingLoss on a float64 graph: want an error, got %v", err)
 	}
 }
 
-func TestObjectiveWithoutTeacher(t *testing.T) {
+func TestTrainingLossWithoutTeacher(t *testing.T) {
 	for _, c := range []struct {
 		preset string
 		names  []string
@@ -175,7 +175,7 @@ func TestObjectiveWithoutTeacher(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		obj, err := NewObjective(g, DefaultConfig())
+		obj, err := NewTrainingLoss(g, DefaultConfig())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -10,9 +10,9 @@ import (
 	"github.com/vit-train/vit-train/nn/ops"
 )
 
-// Objective is a training graph's loss, compiled with its gradients, and
+// TrainingLoss is a training graph's loss, compiled with its gradients, and
 // the inputs to write before each run.
-type Objective struct {
+type TrainingLoss struct {
 	Step    *nn.Step
 	Targets []float32 // (B, classes) soft targets
 	Teacher []float32 // (B, classes) teacher logits; nil unless distilling
@@ -20,7 +20,7 @@ type Objective struct {
 	Names []string
 }
 
-// NewObjective builds and differentiates the loss of g, a float32 training
+// NewTrainingLoss builds and differentiates the loss of g, a float32 training
 // graph (a float64 one is an error). Without distillation it is
 // soft-target cross-entropy on the class head; a distilled model trained
 // without a teacher applies it to both heads and averages (terms loss_cls,
@@ -31,7 +31,7 @@ type Objective struct {
 //
 // with D = ops.DistillKL at temperature τ (soft) or ops.HardDistillCE
 // (hard).
-func NewObjective(g *nn.Graph, c Config) (*Objective, error) {
+func NewTrainingLoss(g *nn.Graph, c Config) (*TrainingLoss, error) {
 	if dt := g.Images.Dtype(); dt != tensor.Float32 {
 		return nil, fmt.Errorf("training graph: its images are %v, the training step needs a float32 model", dt)
 	}
@@ -41,7 +41,7 @@ func NewObjective(g *nn.Graph, c Config) (*Objective, error) {
 	if err != nil {
 		return nil, err
 	}
-	obj := &Objective{Targets: floatData(targets)}
+	obj := &TrainingLoss{Targets: floatData(targets)}
 	loss := ce
 	var extra []*gorgonia.Node
 	switch {
