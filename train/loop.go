@@ -12,6 +12,7 @@ import (
 
 	"github.com/vit-train/vit-train/augment"
 	"github.com/vit-train/vit-train/data"
+	"github.com/vit-train/vit-train/nn"
 )
 
 // The training loop reads top to bottom:
@@ -153,7 +154,7 @@ func (t *trainer) trainEpoch(ctx context.Context) (epochStats, error) {
 		if err := t.logStep(r, m, end); err != nil {
 			return epochStats{}, err
 		}
-		t.at(afterStep)
+		t.at(AfterStep)
 	}
 	return m.finish(), nil
 }
@@ -224,10 +225,10 @@ func (t *trainer) logStep(r StepResult, m *meter, end int) error {
 	return t.events.write("steps", "step", rec)
 }
 
-// at calls the test hook.
-func (t *trainer) at(p hookPoint) {
-	if t.hook != nil {
-		t.hook(p)
+// at calls Options.At.
+func (t *trainer) at(p LoopPoint) {
+	if t.opts.At != nil {
+		t.opts.At(p, t.state)
 	}
 }
 
@@ -291,7 +292,7 @@ func (m *meter) finish() epochStats {
 // An interrupt during the evaluation leaves the epoch unfinished (a resumed
 // run evaluates again).
 func (t *trainer) finishEpoch(ctx context.Context, stats epochStats, sum *Summary) error {
-	t.at(beforeEvaluate)
+	t.at(BeforeEvaluate)
 	ev, ema, err := t.evaluateEpoch(ctx)
 	if err != nil {
 		return err
@@ -325,15 +326,24 @@ func (t *trainer) evaluateEpoch(ctx context.Context) (Evaluation, *Result, error
 	if err := t.syncBuffers(); err != nil {
 		return Evaluation{}, nil, err
 	}
-	ev, err := t.evaluate(ctx, t.eval, t.evalL)
+	ev, err := t.evaluate(ctx, t.eval)
 	if err != nil || t.emaEval == nil {
 		return ev, nil, err
 	}
-	er, err := t.evaluate(ctx, t.emaEval, t.evalL)
+	er, err := t.evaluate(ctx, t.emaEval)
 	if err != nil {
 		return ev, nil, err
 	}
 	return ev, &er.Result, nil
+}
+
+// evaluate scores g on the evaluation data: Options.Evaluate when set,
+// else Evaluate over each rank's share summed across the ranks.
+func (t *trainer) evaluate(ctx context.Context, g *nn.Graph) (Evaluation, error) {
+	if t.opts.Evaluate != nil {
+		return t.opts.Evaluate(ctx, g, t.evalL)
+	}
+	return evaluateAcross(ctx, t.comm, g, t.evalL)
 }
 
 // recordEpoch appends the epoch's record to the epochs log.

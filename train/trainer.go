@@ -41,7 +41,29 @@ type Options struct {
 	// are written, with Dir; the command line redraws the run's charts
 	// with it. An error is printed as a warning and the run goes on.
 	AfterEpoch func(dir string) error
+
+	// Hooks for tests and for programs that embed the loop; nil leaves
+	// the run as it is.
+
+	// At, when set, is called on every rank at each point of the loop
+	// (see LoopPoint) with the position reached. Cancelling the run's
+	// context from it interrupts the run at the next place the loop
+	// honours interrupts.
+	At func(p LoopPoint, s State)
+	// Evaluate, when set, scores the model's (and with EMA, the EMA
+	// weights') evaluation graph g on the evaluation loader l in place of
+	// Evaluate over each rank's share summed across the ranks.
+	Evaluate func(ctx context.Context, g *nn.Graph, l *data.Loader) (Evaluation, error)
 }
+
+// LoopPoint names a point of the training loop, where Options.At is called.
+type LoopPoint int
+
+const (
+	AfterMicroBatch LoopPoint = iota // a micro-batch's forward and backward pass ran
+	AfterStep                        // an optimiser step was applied and logged
+	BeforeEvaluate                   // the epoch's last step ran; evaluation starts
+)
 
 // Summary is the outcome of a run.
 type Summary struct {
@@ -83,21 +105,7 @@ type trainer struct {
 	saved    *State    // the position of last.safetensors; nil until one exists
 	comm     comm.Communicator
 	buffers  [][]float32 // the buffers syncBuffers broadcasts (ResNet batch-norm statistics); nil for one process
-
-	// evaluate scores a graph on a loader (Evaluate; tests substitute it).
-	evaluate func(context.Context, *nn.Graph, *data.Loader) (Evaluation, error)
-	// hook, when set (by tests), is called at each point of the loop.
-	hook func(hookPoint)
 }
-
-// hookPoint names a point of the training loop, for tests.
-type hookPoint int
-
-const (
-	afterMicroBatch hookPoint = iota // a micro-batch's forward and backward ran
-	afterStep                        // an optimiser step was applied
-	beforeEvaluate                   // the epoch's last step ran; evaluation starts
-)
 
 // Run trains as cfg says, writing checkpoints, metrics and reports to
 // opts.Dir. Cancelling ctx saves a checkpoint and returns ErrInterrupted.
@@ -121,9 +129,6 @@ func newTrainer(cfg Config, opts Options) (*trainer, error) {
 		opts.Out = io.Discard
 	}
 	t := &trainer{cfg: cfg, opts: opts, comm: opts.Comm}
-	t.evaluate = func(ctx context.Context, g *nn.Graph, l *data.Loader) (Evaluation, error) {
-		return evaluateAcross(ctx, t.comm, g, l)
-	}
 	var err error
 	if t.ds, err = OpenDatasets(cfg.Data); err != nil {
 		return nil, err
@@ -351,10 +356,9 @@ func (t *trainer) buildLoaders() error {
 // finds the buffers syncBuffers broadcasts.
 func (t *trainer) buildStep() error {
 	var err error
-	if t.step, err = NewStepper(t.cfg, t.net, t.comm, t.stepsPerEpoch()); err != nil {
+	if t.step, err = NewStepper(t.cfg, t.net, t.opts, t.stepsPerEpoch()); err != nil {
 		return err
 	}
-	t.step.afterMicroBatch = func() { t.at(afterMicroBatch) }
 	if t.comm.Size() > 1 {
 		t.buffers = t.bufferData()
 	}

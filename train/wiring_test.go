@@ -132,18 +132,13 @@ func TestScaleLR(t *testing.T) {
 func TestBestAndPeriodicCheckpoints(t *testing.T) {
 	cfg := tinyConfig(t, "epochs=4", "checkpoint.every=2", "data.train_subset=32")
 	dir := t.TempDir()
-	tr, err := newTrainer(cfg, Options{Dir: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tr.close()
 	top1 := []float64{50, 70, 60, 70}
 	calls := 0
-	tr.evaluate = func(context.Context, *nn.Graph, *data.Loader) (Evaluation, error) {
+	score := func(context.Context, *nn.Graph, *data.Loader) (Evaluation, error) {
 		calls++
 		return Evaluation{Result: Result{N: 48, Top1: top1[calls-1], Top5: 90, Loss: 1}}, nil
 	}
-	sum, err := tr.run(context.Background())
+	sum, err := Run(context.Background(), cfg, Options{Dir: dir, Evaluate: score})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -270,16 +265,16 @@ func TestEMAEvaluationAndInitEMA(t *testing.T) {
 // An interrupt returns every batch to the loaders' pools, at a step
 // boundary and during an evaluation.
 func TestInterruptReleasesBatches(t *testing.T) {
-	for _, stop := range []stopAt{{afterStep, 2, 2}, {afterMicroBatch, 0, 1}, {beforeEvaluate, 6, 6}} {
-		tr, err := newTrainer(tinyConfig(t, "epochs=1"), Options{Dir: t.TempDir()})
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, stop := range []stopAt{{AfterStep, 2, 2}, {AfterMicroBatch, 0, 1}, {BeforeEvaluate, 6, 6}} {
 		ctx, cancel := context.WithCancel(context.Background())
-		tr.hook = func(p hookPoint) {
-			if p == stop.point && tr.state.Step == stop.step && tr.state.Batch == stop.batch {
+		at := func(p LoopPoint, s State) {
+			if p == stop.point && s.Step == stop.step && s.Batch == stop.batch {
 				cancel()
 			}
+		}
+		tr, err := newTrainer(tinyConfig(t, "epochs=1"), Options{Dir: t.TempDir(), At: at})
+		if err != nil {
+			t.Fatal(err)
 		}
 		if _, err := tr.run(ctx); !errors.Is(err, ErrInterrupted) {
 			t.Fatalf("%+v: want an interrupt, got %v", stop, err)
