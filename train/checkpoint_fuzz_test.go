@@ -10,6 +10,7 @@ import (
 	"github.com/vit-train/vit-train/model"
 	"github.com/vit-train/vit-train/model/resnet"
 	"github.com/vit-train/vit-train/model/vit"
+	"github.com/vit-train/vit-train/train/checkpoint"
 )
 
 // The metadata keys the ViT and ResNet architectures register for their
@@ -56,8 +57,8 @@ func FuzzCheckpointMetadata(f *testing.F) {
 		}
 		tensors := editTensors(sets[int(set)%len(sets)], edit)
 		meta := map[string]string{}
-		for k, v := range map[string]string{metaArch: arch, metaModel: modelJSON, metaResNet: resnetJSON, metaState: state,
-			metaMean: mean, metaStd: std, metaClasses: classes, metaConfig: config} {
+		for k, v := range map[string]string{checkpoint.MetaArch: arch, metaModel: modelJSON, metaResNet: resnetJSON, checkpoint.MetaState: state,
+			checkpoint.MetaMean: mean, checkpoint.MetaStd: std, checkpoint.MetaClasses: classes, checkpoint.MetaConfig: config} {
 			if v != "" {
 				meta[k] = v
 			}

@@ -18,6 +18,7 @@ import (
 	"github.com/vit-train/vit-train/model"
 	"github.com/vit-train/vit-train/model/vit"
 	"github.com/vit-train/vit-train/optim"
+	"github.com/vit-train/vit-train/train/checkpoint"
 )
 
 // tinyViT is a two-block ViT small enough to save and load in
@@ -40,12 +41,22 @@ func tinyCheckpoint(t testing.TB) *Checkpoint {
 		}
 	}
 	cfg := DefaultConfig()
-	ck := &Checkpoint{Spec: model.SpecOf(tinyViT), Config: &cfg, State: State{Epoch: 2, Batch: 5, Step: 40, BestTop1: 61.5, BestEpoch: 1},
-		Mean: []float32{0.5}, Std: []float32{0.25}, Classes: []string{"a", "b", "c"}, Params: m.Tensors()}
+	ck := &Checkpoint{Config: &cfg, File: checkpoint.File{Spec: model.SpecOf(tinyViT), State: State{Epoch: 2, Batch: 5, Step: 40, BestTop1: 61.5, BestEpoch: 1},
+		Mean: []float32{0.5}, Std: []float32{0.25}, Classes: []string{"a", "b", "c"}, Params: m.Tensors()}}
 	for _, p := range ck.Params {
 		ck.EMA = append(ck.EMA, optim.Tensor{Name: "ema." + p.Name, Shape: p.Shape, Data: p.Data})
 	}
 	return ck
+}
+
+// decodeCheckpoint is LoadCheckpoint's parse of a file already read:
+// checkpoint.Decode, then the run configuration.
+func decodeCheckpoint(f *safetensors.File) (*Checkpoint, error) {
+	c, err := checkpoint.Decode(f)
+	if err != nil {
+		return nil, err
+	}
+	return withConfig(c)
 }
 
 func saveTiny(t *testing.T, dir string) (string, *Checkpoint) {
@@ -248,7 +259,7 @@ func TestCheckpointCorruptMetadata(t *testing.T) {
 		return string(b)
 	}
 	resnet := func(spec string) map[string]string {
-		return map[string]string{metaArch: "resnet", metaResNet: spec}
+		return map[string]string{checkpoint.MetaArch: "resnet", metaResNet: spec}
 	}
 	for _, tc := range []struct {
 		name string
@@ -265,23 +276,23 @@ func TestCheckpointCorruptMetadata(t *testing.T) {
 		{"negative dim", map[string]string{metaModel: modelJSON(func(c *vit.Config) { c.MLPDim = -1 })}, "", []string{"mlp_dim must be positive, got -1"}},
 		{"missing tensor", nil, "blocks.1.mlp.fc2.bias", []string{`tensor "blocks.1.mlp.fc2.bias" is missing`, "[8]"}},
 		{"extra block", map[string]string{metaModel: modelJSON(func(c *vit.Config) { c.Depth = 1 })}, "", []string{`tensor "blocks.1.attn.proj.bias" is not a parameter`}},
-		{"unknown arch", map[string]string{metaArch: "cnn"}, "", []string{`metadata "vit_train.arch" is "cnn"`}},
+		{"unknown arch", map[string]string{checkpoint.MetaArch: "cnn"}, "", []string{`metadata "vit_train.arch" is "cnn"`}},
 		{"resnet not JSON", resnet("[]"), "", []string{`metadata "vit_train.resnet" is "[]"`}},
 		{"resnet classes", resnet(`{"arch":"resnet18","in_chans":3,"img_size":32,"num_classes":1000000000}`), "", []string{"num_classes 1000000000: want 1 to"}},
 		{"resnet channels", resnet(`{"arch":"resnet18","in_chans":0,"img_size":32,"num_classes":3}`), "", []string{"in_chans 0"}},
 		{"resnet image", resnet(`{"arch":"resnet20","in_chans":1,"img_size":100000,"num_classes":3}`), "", []string{"img_size 100000"}},
 		{"resnet arch", resnet(`{"arch":"resnet7","in_chans":1,"img_size":8,"num_classes":3}`), "", []string{`metadata "vit_train.resnet"`, "resnet7"}},
 		{"resnet too big for the file", resnet(`{"arch":"resnet20","in_chans":1,"img_size":8,"num_classes":3}`), "", []string{"resnet20 with 3 classes has", "the file holds"}},
-		{"state type", map[string]string{metaState: `{"epoch":"two"}`}, "", []string{`metadata "vit_train.state"`, "epoch"}},
-		{"negative batch", map[string]string{metaState: `{"epoch":1,"batch":-3}`}, "", []string{`metadata "vit_train.state": batch is -3`}},
-		{"best after now", map[string]string{metaState: `{"epoch":1,"best_epoch":4}`}, "", []string{"best_epoch 4 is after epoch 1"}},
-		{"best top1", map[string]string{metaState: `{"epoch":1,"best_top1":250}`}, "", []string{"best_top1 is 250"}},
-		{"mean and std", map[string]string{metaStd: `[0.1, 0.2]`}, "", []string{`"vit_train.mean" has 1 values but "vit_train.std" has 2`}},
-		{"zero std", map[string]string{metaStd: `[0]`}, "", []string{`"vit_train.std" value 0 is 0`}},
-		{"mean per channel", map[string]string{metaMean: `[1,2]`, metaStd: `[1,2]`}, "", []string{"has 2 values, want 1 or one per channel (1)"}},
-		{"classes", map[string]string{metaClasses: `["a"]`}, "", []string{`"vit_train.classes" names 1 classes, but the model has 3`}},
-		{"config", map[string]string{metaConfig: "epochs: [1]"}, "", []string{`metadata "vit_train.config"`}},
-		{"config key", map[string]string{metaConfig: "epochz: 1"}, "", []string{`metadata "vit_train.config"`, "epochz"}},
+		{"state type", map[string]string{checkpoint.MetaState: `{"epoch":"two"}`}, "", []string{`metadata "vit_train.state"`, "epoch"}},
+		{"negative batch", map[string]string{checkpoint.MetaState: `{"epoch":1,"batch":-3}`}, "", []string{`metadata "vit_train.state": batch is -3`}},
+		{"best after now", map[string]string{checkpoint.MetaState: `{"epoch":1,"best_epoch":4}`}, "", []string{"best_epoch 4 is after epoch 1"}},
+		{"best top1", map[string]string{checkpoint.MetaState: `{"epoch":1,"best_top1":250}`}, "", []string{"best_top1 is 250"}},
+		{"mean and std", map[string]string{checkpoint.MetaStd: `[0.1, 0.2]`}, "", []string{`"vit_train.mean" has 1 values but "vit_train.std" has 2`}},
+		{"zero std", map[string]string{checkpoint.MetaStd: `[0]`}, "", []string{`"vit_train.std" value 0 is 0`}},
+		{"mean per channel", map[string]string{checkpoint.MetaMean: `[1,2]`, checkpoint.MetaStd: `[1,2]`}, "", []string{"has 2 values, want 1 or one per channel (1)"}},
+		{"classes", map[string]string{checkpoint.MetaClasses: `["a"]`}, "", []string{`"vit_train.classes" names 1 classes, but the model has 3`}},
+		{"config", map[string]string{checkpoint.MetaConfig: "epochs: [1]"}, "", []string{`metadata "vit_train.config"`}},
+		{"config key", map[string]string{checkpoint.MetaConfig: "epochz: 1"}, "", []string{`metadata "vit_train.config"`, "epochz"}},
 	} {
 		f := &safetensors.File{Metadata: map[string]string{}}
 		for k, v := range base.Metadata {

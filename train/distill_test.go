@@ -14,6 +14,7 @@ import (
 	"github.com/vit-train/vit-train/formats/safetensors"
 	"github.com/vit-train/vit-train/model"
 	"github.com/vit-train/vit-train/model/resnet"
+	"github.com/vit-train/vit-train/train/checkpoint"
 )
 
 func TestDistillConfigErrors(t *testing.T) {
@@ -233,7 +234,7 @@ func TestTeacherScoreIsTheTeachersOwn(t *testing.T) {
 	}
 	path := filepath.Join(t.TempDir(), "teacher.safetensors")
 	fmMean, fmStd := data.FashionMNISTMeanStd()
-	ck := &Checkpoint{Spec: model.SpecOf(spec), Mean: fmMean, Std: fmStd, Params: net.Tensors()}
+	ck := &checkpoint.File{Spec: model.SpecOf(spec), Mean: fmMean, Std: fmStd, Params: net.Tensors()}
 	if err := ck.Save(path); err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/vit-train/vit-train/data"
 	"github.com/vit-train/vit-train/model"
 	"github.com/vit-train/vit-train/model/vit"
+	"github.com/vit-train/vit-train/train/checkpoint"
 )
 
 // tinyConfig is a run of 2 epochs of 6 batches of 16 embedded images,
@@ -170,7 +171,7 @@ func teacherCheckpoint(t *testing.T) string {
 	}
 	path := filepath.Join(t.TempDir(), "teacher.safetensors")
 	fmMean, fmStd := data.FashionMNISTMeanStd()
-	ck := &Checkpoint{Spec: model.SpecOf(mc), Mean: fmMean, Std: fmStd, Classes: data.FashionMNISTClasses(), Params: m.Tensors()}
+	ck := &checkpoint.File{Spec: model.SpecOf(mc), Mean: fmMean, Std: fmStd, Classes: data.FashionMNISTClasses(), Params: m.Tensors()}
 	if err := ck.Save(path); err != nil {
 		t.Fatal(err)
 	}

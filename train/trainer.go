@@ -16,6 +16,7 @@ import (
 	"github.com/vit-train/vit-train/formats/atomicfile"
 	"github.com/vit-train/vit-train/model"
 	"github.com/vit-train/vit-train/nn"
+	"github.com/vit-train/vit-train/train/checkpoint"
 )
 
 // ErrInterrupted is returned by Run when its context is cancelled (Ctrl-C,
@@ -417,7 +418,7 @@ func (t *trainer) initFrom(ic InitConfig) error {
 	}
 	fromClasses := ck.Spec.NumClasses()
 	newHead := fromClasses != t.net.Spec().NumClasses()
-	src := ck
+	src := &ck.File
 	if ic.EMA {
 		if src, err = ck.EMAWeights(); err != nil {
 			return err
@@ -475,8 +476,8 @@ func (t *trainer) close() {
 // checkpoint returns the run's current checkpoint.
 func (t *trainer) checkpoint() *Checkpoint {
 	cfg := t.cfg
-	ck := &Checkpoint{Config: &cfg, State: t.state, Mean: t.ds.Mean, Std: t.ds.Std, Classes: t.ds.Classes, Spec: t.net.Spec(),
-		Params: t.net.Tensors(), Optim: t.step.opt.StateTensors()}
+	ck := &Checkpoint{Config: &cfg, File: checkpoint.File{State: t.state, Mean: t.ds.Mean, Std: t.ds.Std, Classes: t.ds.Classes,
+		Spec: t.net.Spec(), Params: t.net.Tensors(), Optim: t.step.opt.StateTensors()}}
 	if t.step.ema != nil {
 		ck.EMA = t.step.ema.StateTensors()
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/vit-train/vit-train/model"
 	"github.com/vit-train/vit-train/model/vit"
 	"github.com/vit-train/vit-train/train"
+	"github.com/vit-train/vit-train/train/checkpoint"
 )
 
 // tinyVizCheckpoint saves a tiny distilled ViT (8×8 grey input, 2×2 patches)
@@ -31,7 +32,7 @@ func tinyVizCheckpoint(t *testing.T) string {
 		}
 	}
 	path := filepath.Join(t.TempDir(), "tiny.safetensors")
-	ck := train.Checkpoint{Spec: model.SpecOf(cfg), Mean: []float32{0.5}, Std: []float32{0.25}, Params: m.Tensors()}
+	ck := checkpoint.File{Spec: model.SpecOf(cfg), Mean: []float32{0.5}, Std: []float32{0.25}, Params: m.Tensors()}
 	if err := ck.Save(path); err != nil {
 		t.Fatal(err)
 	}
