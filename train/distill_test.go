@@ -10,6 +10,7 @@ import (
 
 	"github.com/vit-train/vit-train/data"
 	"github.com/vit-train/vit-train/distill"
+	"github.com/vit-train/vit-train/formats/metrics"
 	"github.com/vit-train/vit-train/formats/npy"
 	"github.com/vit-train/vit-train/formats/safetensors"
 	"github.com/vit-train/vit-train/model"
@@ -156,7 +157,7 @@ func TestDistillFromResNetTeacher(t *testing.T) {
 	if _, err := Run(context.Background(), other, Options{Dir: t.TempDir()}); err == nil || !strings.Contains(err.Error(), "image size 28") {
 		t.Fatalf("want an input size mismatch error, got %v", err)
 	}
-	epochs, err := ReadMetrics(dir, "epochs")
+	epochs, err := metrics.Read(dir, "epochs")
 	if err != nil || len(epochs) != 1 || epochs[0]["teacher_top1"] != sum.Teacher.Top1 || epochs[0]["val_top1_dist"] != sum.Last.DistHead.Top1 {
 		t.Fatalf("epoch records %v, %v", epochs, err)
 	}

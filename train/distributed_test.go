@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/vit-train/vit-train/comm"
+	"github.com/vit-train/vit-train/formats/metrics"
 )
 
 // groupRun is one rank's outcome in runGroup.
@@ -214,11 +215,11 @@ func TestDataParallelMatchesOneProcess(t *testing.T) {
 			}
 			closeSteps(t, two, one, 1e-5)
 			closeCheckpoints(t, two, one, 1e-5, c.adamw)
-			e1, err := ReadMetrics(one, "epochs")
+			e1, err := metrics.Read(one, "epochs")
 			if err != nil {
 				t.Fatal(err)
 			}
-			e2, err := ReadMetrics(two, "epochs")
+			e2, err := metrics.Read(two, "epochs")
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/vit-train/vit-train/data"
+	"github.com/vit-train/vit-train/formats/metrics"
 	"github.com/vit-train/vit-train/model"
 	"github.com/vit-train/vit-train/model/vit"
 	"github.com/vit-train/vit-train/train/checkpoint"
@@ -139,11 +140,11 @@ func testResume(t *testing.T, c resumeCase) {
 	}
 	sameCheckpoints(t, filepath.Join(full, LastCheckpoint), filepath.Join(split, LastCheckpoint))
 	checkStepLog(t, split, readSteps(t, full))
-	ea, err := ReadMetrics(full, "epochs")
+	ea, err := metrics.Read(full, "epochs")
 	if err != nil {
 		t.Fatal(err)
 	}
-	eb, err := ReadMetrics(split, "epochs")
+	eb, err := metrics.Read(split, "epochs")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -312,7 +313,7 @@ func TestResumeAfterAnEarlyInterrupt(t *testing.T) {
 				t.Errorf("the resume does not report the repaired log:\n%s", log.String())
 			}
 			sameCheckpoints(t, filepath.Join(full, LastCheckpoint), filepath.Join(dir, LastCheckpoint))
-			epochs, err := ReadMetrics(dir, "epochs")
+			epochs, err := metrics.Read(dir, "epochs")
 			if err != nil || len(epochs) != 1 {
 				t.Fatalf("epoch records %v, %v", epochs, err)
 			}

@@ -14,6 +14,7 @@ import (
 	"github.com/vit-train/vit-train/data"
 	"github.com/vit-train/vit-train/distill"
 	"github.com/vit-train/vit-train/formats/atomicfile"
+	"github.com/vit-train/vit-train/formats/metrics"
 	"github.com/vit-train/vit-train/model"
 	"github.com/vit-train/vit-train/nn"
 	"github.com/vit-train/vit-train/train/checkpoint"
@@ -100,12 +101,20 @@ type trainer struct {
 	evalL    *data.Loader
 	mix      *augment.Mixup
 	state    State
-	stepsLog *MetricsLog
-	epochLog *MetricsLog
+	stepsLog recordLog // a metrics.Log; nil until opened
+	epochLog recordLog
 	events   *eventLog // nil unless cfg.TensorBoard
 	saved    *State    // the position of last.safetensors; nil until one exists
 	comm     comm.Communicator
 	buffers  [][]float32 // the buffers syncBuffers broadcasts (ResNet batch-norm statistics); nil for one process
+}
+
+// recordLog is a log of metrics records, as the loop writes them: a
+// metrics.Log.
+type recordLog interface {
+	Write(rec []metrics.Field) error
+	Sync() error
+	Close() error
 }
 
 // Run trains as cfg says, writing checkpoints, metrics and reports to
@@ -246,23 +255,26 @@ func (t *trainer) writeConfig() error {
 // truncated to the checkpoint's position (steps up to its step, epochs up
 // to its completed epochs), printing what was repaired.
 func (t *trainer) openLogs(resume bool) error {
-	var keepSteps, keepEpochs *Keep
+	var keepSteps, keepEpochs *metrics.Keep
 	if resume {
-		keepSteps = &Keep{Field: "step", Max: float64(t.state.Step)}
-		keepEpochs = &Keep{Field: "epoch", Max: float64(t.state.Epoch)}
+		keepSteps = &metrics.Keep{Field: "step", Max: float64(t.state.Step)}
+		keepEpochs = &metrics.Keep{Field: "epoch", Max: float64(t.state.Epoch)}
 	}
-	var err error
-	if t.stepsLog, err = OpenMetricsLog(t.opts.Dir, "steps", keepSteps); err != nil {
+	steps, err := metrics.Open(t.opts.Dir, "steps", keepSteps)
+	if err != nil {
 		return err
 	}
-	if t.epochLog, err = OpenMetricsLog(t.opts.Dir, "epochs", keepEpochs); err != nil {
+	t.stepsLog = steps
+	epochs, err := metrics.Open(t.opts.Dir, "epochs", keepEpochs)
+	if err != nil {
 		return err
 	}
+	t.epochLog = epochs
 	eventNotes, err := t.openEvents(resume)
 	if err != nil {
 		return err
 	}
-	for _, n := range append(append(t.stepsLog.Notes, t.epochLog.Notes...), eventNotes...) {
+	for _, n := range append(append(steps.Notes, epochs.Notes...), eventNotes...) {
 		fmt.Fprintf(t.opts.Out, "note: %s\n", n)
 	}
 	return nil

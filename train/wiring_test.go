@@ -16,6 +16,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/vit-train/vit-train/data"
+	"github.com/vit-train/vit-train/formats/metrics"
 	"github.com/vit-train/vit-train/model/vit"
 	"github.com/vit-train/vit-train/nn"
 )
@@ -172,7 +173,7 @@ func TestBestAndPeriodicCheckpoints(t *testing.T) {
 			t.Errorf("%s written with checkpoint.every=2", absent)
 		}
 	}
-	epochs, err := ReadMetrics(dir, "epochs")
+	epochs, err := metrics.Read(dir, "epochs")
 	if err != nil || len(epochs) != 4 || epochs[1]["val_top1"] != 70 || epochs[2]["val_top1"] != 60 {
 		t.Fatalf("epoch records %v, %v", epochs, err)
 	}
@@ -217,7 +218,7 @@ func TestEMAEvaluationAndInitEMA(t *testing.T) {
 	if emaR.Loss == plainR.Loss {
 		t.Fatal("the EMA and the trained weights score the same: the test cannot tell them apart")
 	}
-	epochs, err := ReadMetrics(dir, "epochs")
+	epochs, err := metrics.Read(dir, "epochs")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -294,7 +295,7 @@ func TestLogWriteFailureKeepsTheCheckpoint(t *testing.T) {
 	if _, err := os.Stat("/dev/full"); err != nil {
 		t.Skipf("no /dev/full: %v", err)
 	}
-	for _, log := range []string{"steps.jsonl", "epochs.csv"} {
+	for _, log := range []string{"steps", "epochs"} {
 		t.Run(log, func(t *testing.T) {
 			cfg := tinyConfig(t)
 			dir := t.TempDir()
@@ -314,12 +315,11 @@ func TestLogWriteFailureKeepsTheCheckpoint(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if log == "steps.jsonl" {
-				tr.stepsLog.jsonl.Close()
-				tr.stepsLog.jsonl = full
+			defer full.Close()
+			if log == "steps" {
+				tr.stepsLog = onFullDisk{tr.stepsLog, full}
 			} else {
-				tr.epochLog.csv.Close()
-				tr.epochLog.csv = full
+				tr.epochLog = onFullDisk{tr.epochLog, full}
 			}
 			_, err = tr.run(context.Background())
 			tr.close()
@@ -339,7 +339,7 @@ func TestLogWriteFailureKeepsTheCheckpoint(t *testing.T) {
 					t.Fatalf("step records %v", steps)
 				}
 			}
-			epochs, err := ReadMetrics(dir, "epochs")
+			epochs, err := metrics.Read(dir, "epochs")
 			if len(steps) != 12 || err != nil || len(epochs) != 2 {
 				t.Fatalf("%d step records, epoch records %v (%v)", len(steps), epochs, err)
 			}
@@ -471,4 +471,18 @@ func TestRepeatedAugWiring(t *testing.T) {
 	if _, err := LoadConfig("", []string{"data.repeated_aug=-1"}); err == nil || !strings.Contains(err.Error(), "data.repeated_aug") {
 		t.Fatalf("data.repeated_aug=-1: want an error, got %v", err)
 	}
+}
+
+// onFullDisk is a metrics log whose records are written to /dev/full
+// (metrics.Log's own tests check that a failed write names its file).
+type onFullDisk struct {
+	recordLog
+	full *os.File
+}
+
+func (l onFullDisk) Write(rec []metrics.Field) error {
+	if _, err := fmt.Fprintln(l.full, rec); err != nil {
+		return fmt.Errorf("metrics: %w", err)
+	}
+	return nil
 }
