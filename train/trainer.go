@@ -359,8 +359,11 @@ func (t *trainer) buildLoaders() error {
 		return err
 	}
 	if cfg.Aug.Mixup > 0 || cfg.Aug.CutMix > 0 {
-		t.mix = &augment.Mixup{MixupAlpha: cfg.Aug.Mixup, CutmixAlpha: cfg.Aug.CutMix, Prob: cfg.Aug.MixupProb,
-			SwitchProb: cfg.Aug.SwitchProb, LabelSmoothing: cfg.Aug.Smoothing, CorrectLam: true, Classes: t.net.Spec().NumClasses()}
+		// DeiT's Mixup/CutMix (lam corrected for clipped boxes) with the
+		// run's alphas, probabilities and smoothing.
+		m := augment.NewDeiTMixup(t.net.Spec().NumClasses())
+		m.MixupAlpha, m.CutmixAlpha, m.Prob, m.SwitchProb, m.LabelSmoothing = cfg.Aug.Mixup, cfg.Aug.CutMix, cfg.Aug.MixupProb, cfg.Aug.SwitchProb, cfg.Aug.Smoothing
+		t.mix = &m
 	}
 	return nil
 }
