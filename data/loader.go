@@ -145,11 +145,8 @@ func (l *Loader) order(epoch int) []int {
 		}
 		return share
 	default:
-		// DistributedShard(idx, r, k, false), whose rank check NewLoader made.
-		share := make([]int, l.Len())
-		for j := range share {
-			share[j] = idx[(r+j*k)%len(idx)]
-		}
+		// NewLoader checked the rank.
+		share, _ := DistributedShard(idx, r, k, false)
 		return share
 	}
 }

@@ -37,11 +37,10 @@ type NetTeacherSpec struct {
 // use their running statistics and update nothing) whose parameters no
 // optimiser sees.
 type NetTeacher struct {
-	path        string
-	net         model.Network
-	train, eval *nn.Graph
-	images      []float32 // train's input (B, C, H, W)
-	logits      []float32
+	path  string
+	net   model.Network
+	train *nn.Inference // the graph Fill runs, its weights frozen
+	eval  *nn.Graph
 }
 
 // NewNetTeacher checks that s.Net takes the student's inputs (classes,
@@ -64,16 +63,16 @@ func NewNetTeacher(s NetTeacherSpec) (*NetTeacher, error) {
 		return nil, bad("inputs normalised with mean/std", fmt.Sprint(s.Mean, s.Std), fmt.Sprint(s.StudentMean, s.StudentStd))
 	}
 	t := &NetTeacher{path: s.Path, net: s.Net}
-	var err error
-	if t.train, err = s.Net.Graph(s.TrainBatch, false, nil); err != nil {
+	g, err := s.Net.Graph(s.TrainBatch, false, nil)
+	if err != nil {
 		return nil, err
 	}
 	// Run on every training step with weights that never change; the
 	// evaluation graph, run once, packs them as it goes instead.
-	if err = t.train.FreezeWeights(); err != nil {
+	if err = g.FreezeWeights(); err != nil {
 		return nil, err
 	}
-	if t.images, err = t.train.Float32Images(); err != nil {
+	if t.train, err = nn.NewInference(g); err != nil {
 		return nil, fmt.Errorf("distill.teacher %s: %w", s.Path, err)
 	}
 	if t.eval, err = s.Net.Graph(s.EvalBatch, false, nil); err != nil {
@@ -85,15 +84,17 @@ func NewNetTeacher(s NetTeacherSpec) (*NetTeacher, error) {
 // Fill runs the teacher on images; indices and mix are not needed, as
 // the images are already mixed.
 func (t *NetTeacher) Fill(images []float32, _ []int, _ augment.MixInfo, dst []float32) error {
-	if len(images) != len(t.images) {
-		return fmt.Errorf("teacher %s: a batch of %d values, the teacher's graph takes %d", t.path, len(images), len(t.images))
+	if want := t.train.Batch() * t.train.ImageSize(); len(images) != want {
+		return fmt.Errorf("teacher %s: a batch of %d values, the teacher's graph takes %d", t.path, len(images), want)
 	}
-	copy(t.images, images)
-	if err := t.train.Run(); err != nil {
+	logits, err := t.train.Run(t.train.Batch(), func(dst []float32) error {
+		copy(dst, images)
+		return nil
+	})
+	if err != nil {
 		return fmt.Errorf("teacher %s: %w", t.path, err)
 	}
-	t.logits = t.train.Predictions(t.logits)
-	copy(dst, t.logits)
+	copy(dst, logits)
 	return nil
 }
 
@@ -102,7 +103,7 @@ func (t *NetTeacher) Describe() string { return fmt.Sprintf("%s from %s", t.net.
 
 // TrainGraph is the graph Fill runs, (TrainBatch, C, H, W) images to
 // (TrainBatch, classes) logits, its weights frozen.
-func (t *NetTeacher) TrainGraph() *nn.Graph { return t.train }
+func (t *NetTeacher) TrainGraph() *nn.Graph { return t.train.Graph() }
 
 // EvalGraph is the teacher's evaluation graph, (EvalBatch, C, H, W) images
 // to (EvalBatch, classes) logits, for scoring it on the evaluation data.

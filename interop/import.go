@@ -10,7 +10,7 @@ import (
 	"github.com/vit-train/vit-train/formats/safetensors"
 )
 
-// checkpointMetaKey marks a file written by vit-train's train.Checkpoint.
+// checkpointMetaKey marks a vit-train checkpoint (train/checkpoint's File).
 const checkpointMetaKey = "vit_train.model"
 
 // Import reads a timm safetensors state dict or a Google .npz checkpoint,

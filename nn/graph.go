@@ -140,8 +140,7 @@ func (gr *Graph) Predictions(dst []float32) []float32 {
 // Run after it instead of packing the weights again for every product:
 // faster inference for a second copy of the weights in memory. Only an
 // evaluation graph can be frozen, and only while the network's weights do
-// not change; after a change, FreezeWeights again (which packs them anew)
-// or ThawWeights.
+// not change; after a change, FreezeWeights again, which packs them anew.
 func (gr *Graph) FreezeWeights() error {
 	if gr.Training {
 		return fmt.Errorf("nn: a training graph's weights change every step and cannot be frozen")
@@ -149,10 +148,6 @@ func (gr *Graph) FreezeWeights() error {
 	gr.setFrozen(true)
 	return nil
 }
-
-// ThawWeights drops the copies FreezeWeights made: each product packs its
-// weights again, and the network's weights may change.
-func (gr *Graph) ThawWeights() { gr.setFrozen(false) }
 
 // Frozen reports whether FreezeWeights is in effect.
 func (gr *Graph) Frozen() bool { return gr.frozen }

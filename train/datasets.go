@@ -91,10 +91,13 @@ func (d *Datasets) checkInput(name string, channels, classes int) error {
 	return nil
 }
 
-// Pipelines builds the training and evaluation pipelines of a run.
+// Pipelines builds the training and evaluation pipelines of a run: DeiT's
+// training pipeline (augment.DeiTTrainConfig: bicubic, per-pixel erasing
+// of one box) with the crop, flip, colour jitter, RandAugment and erasing
+// probability of cfg.
 func Pipelines(cfg AugConfig, size int, mean, std []float32) (trainP, evalP augment.Pipeline, err error) {
-	tc := augment.TrainConfig{Size: size, HFlip: cfg.HFlip, ColorJitter: cfg.ColorJitter, AutoAugment: cfg.AutoAugment,
-		Interp: augment.Bicubic, Mean: mean, Std: std, REProb: cfg.ReProb, REMode: augment.ErasePixel, RECount: 1}
+	tc := augment.DeiTTrainConfig(size, mean, std)
+	tc.HFlip, tc.ColorJitter, tc.AutoAugment, tc.REProb = cfg.HFlip, cfg.ColorJitter, cfg.AutoAugment, cfg.ReProb
 	switch cfg.Train {
 	case "padcrop-flip":
 		tc.Crop = augment.CropPad
@@ -104,14 +107,15 @@ func Pipelines(cfg AugConfig, size int, mean, std []float32) (trainP, evalP augm
 	default:
 		return trainP, evalP, fmt.Errorf("config: aug.train = %q: want padcrop-flip, rrc-flip or none", cfg.Train)
 	}
+	ec := augment.EvalConfig{Size: size, CropPct: cfg.CropPct, Interp: augment.Bicubic, Mean: mean, Std: std}
 	if cfg.Train == "none" {
-		trainP, err = augment.EvalPipeline(augment.EvalConfig{Size: size, CropPct: cfg.CropPct, Interp: augment.Bicubic, Mean: mean, Std: std})
+		trainP, err = augment.EvalPipeline(ec)
 	} else {
 		trainP, err = augment.TrainPipeline(tc)
 	}
 	if err != nil {
 		return trainP, evalP, err
 	}
-	evalP, err = augment.EvalPipeline(augment.EvalConfig{Size: size, CropPct: cfg.CropPct, Interp: augment.Bicubic, Mean: mean, Std: std})
+	evalP, err = augment.EvalPipeline(ec)
 	return trainP, evalP, err
 }

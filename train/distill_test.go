@@ -10,10 +10,12 @@ import (
 
 	"github.com/vit-train/vit-train/data"
 	"github.com/vit-train/vit-train/distill"
+	"github.com/vit-train/vit-train/formats/metrics"
 	"github.com/vit-train/vit-train/formats/npy"
 	"github.com/vit-train/vit-train/formats/safetensors"
 	"github.com/vit-train/vit-train/model"
 	"github.com/vit-train/vit-train/model/resnet"
+	"github.com/vit-train/vit-train/train/checkpoint"
 )
 
 func TestDistillConfigErrors(t *testing.T) {
@@ -155,7 +157,7 @@ func TestDistillFromResNetTeacher(t *testing.T) {
 	if _, err := Run(context.Background(), other, Options{Dir: t.TempDir()}); err == nil || !strings.Contains(err.Error(), "image size 28") {
 		t.Fatalf("want an input size mismatch error, got %v", err)
 	}
-	epochs, err := ReadMetrics(dir, "epochs")
+	epochs, err := metrics.Read(dir, "epochs")
 	if err != nil || len(epochs) != 1 || epochs[0]["teacher_top1"] != sum.Teacher.Top1 || epochs[0]["val_top1_dist"] != sum.Last.DistHead.Top1 {
 		t.Fatalf("epoch records %v, %v", epochs, err)
 	}
@@ -233,7 +235,7 @@ func TestTeacherScoreIsTheTeachersOwn(t *testing.T) {
 	}
 	path := filepath.Join(t.TempDir(), "teacher.safetensors")
 	fmMean, fmStd := data.FashionMNISTMeanStd()
-	ck := &Checkpoint{Spec: model.SpecOf(spec), Mean: fmMean, Std: fmStd, Params: net.Tensors()}
+	ck := &checkpoint.File{Spec: model.SpecOf(spec), Mean: fmMean, Std: fmStd, Params: net.Tensors()}
 	if err := ck.Save(path); err != nil {
 		t.Fatal(err)
 	}

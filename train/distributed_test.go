@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/vit-train/vit-train/comm"
+	"github.com/vit-train/vit-train/formats/metrics"
 )
 
 // groupRun is one rank's outcome in runGroup.
@@ -28,7 +29,7 @@ type groupRun struct {
 // is called at each hook point of each rank and cancels that rank's
 // context when it returns true. A rank whose run fails for another reason
 // than an interrupt aborts the group, so that the others do not wait.
-func runGroup(t *testing.T, n int, cfg Config, dir string, stopAfter int, stop func(rank int, tr *trainer, p hookPoint) bool) []*groupRun {
+func runGroup(t *testing.T, n int, cfg Config, dir string, stopAfter int, stop func(rank int, p LoopPoint, s State) bool) []*groupRun {
 	t.Helper()
 	cs, err := comm.NewGroup(n)
 	if err != nil {
@@ -43,7 +44,17 @@ func runGroup(t *testing.T, n int, cfg Config, dir string, stopAfter int, stop f
 		go func(g *groupRun, c comm.Communicator) {
 			defer wg.Done()
 			defer c.Close()
-			tr, err := newTrainer(cfg, Options{Dir: dir, Resume: statErr == nil, Comm: c, Out: &g.out, StopAfterSteps: stopAfter})
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			opts := Options{Dir: dir, Resume: statErr == nil, Comm: c, Out: &g.out, StopAfterSteps: stopAfter}
+			if stop != nil {
+				opts.At = func(p LoopPoint, s State) {
+					if stop(c.Rank(), p, s) {
+						cancel()
+					}
+				}
+			}
+			tr, err := newTrainer(cfg, opts)
 			if err != nil {
 				g.err = err
 				c.Abort(1, fmt.Sprintf("rank %d: %v", c.Rank(), err))
@@ -51,15 +62,6 @@ func runGroup(t *testing.T, n int, cfg Config, dir string, stopAfter int, stop f
 			}
 			defer tr.close()
 			g.tr = tr
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			if stop != nil {
-				tr.hook = func(p hookPoint) {
-					if stop(c.Rank(), tr, p) {
-						cancel()
-					}
-				}
-			}
 			g.sum, g.err = tr.run(ctx)
 			if g.err != nil && !errors.Is(g.err, ErrInterrupted) {
 				c.Abort(1, fmt.Sprintf("rank %d: %v", c.Rank(), g.err))
@@ -213,11 +215,11 @@ func TestDataParallelMatchesOneProcess(t *testing.T) {
 			}
 			closeSteps(t, two, one, 1e-5)
 			closeCheckpoints(t, two, one, 1e-5, c.adamw)
-			e1, err := ReadMetrics(one, "epochs")
+			e1, err := metrics.Read(one, "epochs")
 			if err != nil {
 				t.Fatal(err)
 			}
-			e2, err := ReadMetrics(two, "epochs")
+			e2, err := metrics.Read(two, "epochs")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -251,8 +253,8 @@ func TestDataParallelResumeIsExact(t *testing.T) {
 	cfg := dataParallelConfig(t, 8, "epochs=2")
 	full, split := t.TempDir(), t.TempDir()
 	checkNoErrors(t, runGroup(t, 2, cfg, full, 0, nil))
-	runs := runGroup(t, 2, cfg, split, 0, func(rank int, tr *trainer, p hookPoint) bool {
-		return rank == 1 && p == afterStep && tr.state.Step == 4
+	runs := runGroup(t, 2, cfg, split, 0, func(rank int, p LoopPoint, s State) bool {
+		return rank == 1 && p == AfterStep && s.Step == 4
 	})
 	for r, g := range runs {
 		if !errors.Is(g.err, ErrInterrupted) || g.tr.state.Step != 4 || g.tr.state.Batch != 4 {

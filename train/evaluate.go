@@ -36,12 +36,9 @@ func Evaluate(ctx context.Context, g *nn.Graph, l *data.Loader) (Evaluation, err
 // that every rank returns the score of the whole data. A nil c, or one of
 // one rank, is Evaluate.
 func evaluateAcross(ctx context.Context, c comm.Communicator, g *nn.Graph, l *data.Loader) (Evaluation, error) {
-	images, err := g.Float32Images()
+	inf, err := nn.NewInference(g)
 	if err != nil {
 		return Evaluation{}, fmt.Errorf("evaluate: %w", err)
-	}
-	if err := checkFits(g, l); err != nil {
-		return Evaluation{}, err
 	}
 	classes := g.Logits.Shape()[1]
 	avg := NewScorer(classes)
@@ -49,40 +46,22 @@ func evaluateAcross(ctx context.Context, c comm.Communicator, g *nn.Graph, l *da
 	if g.DistLogits != nil {
 		cls, dist = NewScorer(classes), NewScorer(classes)
 	}
-	it := l.Epoch(0, 0)
-	defer it.Close()
-	var logits, head []float32
-	labels := make([]int, 0, g.Batch)
-	for {
-		if ctx.Err() != nil {
-			return Evaluation{}, fmt.Errorf("evaluation stopped after %d of %d images: %w", avg.n, l.Len(), ctx.Err())
+	var head []float32
+	err = inferEpoch(ctx, inf, l, func(b inferred) error {
+		if err := checkLabels(b.labels, classes, b.index); err != nil {
+			return err
 		}
-		if !it.Next() {
-			break
-		}
-		b := it.Batch()
-		n := copy(images, b.Images[:b.N*b.C*b.H*b.W])
-		clear(images[n:])
-		labels = append(labels[:0], b.Labels[:b.N]...)
-		index := b.Index
-		b.Release()
-		if err := checkLabels(labels, classes, index); err != nil {
-			return Evaluation{}, err
-		}
-		if err := g.Run(); err != nil {
-			return Evaluation{}, err
-		}
-		k := len(labels) * classes
-		logits = g.Predictions(logits)
-		avg.Add(logits[:k], labels)
+		avg.Add(b.logits, b.labels)
 		if cls != nil {
+			k := len(b.logits)
 			head = g.HeadLogits(g.Logits, head)
-			cls.Add(head[:k], labels)
+			cls.Add(head[:k], b.labels)
 			head = g.HeadLogits(g.DistLogits, head)
-			dist.Add(head[:k], labels)
+			dist.Add(head[:k], b.labels)
 		}
-	}
-	if err := it.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return Evaluation{}, err
 	}
 	if c != nil && c.Size() > 1 {
@@ -96,6 +75,60 @@ func evaluateAcross(ctx context.Context, c comm.Communicator, g *nn.Graph, l *da
 		ev.ClassHead, ev.DistHead = &c, &d
 	}
 	return ev, nil
+}
+
+// inferred is one batch of an inferEpoch: its inference logits (n,
+// classes), labels (n) and dataset items (n), and its index in the epoch.
+// The slices are valid during the callback only.
+type inferred struct {
+	logits          []float32
+	labels, indices []int
+	index           int
+}
+
+// inferEpoch runs inf over epoch 0 of l, batch by batch, and hands each
+// batch's logits to use. The loader's batches must fit the graph (see
+// checkFits). A cancelled ctx stops it before its next batch, with an
+// error that wraps ctx.Err() and counts the images run.
+func inferEpoch(ctx context.Context, inf *nn.Inference, l *data.Loader, use func(inferred) error) error {
+	if err := checkFits(inf.Graph(), l); err != nil {
+		return err
+	}
+	it := l.Epoch(0, 0)
+	defer it.Close()
+	var b inferred
+	done := 0
+	for {
+		if ctx.Err() != nil {
+			return fmt.Errorf("evaluation stopped after %d of %d images: %w", done, l.Len(), ctx.Err())
+		}
+		if !it.Next() {
+			break
+		}
+		batch := it.Batch()
+		b.labels = append(b.labels[:0], batch.Labels[:batch.N]...)
+		b.indices = append(b.indices[:0], batch.Indices[:batch.N]...)
+		b.index = batch.Index
+		released := false
+		logits, err := inf.Run(batch.N, func(images []float32) error {
+			copy(images, batch.Images)
+			batch.Release() // the loader refills it while the graph runs
+			released = true
+			return nil
+		})
+		if !released {
+			batch.Release()
+		}
+		if err != nil {
+			return err
+		}
+		b.logits = logits
+		if err := use(b); err != nil {
+			return err
+		}
+		done += len(b.labels)
+	}
+	return it.Err()
 }
 
 // allreduceScorers sums the counts of scorers (nil ones skipped) across the

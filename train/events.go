@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/vit-train/vit-train/formats/metrics"
 	"github.com/vit-train/vit-train/formats/tfevents"
 )
 
@@ -90,7 +91,7 @@ func openEventLog(path string, config []byte, step int) (*eventLog, error) {
 
 // write records rec, a record of the metrics log named log, as one event
 // at the value of its field key. A nil eventLog writes nothing.
-func (l *eventLog) write(log, key string, rec []Field) error {
+func (l *eventLog) write(log, key string, rec []metrics.Field) error {
 	if l == nil {
 		return nil
 	}

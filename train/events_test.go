@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vit-train/vit-train/formats/metrics"
 	"github.com/vit-train/vit-train/formats/tfevents"
 )
 
@@ -84,7 +85,7 @@ func checkEvents(t *testing.T, dir string) (files int) {
 	scalars, configs, files := eventScalars(t, dir)
 	want := 0
 	for _, log := range []struct{ name, key string }{{"steps", "step"}, {"epochs", "epoch"}} {
-		recs, err := ReadMetrics(dir, log.name)
+		recs, err := metrics.Read(dir, log.name)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -270,7 +271,7 @@ func TestEventLogRefusesARecordWithoutItsKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.close()
-	if err := l.write("steps", "step", []Field{{"loss", 1}}); err == nil || !strings.Contains(err.Error(), `"step"`) {
+	if err := l.write("steps", "step", []metrics.Field{{Name: "loss", Value: 1}}); err == nil || !strings.Contains(err.Error(), `"step"`) {
 		t.Fatalf("a record without its step: %v", err)
 	}
 }

@@ -1,9 +1,11 @@
 package train
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/vit-train/vit-train/data"
+	"github.com/vit-train/vit-train/nn"
 )
 
 // Logits runs the model of the checkpoint at path (a ViT or a ResNet) over
@@ -19,34 +21,23 @@ func Logits(path string, split data.Split, sets []string, batch int) (logits []f
 	if err != nil {
 		return nil, 0, 0, err
 	}
-	g, l, classes := r.Graph, r.Loader, r.Net.Spec().NumClasses()
-	n = r.Items.Len()
-	logits = make([]float32, n*classes)
-	images, err := g.Float32Images()
+	inf, err := nn.NewInference(r.Graph)
 	if err != nil {
 		return nil, 0, 0, err
 	}
-	var rows []float32
-	it := l.Epoch(0, 0)
-	defer it.Close()
-	for it.Next() {
-		b := it.Batch()
-		k := copy(images, b.Images[:b.N*b.C*b.H*b.W])
-		clear(images[k:])
-		idx := append([]int(nil), b.Indices[:b.N]...)
-		b.Release()
-		if err := g.Run(); err != nil {
-			return nil, 0, 0, err
-		}
-		rows = g.Predictions(rows)
-		for i, j := range idx {
+	classes = r.Net.Spec().NumClasses()
+	n = r.Items.Len()
+	logits = make([]float32, n*classes)
+	err = inferEpoch(context.Background(), inf, r.Loader, func(b inferred) error {
+		for i, j := range b.indices {
 			if j < 0 || j >= n {
-				return nil, 0, 0, fmt.Errorf("logits: item %d outside the %d items", j, n)
+				return fmt.Errorf("logits: item %d outside the %d items", j, n)
 			}
-			copy(logits[j*classes:(j+1)*classes], rows[i*classes:(i+1)*classes])
+			copy(logits[j*classes:(j+1)*classes], b.logits[i*classes:(i+1)*classes])
 		}
-	}
-	if err := it.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return nil, 0, 0, err
 	}
 	return logits, n, classes, nil

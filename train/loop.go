@@ -12,6 +12,8 @@ import (
 
 	"github.com/vit-train/vit-train/augment"
 	"github.com/vit-train/vit-train/data"
+	"github.com/vit-train/vit-train/formats/metrics"
+	"github.com/vit-train/vit-train/nn"
 )
 
 // The training loop reads top to bottom:
@@ -153,7 +155,7 @@ func (t *trainer) trainEpoch(ctx context.Context) (epochStats, error) {
 		if err := t.logStep(r, m, end); err != nil {
 			return epochStats{}, err
 		}
-		t.at(afterStep)
+		t.at(AfterStep)
 	}
 	return m.finish(), nil
 }
@@ -213,10 +215,10 @@ func (t *trainer) logStep(r StepResult, m *meter, end int) error {
 	if t.stepsLog == nil || t.cfg.LogEvery <= 0 || t.state.Step%t.cfg.LogEvery != 0 {
 		return nil
 	}
-	rec := []Field{{"step", float64(t.state.Step)}, {"epoch", float64(t.state.Epoch) + float64(t.state.Batch)/float64(end)},
-		{"loss", r.Loss}, {"lr", r.LR}, {"grad_norm", r.GradNorm}, {"images_per_s", m.imagesPerS()}}
+	rec := []metrics.Field{{Name: "step", Value: float64(t.state.Step)}, {Name: "epoch", Value: float64(t.state.Epoch) + float64(t.state.Batch)/float64(end)},
+		{Name: "loss", Value: r.Loss}, {Name: "lr", Value: r.LR}, {Name: "grad_norm", Value: r.GradNorm}, {Name: "images_per_s", Value: m.imagesPerS()}}
 	for i, name := range t.step.LossNames() {
-		rec = append(rec, Field{name, r.Extra[i]})
+		rec = append(rec, metrics.Field{Name: name, Value: r.Extra[i]})
 	}
 	if err := t.stepsLog.Write(rec); err != nil {
 		return err
@@ -224,10 +226,10 @@ func (t *trainer) logStep(r StepResult, m *meter, end int) error {
 	return t.events.write("steps", "step", rec)
 }
 
-// at calls the test hook.
-func (t *trainer) at(p hookPoint) {
-	if t.hook != nil {
-		t.hook(p)
+// at calls Options.At.
+func (t *trainer) at(p LoopPoint) {
+	if t.opts.At != nil {
+		t.opts.At(p, t.state)
 	}
 }
 
@@ -291,7 +293,7 @@ func (m *meter) finish() epochStats {
 // An interrupt during the evaluation leaves the epoch unfinished (a resumed
 // run evaluates again).
 func (t *trainer) finishEpoch(ctx context.Context, stats epochStats, sum *Summary) error {
-	t.at(beforeEvaluate)
+	t.at(BeforeEvaluate)
 	ev, ema, err := t.evaluateEpoch(ctx)
 	if err != nil {
 		return err
@@ -325,15 +327,24 @@ func (t *trainer) evaluateEpoch(ctx context.Context) (Evaluation, *Result, error
 	if err := t.syncBuffers(); err != nil {
 		return Evaluation{}, nil, err
 	}
-	ev, err := t.evaluate(ctx, t.eval, t.evalL)
+	ev, err := t.evaluate(ctx, t.eval)
 	if err != nil || t.emaEval == nil {
 		return ev, nil, err
 	}
-	er, err := t.evaluate(ctx, t.emaEval, t.evalL)
+	er, err := t.evaluate(ctx, t.emaEval)
 	if err != nil {
 		return ev, nil, err
 	}
 	return ev, &er.Result, nil
+}
+
+// evaluate scores g on the evaluation data: Options.Evaluate when set,
+// else Evaluate over each rank's share summed across the ranks.
+func (t *trainer) evaluate(ctx context.Context, g *nn.Graph) (Evaluation, error) {
+	if t.opts.Evaluate != nil {
+		return t.opts.Evaluate(ctx, g, t.evalL)
+	}
+	return evaluateAcross(ctx, t.comm, g, t.evalL)
 }
 
 // recordEpoch appends the epoch's record to the epochs log.
@@ -345,11 +356,11 @@ func (t *trainer) recordEpoch(stats epochStats, ev Evaluation, ema *Result) erro
 	if ema != nil {
 		emaTop1 = ema.Top1
 	}
-	rec := []Field{{"epoch", float64(t.state.Epoch)}, {"step", float64(t.state.Step)},
-		{"train_loss", stats.loss}, {"val_loss", ev.Loss}, {"val_top1", ev.Top1}, {"val_top5", ev.Top5},
-		{"ema_top1", emaTop1}, {"lr", stats.lr}, {"images_per_s", stats.imagesPerS}, {"epoch_seconds", stats.seconds}}
+	rec := []metrics.Field{{Name: "epoch", Value: float64(t.state.Epoch)}, {Name: "step", Value: float64(t.state.Step)},
+		{Name: "train_loss", Value: stats.loss}, {Name: "val_loss", Value: ev.Loss}, {Name: "val_top1", Value: ev.Top1}, {Name: "val_top5", Value: ev.Top5},
+		{Name: "ema_top1", Value: emaTop1}, {Name: "lr", Value: stats.lr}, {Name: "images_per_s", Value: stats.imagesPerS}, {Name: "epoch_seconds", Value: stats.seconds}}
 	if t.teacher != nil {
-		rec = append(rec, Field{"val_top1_cls", ev.ClassHead.Top1}, Field{"val_top1_dist", ev.DistHead.Top1}, Field{"teacher_top1", t.teacherTop1()})
+		rec = append(rec, metrics.Field{Name: "val_top1_cls", Value: ev.ClassHead.Top1}, metrics.Field{Name: "val_top1_dist", Value: ev.DistHead.Top1}, metrics.Field{Name: "teacher_top1", Value: t.teacherTop1()})
 	}
 	if err := t.epochLog.Write(rec); err != nil {
 		return err

@@ -11,8 +11,10 @@ import (
 	"testing"
 
 	"github.com/vit-train/vit-train/data"
+	"github.com/vit-train/vit-train/formats/metrics"
 	"github.com/vit-train/vit-train/model"
 	"github.com/vit-train/vit-train/model/vit"
+	"github.com/vit-train/vit-train/train/checkpoint"
 )
 
 // tinyConfig is a run of 2 epochs of 6 batches of 16 embedded images,
@@ -27,7 +29,7 @@ func tinyConfig(t *testing.T, sets ...string) Config {
 // loop reaches point with n steps taken and batch micro-batches of the
 // current epoch trained.
 type stopAt struct {
-	point       hookPoint
+	point       LoopPoint
 	step, batch int
 }
 
@@ -37,21 +39,16 @@ type stopAt struct {
 func runStopping(t *testing.T, cfg Config, dir string, stops ...stopAt) (State, error) {
 	t.Helper()
 	_, err := os.Stat(filepath.Join(dir, LastCheckpoint))
-	tr, err := newTrainer(cfg, Options{Dir: dir, Resume: err == nil})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tr.close()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	tr.hook = func(p hookPoint) {
+	at := func(p LoopPoint, st State) {
 		for _, s := range stops {
-			if s.point == p && s.step == tr.state.Step && s.batch == tr.state.Batch {
+			if s.point == p && s.step == st.Step && s.batch == st.Batch {
 				cancel()
 			}
 		}
 	}
-	sum, err := tr.run(ctx)
+	sum, err := Run(ctx, cfg, Options{Dir: dir, Resume: err == nil, At: at})
 	if sum == nil {
 		return State{}, err
 	}
@@ -143,11 +140,11 @@ func testResume(t *testing.T, c resumeCase) {
 	}
 	sameCheckpoints(t, filepath.Join(full, LastCheckpoint), filepath.Join(split, LastCheckpoint))
 	checkStepLog(t, split, readSteps(t, full))
-	ea, err := ReadMetrics(full, "epochs")
+	ea, err := metrics.Read(full, "epochs")
 	if err != nil {
 		t.Fatal(err)
 	}
-	eb, err := ReadMetrics(split, "epochs")
+	eb, err := metrics.Read(split, "epochs")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,7 +172,7 @@ func teacherCheckpoint(t *testing.T) string {
 	}
 	path := filepath.Join(t.TempDir(), "teacher.safetensors")
 	fmMean, fmStd := data.FashionMNISTMeanStd()
-	ck := &Checkpoint{Spec: model.SpecOf(mc), Mean: fmMean, Std: fmStd, Classes: data.FashionMNISTClasses(), Params: m.Tensors()}
+	ck := &checkpoint.File{Spec: model.SpecOf(mc), Mean: fmMean, Std: fmStd, Classes: data.FashionMNISTClasses(), Params: m.Tensors()}
 	if err := ck.Save(path); err != nil {
 		t.Fatal(err)
 	}
@@ -189,17 +186,17 @@ func teacherCheckpoint(t *testing.T) string {
 // the same losses. Each feature whose state or randomness a resume must
 // restore is tested on its own and all together.
 func TestResumeIsExact(t *testing.T) {
-	mid := []stopAt{{afterStep, 2, 2}, {afterStep, 8, 2}} // steps of epoch 1 and epoch 2
+	mid := []stopAt{{AfterStep, 2, 2}, {AfterStep, 8, 2}} // steps of epoch 1 and epoch 2
 	teacher := teacherCheckpoint(t)
 	distill := []string{"model.name=deit_fmnist_distilled_patch4_28", "distill.type=soft", "distill.tau=2", "distill.teacher=" + teacher}
 	cases := []resumeCase{
 		{"accumulation", []string{"optim.accum_steps=2"}, []stopAt{ // 3 steps of 2 micro-batches per epoch
-			{afterMicroBatch, 0, 1},  // inside the first group: stops at step 1, batch 2
-			{afterMicroBatch, 1, 3},  // inside the second group
-			{beforeEvaluate, 3, 6},   // during the first evaluation
-			{afterMicroBatch, 3, 1},  // inside the first group of epoch 2
-			{afterStep, 5, 4},        // at a group boundary
-			{afterMicroBatch, 5, 5}}, // inside the last group: stops in the last evaluation
+			{AfterMicroBatch, 0, 1},  // inside the first group: stops at step 1, batch 2
+			{AfterMicroBatch, 1, 3},  // inside the second group
+			{BeforeEvaluate, 3, 6},   // during the first evaluation
+			{AfterMicroBatch, 3, 1},  // inside the first group of epoch 2
+			{AfterStep, 5, 4},        // at a group boundary
+			{AfterMicroBatch, 5, 5}}, // inside the last group: stops in the last evaluation
 		},
 		{"ema", []string{"ema.enabled=true", "ema.decay=0.9"}, mid},
 		{"mixup-cutmix", []string{"aug.mixup=0.8", "aug.cutmix=1.0", "aug.smoothing=0.1"}, mid},
@@ -207,7 +204,7 @@ func TestResumeIsExact(t *testing.T) {
 		{"distillation", distill, mid},
 		{"all", append([]string{"optim.accum_steps=2", "ema.enabled=true", "ema.decay=0.9", "aug.mixup=0.8", "aug.cutmix=1.0",
 			"model.drop_path_rate=0.2", "aug.train=padcrop-flip"}, distill...),
-			[]stopAt{{afterMicroBatch, 1, 3}, {beforeEvaluate, 3, 6}, {afterMicroBatch, 3, 1}}},
+			[]stopAt{{AfterMicroBatch, 1, 3}, {BeforeEvaluate, 3, 6}, {AfterMicroBatch, 3, 1}}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) { testResume(t, c) })
@@ -220,21 +217,22 @@ func TestResumeIsExact(t *testing.T) {
 func TestInterruptFinishesTheAccumulationGroup(t *testing.T) {
 	cfg := tinyConfig(t, "optim.accum_steps=3", "data.train_subset=144", "epochs=1") // 3 steps of 3 micro-batches
 	dir := t.TempDir()
-	tr, err := newTrainer(cfg, Options{Dir: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tr.close()
 	ctx, cancel := context.WithCancel(context.Background())
+	var tr *trainer
 	var losses []float64
-	tr.hook = func(p hookPoint) {
-		if p == afterMicroBatch {
+	at := func(p LoopPoint, s State) {
+		if p == AfterMicroBatch {
 			losses = append(losses, tr.step.loss.Step.LossValue())
-			if tr.state.Batch == 4 {
+			if s.Batch == 4 {
 				cancel() // the first micro-batch of the second group
 			}
 		}
 	}
+	tr, err := newTrainer(cfg, Options{Dir: dir, At: at})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.close()
 	sum, err := tr.run(ctx)
 	if !errors.Is(err, ErrInterrupted) || sum.State.Batch != 6 || sum.State.Step != 2 {
 		t.Fatalf("want an interrupt at batch 6, step 2; got %+v, %v", sum, err)
@@ -263,7 +261,7 @@ func TestInterruptFinishesTheAccumulationGroup(t *testing.T) {
 func TestResumeRefusesAPositionInsideAGroup(t *testing.T) {
 	cfg := tinyConfig(t, "epochs=1")
 	dir := t.TempDir()
-	if _, err := runStopping(t, cfg, dir, stopAt{afterStep, 3, 3}); !errors.Is(err, ErrInterrupted) {
+	if _, err := runStopping(t, cfg, dir, stopAt{AfterStep, 3, 3}); !errors.Is(err, ErrInterrupted) {
 		t.Fatalf("want an interrupt, got %v", err)
 	}
 	cfg = tinyConfig(t, "epochs=1", "optim.accum_steps=2")
@@ -286,7 +284,7 @@ func TestResumeAfterAnEarlyInterrupt(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		stop *stopAt // nil: before the first step
-	}{{"before-the-first-step", nil}, {"after-a-step", &stopAt{afterStep, 1, 1}}, {"during-evaluation", &stopAt{beforeEvaluate, 6, 6}}} {
+	}{{"before-the-first-step", nil}, {"after-a-step", &stopAt{AfterStep, 1, 1}}, {"during-evaluation", &stopAt{BeforeEvaluate, 6, 6}}} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
 			var err error
@@ -315,7 +313,7 @@ func TestResumeAfterAnEarlyInterrupt(t *testing.T) {
 				t.Errorf("the resume does not report the repaired log:\n%s", log.String())
 			}
 			sameCheckpoints(t, filepath.Join(full, LastCheckpoint), filepath.Join(dir, LastCheckpoint))
-			epochs, err := ReadMetrics(dir, "epochs")
+			epochs, err := metrics.Read(dir, "epochs")
 			if err != nil || len(epochs) != 1 {
 				t.Fatalf("epoch records %v, %v", epochs, err)
 			}
@@ -328,7 +326,7 @@ func TestResumeAfterAnEarlyInterrupt(t *testing.T) {
 func TestResumeRemovesStaleTemporaryFiles(t *testing.T) {
 	cfg := tinyConfig(t, "epochs=1")
 	dir := t.TempDir()
-	if _, err := runStopping(t, cfg, dir, stopAt{afterStep, 1, 1}); !errors.Is(err, ErrInterrupted) {
+	if _, err := runStopping(t, cfg, dir, stopAt{AfterStep, 1, 1}); !errors.Is(err, ErrInterrupted) {
 		t.Fatalf("want an interrupt, got %v", err)
 	}
 	stale := filepath.Join(dir, ".last.safetensors.tmp-123456")

@@ -34,11 +34,9 @@ type Stepper struct {
 	clip    *optim.Clipper
 	accum   *optim.Accumulator
 	ema     *optim.EMA
-	avg     *gradAverager // nil for one process
-	result  StepResult    // the last step's; its Extra is reused
-	// afterMicroBatch, when set, runs after each micro-batch's forward and
-	// backward pass.
-	afterMicroBatch func()
+	avg     *gradAverager          // nil for one process
+	result  StepResult             // the last step's; its Extra is reused
+	at      func(LoopPoint, State) // Options.At; nil when unset
 }
 
 // StepResult is one optimiser step.
@@ -66,15 +64,17 @@ type MicroBatches interface {
 }
 
 // NewStepper builds the optimiser step cfg describes for net, as rank
-// c.Rank() of data-parallel job c (nil: one process): the training graph
+// opts.Comm.Rank() of data-parallel job opts.Comm (nil: one process),
+// calling opts.At after each micro-batch: the training graph
 // of data.batch_size images, the loss (distill.type), the parameters it
 // trains (init.freeze_backbone), the optimiser (optim.*), the schedule
 // (sched.*, epochs of stepsPerEpoch steps), the accumulation and the EMA.
-func NewStepper(cfg Config, net model.Network, c comm.Communicator, stepsPerEpoch int) (*Stepper, error) {
+func NewStepper(cfg Config, net model.Network, opts Options, stepsPerEpoch int) (*Stepper, error) {
+	c := opts.Comm
 	if c == nil {
 		c = comm.Local()
 	}
-	s := &Stepper{cfg: cfg, net: net, rank: c.Rank(), classes: net.Spec().NumClasses()}
+	s := &Stepper{cfg: cfg, net: net, rank: c.Rank(), classes: net.Spec().NumClasses(), at: opts.At}
 	if err := s.buildGraph(); err != nil {
 		return nil, err
 	}
@@ -239,8 +239,8 @@ func (s *Stepper) Step(pos *State, src MicroBatches) (StepResult, error) {
 		if err := s.collectGrads(); err != nil {
 			return *r, err
 		}
-		if s.afterMicroBatch != nil {
-			s.afterMicroBatch()
+		if s.at != nil {
+			s.at(AfterMicroBatch, *pos)
 		}
 	}
 	if err := s.update(pos, r); err != nil {

@@ -14,8 +14,10 @@ import (
 	"github.com/vit-train/vit-train/data"
 	"github.com/vit-train/vit-train/distill"
 	"github.com/vit-train/vit-train/formats/atomicfile"
+	"github.com/vit-train/vit-train/formats/metrics"
 	"github.com/vit-train/vit-train/model"
 	"github.com/vit-train/vit-train/nn"
+	"github.com/vit-train/vit-train/train/checkpoint"
 )
 
 // ErrInterrupted is returned by Run when its context is cancelled (Ctrl-C,
@@ -41,7 +43,29 @@ type Options struct {
 	// are written, with Dir; the command line redraws the run's charts
 	// with it. An error is printed as a warning and the run goes on.
 	AfterEpoch func(dir string) error
+
+	// Hooks for tests and for programs that embed the loop; nil leaves
+	// the run as it is.
+
+	// At, when set, is called on every rank at each point of the loop
+	// (see LoopPoint) with the position reached. Cancelling the run's
+	// context from it interrupts the run at the next place the loop
+	// honours interrupts.
+	At func(p LoopPoint, s State)
+	// Evaluate, when set, scores the model's (and with EMA, the EMA
+	// weights') evaluation graph g on the evaluation loader l in place of
+	// Evaluate over each rank's share summed across the ranks.
+	Evaluate func(ctx context.Context, g *nn.Graph, l *data.Loader) (Evaluation, error)
 }
+
+// LoopPoint names a point of the training loop, where Options.At is called.
+type LoopPoint int
+
+const (
+	AfterMicroBatch LoopPoint = iota // a micro-batch's forward and backward pass ran
+	AfterStep                        // an optimiser step was applied and logged
+	BeforeEvaluate                   // the epoch's last step ran; evaluation starts
+)
 
 // Summary is the outcome of a run.
 type Summary struct {
@@ -77,27 +101,21 @@ type trainer struct {
 	evalL    *data.Loader
 	mix      *augment.Mixup
 	state    State
-	stepsLog *MetricsLog
-	epochLog *MetricsLog
+	stepsLog recordLog // a metrics.Log; nil until opened
+	epochLog recordLog
 	events   *eventLog // nil unless cfg.TensorBoard
 	saved    *State    // the position of last.safetensors; nil until one exists
 	comm     comm.Communicator
 	buffers  [][]float32 // the buffers syncBuffers broadcasts (ResNet batch-norm statistics); nil for one process
-
-	// evaluate scores a graph on a loader (Evaluate; tests substitute it).
-	evaluate func(context.Context, *nn.Graph, *data.Loader) (Evaluation, error)
-	// hook, when set (by tests), is called at each point of the loop.
-	hook func(hookPoint)
 }
 
-// hookPoint names a point of the training loop, for tests.
-type hookPoint int
-
-const (
-	afterMicroBatch hookPoint = iota // a micro-batch's forward and backward ran
-	afterStep                        // an optimiser step was applied
-	beforeEvaluate                   // the epoch's last step ran; evaluation starts
-)
+// recordLog is a log of metrics records, as the loop writes them: a
+// metrics.Log.
+type recordLog interface {
+	Write(rec []metrics.Field) error
+	Sync() error
+	Close() error
+}
 
 // Run trains as cfg says, writing checkpoints, metrics and reports to
 // opts.Dir. Cancelling ctx saves a checkpoint and returns ErrInterrupted.
@@ -121,9 +139,6 @@ func newTrainer(cfg Config, opts Options) (*trainer, error) {
 		opts.Out = io.Discard
 	}
 	t := &trainer{cfg: cfg, opts: opts, comm: opts.Comm}
-	t.evaluate = func(ctx context.Context, g *nn.Graph, l *data.Loader) (Evaluation, error) {
-		return evaluateAcross(ctx, t.comm, g, l)
-	}
 	var err error
 	if t.ds, err = OpenDatasets(cfg.Data); err != nil {
 		return nil, err
@@ -240,23 +255,26 @@ func (t *trainer) writeConfig() error {
 // truncated to the checkpoint's position (steps up to its step, epochs up
 // to its completed epochs), printing what was repaired.
 func (t *trainer) openLogs(resume bool) error {
-	var keepSteps, keepEpochs *Keep
+	var keepSteps, keepEpochs *metrics.Keep
 	if resume {
-		keepSteps = &Keep{Field: "step", Max: float64(t.state.Step)}
-		keepEpochs = &Keep{Field: "epoch", Max: float64(t.state.Epoch)}
+		keepSteps = &metrics.Keep{Field: "step", Max: float64(t.state.Step)}
+		keepEpochs = &metrics.Keep{Field: "epoch", Max: float64(t.state.Epoch)}
 	}
-	var err error
-	if t.stepsLog, err = OpenMetricsLog(t.opts.Dir, "steps", keepSteps); err != nil {
+	steps, err := metrics.Open(t.opts.Dir, "steps", keepSteps)
+	if err != nil {
 		return err
 	}
-	if t.epochLog, err = OpenMetricsLog(t.opts.Dir, "epochs", keepEpochs); err != nil {
+	t.stepsLog = steps
+	epochs, err := metrics.Open(t.opts.Dir, "epochs", keepEpochs)
+	if err != nil {
 		return err
 	}
+	t.epochLog = epochs
 	eventNotes, err := t.openEvents(resume)
 	if err != nil {
 		return err
 	}
-	for _, n := range append(append(t.stepsLog.Notes, t.epochLog.Notes...), eventNotes...) {
+	for _, n := range append(append(steps.Notes, epochs.Notes...), eventNotes...) {
 		fmt.Fprintf(t.opts.Out, "note: %s\n", n)
 	}
 	return nil
@@ -341,8 +359,11 @@ func (t *trainer) buildLoaders() error {
 		return err
 	}
 	if cfg.Aug.Mixup > 0 || cfg.Aug.CutMix > 0 {
-		t.mix = &augment.Mixup{MixupAlpha: cfg.Aug.Mixup, CutmixAlpha: cfg.Aug.CutMix, Prob: cfg.Aug.MixupProb,
-			SwitchProb: cfg.Aug.SwitchProb, LabelSmoothing: cfg.Aug.Smoothing, CorrectLam: true, Classes: t.net.Spec().NumClasses()}
+		// DeiT's Mixup/CutMix (lam corrected for clipped boxes) with the
+		// run's alphas, probabilities and smoothing.
+		m := augment.NewDeiTMixup(t.net.Spec().NumClasses())
+		m.MixupAlpha, m.CutmixAlpha, m.Prob, m.SwitchProb, m.LabelSmoothing = cfg.Aug.Mixup, cfg.Aug.CutMix, cfg.Aug.MixupProb, cfg.Aug.SwitchProb, cfg.Aug.Smoothing
+		t.mix = &m
 	}
 	return nil
 }
@@ -351,10 +372,9 @@ func (t *trainer) buildLoaders() error {
 // finds the buffers syncBuffers broadcasts.
 func (t *trainer) buildStep() error {
 	var err error
-	if t.step, err = NewStepper(t.cfg, t.net, t.comm, t.stepsPerEpoch()); err != nil {
+	if t.step, err = NewStepper(t.cfg, t.net, t.opts, t.stepsPerEpoch()); err != nil {
 		return err
 	}
-	t.step.afterMicroBatch = func() { t.at(afterMicroBatch) }
 	if t.comm.Size() > 1 {
 		t.buffers = t.bufferData()
 	}
@@ -413,7 +433,7 @@ func (t *trainer) initFrom(ic InitConfig) error {
 	}
 	fromClasses := ck.Spec.NumClasses()
 	newHead := fromClasses != t.net.Spec().NumClasses()
-	src := ck
+	src := &ck.File
 	if ic.EMA {
 		if src, err = ck.EMAWeights(); err != nil {
 			return err
@@ -471,8 +491,8 @@ func (t *trainer) close() {
 // checkpoint returns the run's current checkpoint.
 func (t *trainer) checkpoint() *Checkpoint {
 	cfg := t.cfg
-	ck := &Checkpoint{Config: &cfg, State: t.state, Mean: t.ds.Mean, Std: t.ds.Std, Classes: t.ds.Classes, Spec: t.net.Spec(),
-		Params: t.net.Tensors(), Optim: t.step.opt.StateTensors()}
+	ck := &Checkpoint{Config: &cfg, File: checkpoint.File{State: t.state, Mean: t.ds.Mean, Std: t.ds.Std, Classes: t.ds.Classes,
+		Spec: t.net.Spec(), Params: t.net.Tensors(), Optim: t.step.opt.StateTensors()}}
 	if t.step.ema != nil {
 		ck.EMA = t.step.ema.StateTensors()
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vit-train/vit-train/formats/metrics"
 	"github.com/vit-train/vit-train/model/vit"
 )
 
@@ -25,7 +26,7 @@ func smallConfig(t *testing.T, sets ...string) Config {
 
 func readSteps(t *testing.T, dir string) []map[string]float64 {
 	t.Helper()
-	recs, err := ReadMetrics(dir, "steps")
+	recs, err := metrics.Read(dir, "steps")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +119,7 @@ func TestAfterEpochRunsOncePerEpochAndOnlyWarns(t *testing.T) {
 	var epochsSeen []int
 	hook := func(d string) error {
 		calls = append(calls, d)
-		recs, err := ReadMetrics(d, "epochs")
+		recs, err := metrics.Read(d, "epochs")
 		if err != nil {
 			return err
 		}

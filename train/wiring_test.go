@@ -16,6 +16,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/vit-train/vit-train/data"
+	"github.com/vit-train/vit-train/formats/metrics"
 	"github.com/vit-train/vit-train/model/vit"
 	"github.com/vit-train/vit-train/nn"
 )
@@ -132,18 +133,13 @@ func TestScaleLR(t *testing.T) {
 func TestBestAndPeriodicCheckpoints(t *testing.T) {
 	cfg := tinyConfig(t, "epochs=4", "checkpoint.every=2", "data.train_subset=32")
 	dir := t.TempDir()
-	tr, err := newTrainer(cfg, Options{Dir: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tr.close()
 	top1 := []float64{50, 70, 60, 70}
 	calls := 0
-	tr.evaluate = func(context.Context, *nn.Graph, *data.Loader) (Evaluation, error) {
+	score := func(context.Context, *nn.Graph, *data.Loader) (Evaluation, error) {
 		calls++
 		return Evaluation{Result: Result{N: 48, Top1: top1[calls-1], Top5: 90, Loss: 1}}, nil
 	}
-	sum, err := tr.run(context.Background())
+	sum, err := Run(context.Background(), cfg, Options{Dir: dir, Evaluate: score})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +173,7 @@ func TestBestAndPeriodicCheckpoints(t *testing.T) {
 			t.Errorf("%s written with checkpoint.every=2", absent)
 		}
 	}
-	epochs, err := ReadMetrics(dir, "epochs")
+	epochs, err := metrics.Read(dir, "epochs")
 	if err != nil || len(epochs) != 4 || epochs[1]["val_top1"] != 70 || epochs[2]["val_top1"] != 60 {
 		t.Fatalf("epoch records %v, %v", epochs, err)
 	}
@@ -222,7 +218,7 @@ func TestEMAEvaluationAndInitEMA(t *testing.T) {
 	if emaR.Loss == plainR.Loss {
 		t.Fatal("the EMA and the trained weights score the same: the test cannot tell them apart")
 	}
-	epochs, err := ReadMetrics(dir, "epochs")
+	epochs, err := metrics.Read(dir, "epochs")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -270,16 +266,16 @@ func TestEMAEvaluationAndInitEMA(t *testing.T) {
 // An interrupt returns every batch to the loaders' pools, at a step
 // boundary and during an evaluation.
 func TestInterruptReleasesBatches(t *testing.T) {
-	for _, stop := range []stopAt{{afterStep, 2, 2}, {afterMicroBatch, 0, 1}, {beforeEvaluate, 6, 6}} {
-		tr, err := newTrainer(tinyConfig(t, "epochs=1"), Options{Dir: t.TempDir()})
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, stop := range []stopAt{{AfterStep, 2, 2}, {AfterMicroBatch, 0, 1}, {BeforeEvaluate, 6, 6}} {
 		ctx, cancel := context.WithCancel(context.Background())
-		tr.hook = func(p hookPoint) {
-			if p == stop.point && tr.state.Step == stop.step && tr.state.Batch == stop.batch {
+		at := func(p LoopPoint, s State) {
+			if p == stop.point && s.Step == stop.step && s.Batch == stop.batch {
 				cancel()
 			}
+		}
+		tr, err := newTrainer(tinyConfig(t, "epochs=1"), Options{Dir: t.TempDir(), At: at})
+		if err != nil {
+			t.Fatal(err)
 		}
 		if _, err := tr.run(ctx); !errors.Is(err, ErrInterrupted) {
 			t.Fatalf("%+v: want an interrupt, got %v", stop, err)
@@ -299,7 +295,7 @@ func TestLogWriteFailureKeepsTheCheckpoint(t *testing.T) {
 	if _, err := os.Stat("/dev/full"); err != nil {
 		t.Skipf("no /dev/full: %v", err)
 	}
-	for _, log := range []string{"steps.jsonl", "epochs.csv"} {
+	for _, log := range []string{"steps", "epochs"} {
 		t.Run(log, func(t *testing.T) {
 			cfg := tinyConfig(t)
 			dir := t.TempDir()
@@ -319,12 +315,11 @@ func TestLogWriteFailureKeepsTheCheckpoint(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if log == "steps.jsonl" {
-				tr.stepsLog.jsonl.Close()
-				tr.stepsLog.jsonl = full
+			defer full.Close()
+			if log == "steps" {
+				tr.stepsLog = onFullDisk{tr.stepsLog, full}
 			} else {
-				tr.epochLog.csv.Close()
-				tr.epochLog.csv = full
+				tr.epochLog = onFullDisk{tr.epochLog, full}
 			}
 			_, err = tr.run(context.Background())
 			tr.close()
@@ -344,7 +339,7 @@ func TestLogWriteFailureKeepsTheCheckpoint(t *testing.T) {
 					t.Fatalf("step records %v", steps)
 				}
 			}
-			epochs, err := ReadMetrics(dir, "epochs")
+			epochs, err := metrics.Read(dir, "epochs")
 			if len(steps) != 12 || err != nil || len(epochs) != 2 {
 				t.Fatalf("%d step records, epoch records %v (%v)", len(steps), epochs, err)
 			}
@@ -476,4 +471,18 @@ func TestRepeatedAugWiring(t *testing.T) {
 	if _, err := LoadConfig("", []string{"data.repeated_aug=-1"}); err == nil || !strings.Contains(err.Error(), "data.repeated_aug") {
 		t.Fatalf("data.repeated_aug=-1: want an error, got %v", err)
 	}
+}
+
+// onFullDisk is a metrics log whose records are written to /dev/full
+// (metrics.Log's own tests check that a failed write names its file).
+type onFullDisk struct {
+	recordLog
+	full *os.File
+}
+
+func (l onFullDisk) Write(rec []metrics.Field) error {
+	if _, err := fmt.Fprintln(l.full, rec); err != nil {
+		return fmt.Errorf("metrics: %w", err)
+	}
+	return nil
 }

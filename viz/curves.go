@@ -38,7 +38,7 @@ type Chart struct {
 }
 
 // ExtractSeries returns records[i][y] against records[i][x] for the records
-// that hold both as finite numbers (ReadMetrics turns JSON nulls into NaN),
+// that hold both as finite numbers (metrics.Read turns JSON nulls into NaN),
 // in record order.
 func ExtractSeries(label string, records []map[string]float64, x, y string, points bool) Series {
 	s := Series{Label: label, Points: points}
@@ -195,7 +195,7 @@ const chartMargin = 0.06 * vg.Inch
 // PlotRun writes the charts of RunCharts(steps, epochs) into the run folder
 // dir (loss.png, top1.png, lr.png, throughput.png), replacing earlier ones;
 // it is meant to be called after every epoch. steps and epochs are the
-// records of steps.jsonl and epochs.jsonl (train.ReadMetrics).
+// records of steps.jsonl and epochs.jsonl (metrics.Read).
 func PlotRun(dir string, steps, epochs []map[string]float64) error {
 	for _, c := range RunCharts(steps, epochs) {
 		if err := c.Save(filepath.Join(dir, c.File)); err != nil {

@@ -7,19 +7,19 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/vit-train/vit-train/train"
+	"github.com/vit-train/vit-train/formats/metrics"
 	"github.com/vit-train/vit-train/viz"
 )
 
-// writeRun writes a small run's metrics with train's MetricsLog and reads
+// writeRun writes a small run's metrics with metrics.Log and reads
 // them back as the trainer and `vit-train plot` do.
 func writeRun(t *testing.T, dir string) (steps, epochs []map[string]float64) {
 	t.Helper()
-	sl, err := train.OpenMetrics(dir, "steps", -1)
+	sl, err := metrics.Open(dir, "steps", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	el, err := train.OpenMetrics(dir, "epochs", -1)
+	el, err := metrics.Open(dir, "epochs", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,13 +27,13 @@ func writeRun(t *testing.T, dir string) (steps, epochs []map[string]float64) {
 	for e := 0; e < 3; e++ {
 		for b := 1; b <= perEpoch; b++ {
 			step := e*perEpoch + b
-			if err := sl.Write([]train.Field{{Name: "step", Value: float64(step)}, {Name: "epoch", Value: float64(e) + float64(b)/perEpoch},
+			if err := sl.Write([]metrics.Field{{Name: "step", Value: float64(step)}, {Name: "epoch", Value: float64(e) + float64(b)/perEpoch},
 				{Name: "loss", Value: 2.3 / float64(step)}, {Name: "lr", Value: 1e-3 * float64(step) / 12}, {Name: "grad_norm", Value: 1},
 				{Name: "images_per_s", Value: 100 + float64(step)}}); err != nil {
 				t.Fatal(err)
 			}
 		}
-		if err := el.Write([]train.Field{{Name: "epoch", Value: float64(e + 1)}, {Name: "step", Value: float64((e + 1) * perEpoch)},
+		if err := el.Write([]metrics.Field{{Name: "epoch", Value: float64(e + 1)}, {Name: "step", Value: float64((e + 1) * perEpoch)},
 			{Name: "train_loss", Value: 2 - 0.5*float64(e)}, {Name: "val_loss", Value: 1.8 - 0.4*float64(e)},
 			{Name: "val_top1", Value: 40 + 10*float64(e)}, {Name: "val_top5", Value: 90}, {Name: "ema_top1", Value: math.NaN()},
 			{Name: "lr", Value: 1e-3}, {Name: "images_per_s", Value: 99 + float64(e)}, {Name: "epoch_seconds", Value: 3}}); err != nil {
@@ -46,10 +46,10 @@ func writeRun(t *testing.T, dir string) (steps, epochs []map[string]float64) {
 	if err := el.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if steps, err = train.ReadMetrics(dir, "steps"); err != nil {
+	if steps, err = metrics.Read(dir, "steps"); err != nil {
 		t.Fatal(err)
 	}
-	if epochs, err = train.ReadMetrics(dir, "epochs"); err != nil {
+	if epochs, err = metrics.Read(dir, "epochs"); err != nil {
 		t.Fatal(err)
 	}
 	return steps, epochs

@@ -13,5 +13,5 @@
 // The numbers behind each picture come from pure functions (Rollout,
 // HeadMean, CosineSimilarity, ExtractSeries) that the drawing code only
 // renders. Metrics are taken as plain records (name → value), as
-// train.ReadMetrics returns them, so this package does not depend on train.
+// metrics.Read returns them, so this package does not depend on train.
 package viz

@@ -10,7 +10,7 @@ import (
 
 	"github.com/vit-train/vit-train/model"
 	"github.com/vit-train/vit-train/model/vit"
-	"github.com/vit-train/vit-train/train"
+	"github.com/vit-train/vit-train/train/checkpoint"
 	"github.com/vit-train/vit-train/viz"
 )
 
@@ -59,7 +59,7 @@ func tinyCheckpoint(t *testing.T, distilled bool) string {
 		}
 	}
 	path := filepath.Join(t.TempDir(), "tiny.safetensors")
-	ck := train.Checkpoint{Spec: model.SpecOf(cfg), Mean: []float32{0.5}, Std: []float32{0.25},
+	ck := checkpoint.File{Spec: model.SpecOf(cfg), Mean: []float32{0.5}, Std: []float32{0.25},
 		Classes: []string{"zero", "one", "two"}, Params: m.Tensors()}
 	if err := ck.Save(path); err != nil {
 		t.Fatal(err)

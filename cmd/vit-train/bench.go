@@ -263,7 +263,7 @@ func runBench(cfg train.Config, steps int, memProfile string, cm comm.Communicat
 	net.SetPrecision(products)
 	// The schedule's first epoch holds every step bench takes (the
 	// learning rate does not change a step's time).
-	s, err := train.NewStepper(cfg, net, cm, benchWarmup+2*steps)
+	s, err := train.NewStepper(cfg, net, train.Options{Comm: cm}, benchWarmup+2*steps)
 	if err != nil {
 		return benchResult{}, err
 	}

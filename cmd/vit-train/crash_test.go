@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/vit-train/vit-train/formats/atomicfile"
+	"github.com/vit-train/vit-train/formats/metrics"
 	"github.com/vit-train/vit-train/formats/tfevents"
 	"github.com/vit-train/vit-train/train"
 )
@@ -255,11 +256,11 @@ func (c *crasher) compare(dir string) {
 // order and once each, with equal values of fields.
 func (c *crasher) compareLog(dir, name string, fields ...string) {
 	t := c.t
-	want, err := train.ReadMetrics(c.ref, name)
+	want, err := metrics.Read(c.ref, name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := train.ReadMetrics(dir, name)
+	got, err := metrics.Read(dir, name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -303,7 +304,7 @@ func (c *crasher) checkEvents(dir string) {
 		}
 	}
 	for _, log := range []struct{ name, key, field string }{{"steps", "step", "loss"}, {"epochs", "epoch", "val_loss"}} {
-		recs, err := train.ReadMetrics(dir, log.name)
+		recs, err := metrics.Read(dir, log.name)
 		if err != nil {
 			t.Fatal(err)
 		}

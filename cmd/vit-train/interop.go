@@ -18,6 +18,7 @@ import (
 	"github.com/vit-train/vit-train/model"
 	"github.com/vit-train/vit-train/model/vit"
 	"github.com/vit-train/vit-train/train"
+	"github.com/vit-train/vit-train/train/checkpoint"
 )
 
 // inceptionNorm is the normalisation of Google's ViT checkpoints (timm's
@@ -66,7 +67,7 @@ configurations have them; --mean/--std override it.`,
 				return err
 			}
 			c := imp.Config
-			ck := &train.Checkpoint{Spec: model.SpecOf(c), Params: imp.Params}
+			ck := &checkpoint.File{Spec: model.SpecOf(c), Params: imp.Params}
 			if ck.Mean, ck.Std, err = normalisation(imp.Format, c.Channels, mean, std); err != nil {
 				return err
 			}

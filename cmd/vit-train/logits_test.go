@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/vit-train/vit-train/data"
+	"github.com/vit-train/vit-train/formats/metrics"
 	"github.com/vit-train/vit-train/formats/npy"
-	"github.com/vit-train/vit-train/train"
 )
 
 // TestTrainResNetAndWriteLogits trains the ResNet teacher with --model and
@@ -63,7 +63,7 @@ func checkSameDataPath(t *testing.T, dir, ck, logitsPath string, n int) {
 	if err := json.Unmarshal([]byte(out), &ev); err != nil || ev.N != n {
 		t.Fatalf("eval: %v %+v\n%s", err, ev, out)
 	}
-	epochs, err := train.ReadMetrics(dir, "epochs")
+	epochs, err := metrics.Read(dir, "epochs")
 	if err != nil || len(epochs) == 0 {
 		t.Fatalf("epochs log: %v", err)
 	}

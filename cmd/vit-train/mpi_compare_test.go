@@ -10,6 +10,7 @@ import (
 
 	"github.com/vit-train/vit-train/formats/safetensors"
 
+	"github.com/vit-train/vit-train/formats/metrics"
 	"github.com/vit-train/vit-train/train"
 )
 
@@ -78,11 +79,11 @@ func TestCompareRunFolders(t *testing.T) {
 	if !(worst <= tol) {
 		t.Fatalf("tensor %s differs by %.3g relative, want <= %g", name, worst, tol)
 	}
-	sa, err := train.ReadMetrics(a, "steps")
+	sa, err := metrics.Read(a, "steps")
 	if err != nil {
 		t.Fatal(err)
 	}
-	sb, err := train.ReadMetrics(b, "steps")
+	sb, err := metrics.Read(b, "steps")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,11 +100,11 @@ func TestCompareRunFolders(t *testing.T) {
 			}
 		}
 	}
-	ea, err := train.ReadMetrics(a, "epochs")
+	ea, err := metrics.Read(a, "epochs")
 	if err != nil {
 		t.Fatal(err)
 	}
-	eb, err := train.ReadMetrics(b, "epochs")
+	eb, err := metrics.Read(b, "epochs")
 	if err != nil {
 		t.Fatal(err)
 	}

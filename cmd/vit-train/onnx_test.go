@@ -19,6 +19,7 @@ import (
 	"github.com/vit-train/vit-train/formats/npy"
 	"github.com/vit-train/vit-train/model"
 	"github.com/vit-train/vit-train/train"
+	"github.com/vit-train/vit-train/train/checkpoint"
 )
 
 // onnxRuntimeDir holds the package.json of onnxruntime-node and the script
@@ -224,7 +225,7 @@ func randomCheckpoint(t *testing.T, name string, o model.Overrides) string {
 	if channels, _ := spec.Input(); channels == 3 {
 		mean, std = data.ImageNetMeanStd()
 	}
-	ck := train.Checkpoint{Spec: spec, Mean: mean, Std: std, Params: net.Tensors()}
+	ck := checkpoint.File{Spec: spec, Mean: mean, Std: std, Params: net.Tensors()}
 	path := filepath.Join(t.TempDir(), name+".safetensors")
 	if err := ck.Save(path); err != nil {
 		t.Fatal(err)

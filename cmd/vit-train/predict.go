@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/vit-train/vit-train/data"
+	"github.com/vit-train/vit-train/nn"
 	"github.com/vit-train/vit-train/train"
 )
 
@@ -61,25 +62,25 @@ passes unchanged), then normalised with the checkpoint's mean and std.`,
 			if err := g.FreezeWeights(); err != nil {
 				return err
 			}
-			img, err := g.Float32Images()
+			inf, err := nn.NewInference(g)
 			if err != nil {
 				return err
 			}
-			per := channels * size * size
+			per := inf.ImageSize()
 			enc := json.NewEncoder(cmd.OutOrStdout())
-			var logits []float32
 			for start := 0; start < len(files); start += batch {
 				chunk := files[start:min(start+batch, len(files))]
-				clear(img)
-				for i, f := range chunk {
-					if err := data.LoadInput(f, channels, size, ck.Mean, ck.Std, img[i*per:(i+1)*per]); err != nil {
-						return err
+				logits, err := inf.Run(len(chunk), func(img []float32) error {
+					for i, f := range chunk {
+						if err := data.LoadInput(f, channels, size, ck.Mean, ck.Std, img[i*per:(i+1)*per]); err != nil {
+							return err
+						}
 					}
-				}
-				if err := g.Run(); err != nil {
+					return nil
+				})
+				if err != nil {
 					return err
 				}
-				logits = g.Predictions(logits)
 				for i, f := range chunk {
 					row := logits[i*classes : (i+1)*classes]
 					p := prediction{File: f, Top: topK(row, top, ck.Classes)}

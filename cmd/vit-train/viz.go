@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/vit-train/vit-train/data"
+	"github.com/vit-train/vit-train/formats/metrics"
 	"github.com/vit-train/vit-train/train"
 	"github.com/vit-train/vit-train/viz"
 )
@@ -40,7 +41,7 @@ against the epoch. Training also redraws them after every epoch.`,
 // plotRun draws the run folder's charts and returns the files written.
 func plotRun(dir string) ([]string, error) {
 	read := func(name string) ([]map[string]float64, error) {
-		recs, err := train.ReadMetrics(dir, name)
+		recs, err := metrics.Read(dir, name)
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, nil
 		}

@@ -9,9 +9,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vit-train/vit-train/formats/metrics"
 	"github.com/vit-train/vit-train/model"
 	"github.com/vit-train/vit-train/model/vit"
-	"github.com/vit-train/vit-train/train"
+	"github.com/vit-train/vit-train/train/checkpoint"
 )
 
 // tinyVizCheckpoint saves a tiny distilled ViT (8×8 grey input, 2×2 patches)
@@ -31,7 +32,7 @@ func tinyVizCheckpoint(t *testing.T) string {
 		}
 	}
 	path := filepath.Join(t.TempDir(), "tiny.safetensors")
-	ck := train.Checkpoint{Spec: model.SpecOf(cfg), Mean: []float32{0.5}, Std: []float32{0.25}, Params: m.Tensors()}
+	ck := checkpoint.File{Spec: model.SpecOf(cfg), Mean: []float32{0.5}, Std: []float32{0.25}, Params: m.Tensors()}
 	if err := ck.Save(path); err != nil {
 		t.Fatal(err)
 	}
@@ -97,12 +98,12 @@ func TestPlotCommand(t *testing.T) {
 	if _, err := run(t, "plot", dir); err == nil || !strings.Contains(err.Error(), "no metrics") {
 		t.Fatalf("plot of an empty folder: %v", err)
 	}
-	log, err := train.OpenMetrics(dir, "epochs", -1)
+	log, err := metrics.Open(dir, "epochs", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for e := 1; e <= 2; e++ {
-		if err := log.Write([]train.Field{{Name: "epoch", Value: float64(e)}, {Name: "step", Value: float64(10 * e)},
+		if err := log.Write([]metrics.Field{{Name: "epoch", Value: float64(e)}, {Name: "step", Value: float64(10 * e)},
 			{Name: "train_loss", Value: 1}, {Name: "val_loss", Value: 1}, {Name: "val_top1", Value: 50}, {Name: "images_per_s", Value: 9}}); err != nil {
 			t.Fatal(err)
 		}

@@ -6,17 +6,6 @@ import (
 	"github.com/vit-train/vit-train/nn/vec"
 )
 
-// FastExp32 returns e^x in float32 with a relative error below 2e-7 over
-// the normal range. Results that would be subnormal (x < −87.34) are
-// flushed to 0; x > 88.72 gives +Inf; NaN gives NaN. It is vec.Exp32;
-// loops should call vec.Exp, which does the same over a slice with SIMD.
-func FastExp32(x float32) float32 { return vec.Exp32(x) }
-
-// FastErf32 returns erf(x) in float32 with an absolute error below 1e-6
-// (Abramowitz & Stegun 7.1.26 with FastExp32). It is vec.Erf32; loops
-// should call vec.Erf.
-func FastErf32(x float32) float32 { return vec.Erf32(x) }
-
 const (
 	invSqrt2   = 0.70710678118654752440
 	invSqrt2Pi = 0.39894228040143267794
@@ -28,7 +17,7 @@ func normal64(x float64) (cdf, pdf float64) {
 }
 
 // expShift sets out[i] = e^(x[i]−shift) and returns the sum of the results;
-// out may alias x. float32 uses vec.ExpSubMaxSum (FastExp32's accuracy, the
+// out may alias x. float32 uses vec.ExpSubMaxSum (vec.Exp32's accuracy, the
 // sum in float32), float64 math.Exp.
 func expShift[T Float](x, out []T, shift T) float64 {
 	switch xs := any(x).(type) {

@@ -15,7 +15,7 @@ import (
 // GELU returns x·Φ(x) elementwise, Φ the standard normal CDF: the exact (erf)
 // GELU of PyTorch's nn.GELU() and timm. x is any shape; the result is shaped
 // like x. float64 uses math.Erfc; float32 uses the SIMD kernels of package
-// vec (FastExp32 and the Abramowitz–Stegun erfc, |ΔΦ| < 1e-6). The backward
+// vec (vec.Exp32 and the Abramowitz–Stegun erfc, |ΔΦ| < 1e-6). The backward
 // is dy·(Φ(x) + x·φ(x)).
 func GELU(x *gorgonia.Node) (*gorgonia.Node, error) {
 	if x.Dims() < 1 {

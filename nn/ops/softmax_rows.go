@@ -12,7 +12,7 @@ import (
 // scores). Each works on a tensor of R rows of n contiguous elements, R·n =
 // len(x), spreads the rows over all cores with parallel.For, subtracts each
 // row's maximum before exponentiating (finite for any finite logits), and
-// uses the SIMD kernels of package vec in float32 (FastExp32's accuracy,
+// uses the SIMD kernels of package vec in float32 (vec.Exp32's accuracy,
 // sums in float32) and math.Exp with float64 sums in float64. The
 // single-row forms run on the calling goroutine, for callers that are
 // already parallel.

@@ -1,4 +1,4 @@
-package train
+package metrics
 
 import (
 	"errors"
@@ -10,9 +10,9 @@ import (
 	"testing"
 )
 
-func TestMetricsLogWritesAndTruncatesOnResume(t *testing.T) {
+func TestLogWritesAndTruncatesOnResume(t *testing.T) {
 	dir := t.TempDir()
-	m, err := OpenMetrics(dir, "steps", -1)
+	m, err := openSteps(dir, "steps", -1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,7 +30,7 @@ func TestMetricsLogWritesAndTruncatesOnResume(t *testing.T) {
 	m.Close()
 
 	// Resuming at step 2 drops steps 3–5 from both files.
-	m, err = OpenMetrics(dir, "steps", 2)
+	m, err = openSteps(dir, "steps", 2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +41,7 @@ func TestMetricsLogWritesAndTruncatesOnResume(t *testing.T) {
 		t.Fatal(err)
 	}
 	m.Close()
-	recs, err := ReadMetrics(dir, "steps")
+	recs, err := Read(dir, "steps")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +101,7 @@ func TestMetricsResumeRepairsWhatAKillLeaves(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
 			writeLogs(t, dir, c.jsonl, c.csv)
-			m, err := OpenMetrics(dir, "steps", 2)
+			m, err := openSteps(dir, "steps", 2)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -136,7 +136,7 @@ func TestMetricsResumeRepairsWhatAKillLeaves(t *testing.T) {
 // evaluation share a step.
 func TestMetricsKeepByEpoch(t *testing.T) {
 	dir := t.TempDir()
-	m, err := OpenMetricsLog(dir, "epochs", nil)
+	m, err := Open(dir, "epochs", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,14 +146,14 @@ func TestMetricsKeepByEpoch(t *testing.T) {
 		}
 	}
 	m.Close()
-	if m, err = OpenMetricsLog(dir, "epochs", &Keep{Field: "epoch", Max: 1}); err != nil {
+	if m, err = Open(dir, "epochs", &Keep{Field: "epoch", Max: 1}); err != nil {
 		t.Fatal(err)
 	}
 	m.Close()
 	if got := readLogText(t, dir, "epochs.csv"); got != "epoch,step\n1,6\n" {
 		t.Fatalf("csv:\n%s", got)
 	}
-	if recs, err := ReadMetrics(dir, "epochs"); err != nil || len(recs) != 1 {
+	if recs, err := Read(dir, "epochs"); err != nil || len(recs) != 1 {
 		t.Fatalf("records %v, %v", recs, err)
 	}
 }
@@ -171,7 +171,7 @@ func TestMetricsTruncationIsAtomic(t *testing.T) {
 		return fi
 	}
 	before := stat("steps.jsonl")
-	m, err := OpenMetrics(dir, "steps", 2)
+	m, err := openSteps(dir, "steps", 2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,7 +179,7 @@ func TestMetricsTruncationIsAtomic(t *testing.T) {
 	if !os.SameFile(before, stat("steps.jsonl")) {
 		t.Error("a log that keeps every record was rewritten")
 	}
-	if m, err = OpenMetrics(dir, "steps", 1); err != nil {
+	if m, err = openSteps(dir, "steps", 1); err != nil {
 		t.Fatal(err)
 	}
 	m.Close()
@@ -203,7 +203,7 @@ func TestMetricsCorruptLinesAreErrors(t *testing.T) {
 	} {
 		dir := t.TempDir()
 		writeLogs(t, dir, c.jsonl, c.csv)
-		_, err := OpenMetrics(dir, "steps", 5)
+		_, err := openSteps(dir, "steps", 5)
 		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), dir) {
 			t.Errorf("jsonl %q csv %q: want an error naming the file and %q, got %v", c.jsonl, c.csv, c.want, err)
 		}
@@ -217,7 +217,7 @@ func TestMetricsWriteErrorNamesTheFile(t *testing.T) {
 		t.Skipf("no /dev/full: %v", err)
 	}
 	dir := t.TempDir()
-	m, err := OpenMetrics(dir, "steps", -1)
+	m, err := openSteps(dir, "steps", -1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -230,12 +230,21 @@ func TestMetricsWriteErrorNamesTheFile(t *testing.T) {
 	}
 }
 
-// ReadMetrics (plots of a killed run) skips a partial last line.
-func TestReadMetricsSkipsAPartialLastLine(t *testing.T) {
+// Read (plots of a killed run) skips a partial last line.
+func TestReadSkipsAPartialLastLine(t *testing.T) {
 	dir := t.TempDir()
 	writeLogs(t, dir, `{"step":1,"loss":null}`+"\n"+`{"step":2,"lo`, "")
-	recs, err := ReadMetrics(dir, "steps")
+	recs, err := Read(dir, "steps")
 	if err != nil || len(recs) != 1 || !math.IsNaN(recs[0]["loss"]) {
 		t.Fatalf("records %v, %v", recs, err)
 	}
+}
+
+// openSteps opens dir/name.jsonl and dir/name.csv afresh (keepUpToStep <
+// 0) or keeping the records whose "step" is at most keepUpToStep.
+func openSteps(dir, name string, keepUpToStep int) (*Log, error) {
+	if keepUpToStep < 0 {
+		return Open(dir, name, nil)
+	}
+	return Open(dir, name, &Keep{Field: "step", Max: float64(keepUpToStep)})
 }

@@ -1,4 +1,7 @@
-package train
+// Package metrics is a run's metrics logs: NAME.jsonl and NAME.csv in a
+// run folder, one record per line, appended as a run goes, cut back to a
+// resumed run's position and repaired after a kill mid-write.
+package metrics
 
 import (
 	"bytes"
@@ -20,12 +23,12 @@ type Field struct {
 	Value float64
 }
 
-// MetricsLog appends records to NAME.jsonl and NAME.csv in a run folder. The
+// Log appends records to NAME.jsonl and NAME.csv in a run folder. The
 // CSV header is the first record's field names; later records must have the
 // same fields in the same order. Each record is one line, written by one
 // call per file; a run killed in the middle of a Write leaves at most a
-// partial last line, which the next OpenMetricsLog drops.
-type MetricsLog struct {
+// partial last line, which the next Open drops.
+type Log struct {
 	jsonl, csv *os.File
 	columns    []string
 	// Notes says what opening the log repaired, one sentence per repair: a
@@ -41,26 +44,16 @@ type Keep struct {
 	Max   float64
 }
 
-// OpenMetrics opens dir/name.jsonl and dir/name.csv for appending. With
-// keepUpToStep < 0 both start afresh; otherwise they keep the records whose
-// "step" is at most keepUpToStep (see OpenMetricsLog).
-func OpenMetrics(dir, name string, keepUpToStep int) (*MetricsLog, error) {
-	if keepUpToStep < 0 {
-		return OpenMetricsLog(dir, name, nil)
-	}
-	return OpenMetricsLog(dir, name, &Keep{Field: "step", Max: float64(keepUpToStep)})
-}
-
-// OpenMetricsLog opens dir/name.jsonl and dir/name.csv for appending. With
+// Open opens dir/name.jsonl and dir/name.csv for appending. With
 // keep nil both files start afresh. Otherwise (resuming) each file keeps
 // its records selected by keep, so that a resumed run continues the curve
 // without repeats; a file that changes is replaced atomically (a temporary
 // file, synced and renamed). A partial last line and a partial or empty CSV
 // header are dropped and described in Notes; any other line that cannot be
 // read is an error naming the file and the line.
-func OpenMetricsLog(dir, name string, keep *Keep) (*MetricsLog, error) {
+func Open(dir, name string, keep *Keep) (*Log, error) {
 	jp, cp := filepath.Join(dir, name+".jsonl"), filepath.Join(dir, name+".csv")
-	m := &MetricsLog{}
+	m := &Log{}
 	if keep == nil {
 		for _, p := range []string{jp, cp} {
 			if err := os.Remove(p); err != nil && !os.IsNotExist(err) {
@@ -91,7 +84,7 @@ func OpenMetricsLog(dir, name string, keep *Keep) (*MetricsLog, error) {
 
 // Write appends one record to both files. A failed write (a full disk, say)
 // is an error naming the file.
-func (m *MetricsLog) Write(rec []Field) error {
+func (m *Log) Write(rec []Field) error {
 	if m.columns == nil {
 		columns := make([]string, len(rec))
 		for i, f := range rec {
@@ -132,7 +125,7 @@ func (m *MetricsLog) Write(rec []Field) error {
 
 // Sync commits both files to stable storage, so that a checkpoint saved
 // afterwards never points past the records on disk.
-func (m *MetricsLog) Sync() error {
+func (m *Log) Sync() error {
 	for _, f := range []*os.File{m.jsonl, m.csv} {
 		if err := f.Sync(); err != nil {
 			return fmt.Errorf("metrics: syncing %s: %w", f.Name(), err)
@@ -142,7 +135,7 @@ func (m *MetricsLog) Sync() error {
 }
 
 // Close closes both files.
-func (m *MetricsLog) Close() error {
+func (m *Log) Close() error {
 	err1 := m.jsonl.Close()
 	err2 := m.csv.Close()
 	if err1 != nil {
@@ -162,10 +155,10 @@ func jsonNumber(s string) string {
 	return s
 }
 
-// ReadMetrics reads dir/name.jsonl back as records of name → value (NaN for
+// Read reads dir/name.jsonl back as records of name → value (NaN for
 // null). Empty lines and a partial last line (no newline: a run killed
 // while writing it) are skipped.
-func ReadMetrics(dir, name string) ([]map[string]float64, error) {
+func Read(dir, name string) ([]map[string]float64, error) {
 	path := filepath.Join(dir, name+".jsonl")
 	raw, err := os.ReadFile(path)
 	if err != nil {

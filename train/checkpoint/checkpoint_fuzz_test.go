@@ -1,4 +1,4 @@
-package train
+package checkpoint
 
 import (
 	"bytes"
@@ -37,7 +37,7 @@ var fuzzTensorSets = sync.OnceValues(func() ([][]safetensors.Tensor, error) {
 // separate argument, absent when empty — over a parameter set that is
 // either intact or edited (one tensor dropped, reshaped or moved under
 // "optim." or "ema."). The file goes through safetensors encoding and
-// decodeCheckpoint, the parse behind LoadCheckpoint. Whatever is accepted
+// Decode, the parse behind Load. Whatever is accepted
 // must build and load: a ViT or ResNet of the recorded configuration takes
 // the weights without error. The arguments stay short (the whole seed is a
 // few hundred bytes) so that minimising new inputs stays fast.
@@ -56,8 +56,8 @@ func FuzzCheckpointMetadata(f *testing.F) {
 		}
 		tensors := editTensors(sets[int(set)%len(sets)], edit)
 		meta := map[string]string{}
-		for k, v := range map[string]string{metaArch: arch, metaModel: modelJSON, metaResNet: resnetJSON, metaState: state,
-			metaMean: mean, metaStd: std, metaClasses: classes, metaConfig: config} {
+		for k, v := range map[string]string{MetaArch: arch, metaModel: modelJSON, metaResNet: resnetJSON, MetaState: state,
+			MetaMean: mean, MetaStd: std, MetaClasses: classes, MetaConfig: config} {
 			if v != "" {
 				meta[k] = v
 			}
@@ -73,7 +73,7 @@ func FuzzCheckpointMetadata(f *testing.F) {
 			t.Fatalf("reading a written file: %v", err)
 		}
 		file.Tensors = tensors
-		ck, err := decodeCheckpoint(file)
+		ck, err := Decode(file)
 		if err != nil {
 			if err.Error() == "" {
 				t.Fatal("empty error")

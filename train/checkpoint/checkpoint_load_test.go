@@ -1,10 +1,11 @@
-package train
+package checkpoint
 
 import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -27,7 +28,7 @@ var tinyViT = vit.Config{Name: "tiny", ImageSize: 8, PatchSize: 4, Channels: 1, 
 
 // tinyCheckpoint returns a checkpoint of tinyViT with random weights, an
 // EMA copy, run state, normalisation and class names.
-func tinyCheckpoint(t testing.TB) *Checkpoint {
+func tinyCheckpoint(t testing.TB) *File {
 	t.Helper()
 	m, err := vit.New(tinyViT, 3)
 	if err != nil {
@@ -39,8 +40,7 @@ func tinyCheckpoint(t testing.TB) *Checkpoint {
 			p.Float32s()[i] = float32(rng.NormFloat64())
 		}
 	}
-	cfg := DefaultConfig()
-	ck := &Checkpoint{Spec: model.SpecOf(tinyViT), Config: &cfg, State: State{Epoch: 2, Batch: 5, Step: 40, BestTop1: 61.5, BestEpoch: 1},
+	ck := &File{Spec: model.SpecOf(tinyViT), RunConfig: []byte("epochs: 2\n"), State: State{Epoch: 2, Batch: 5, Step: 40, BestTop1: 61.5, BestEpoch: 1},
 		Mean: []float32{0.5}, Std: []float32{0.25}, Classes: []string{"a", "b", "c"}, Params: m.Tensors()}
 	for _, p := range ck.Params {
 		ck.EMA = append(ck.EMA, optim.Tensor{Name: "ema." + p.Name, Shape: p.Shape, Data: p.Data})
@@ -48,7 +48,7 @@ func tinyCheckpoint(t testing.TB) *Checkpoint {
 	return ck
 }
 
-func saveTiny(t *testing.T, dir string) (string, *Checkpoint) {
+func saveTiny(t *testing.T, dir string) (string, *File) {
 	t.Helper()
 	ck := tinyCheckpoint(t)
 	path := filepath.Join(dir, "last.safetensors")
@@ -60,11 +60,11 @@ func saveTiny(t *testing.T, dir string) (string, *Checkpoint) {
 
 func TestCheckpointRoundTrip(t *testing.T) {
 	path, want := saveTiny(t, t.TempDir())
-	got, m, err := OpenViT(path, false)
+	got, m, err := openViT(path, false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.State != want.State || got.Spec != want.Spec || len(got.EMA) != len(want.EMA) || got.Config == nil {
+	if got.State != want.State || got.Spec != want.Spec || len(got.EMA) != len(want.EMA) || string(got.RunConfig) != "epochs: 2\n" {
 		t.Fatalf("read back %+v", got)
 	}
 	for i, p := range m.Params {
@@ -72,7 +72,7 @@ func TestCheckpointRoundTrip(t *testing.T) {
 			t.Fatalf("parameter %q differs", p.Name)
 		}
 	}
-	if _, _, err := OpenViT(path, true); err != nil {
+	if _, _, err := openViT(path, true); err != nil {
 		t.Fatalf("EMA weights: %v", err)
 	}
 }
@@ -113,7 +113,7 @@ func TestCheckpointBitFlips(t *testing.T) {
 		b := bytes.Clone(orig)
 		b[off] ^= 1 << rng.IntN(8)
 		os.WriteFile(bad, b, 0o644)
-		_, err := LoadCheckpoint(bad)
+		_, err := Load(bad)
 		if err == nil || !strings.Contains(err.Error(), bad) || !strings.Contains(err.Error(), `tensor "`+info.Name+`"`) || !strings.Contains(err.Error(), "corrupt") {
 			t.Fatalf("data byte %d of %q flipped: %v", off, info.Name, err)
 		}
@@ -123,11 +123,11 @@ func TestCheckpointBitFlips(t *testing.T) {
 		b := bytes.Clone(orig)
 		b[off] ^= 1 << rng.IntN(8)
 		os.WriteFile(bad, b, 0o644)
-		if _, err := LoadCheckpoint(bad); err == nil || !strings.Contains(err.Error(), bad) {
+		if _, err := Load(bad); err == nil || !strings.Contains(err.Error(), bad) {
 			t.Fatalf("header byte %d flipped: %v", off, err)
 		}
 	}
-	if _, err := LoadCheckpoint(path); err != nil {
+	if _, err := Load(path); err != nil {
 		t.Fatalf("the original: %v", err)
 	}
 }
@@ -162,7 +162,7 @@ func TestCheckpointWithoutChecksumsLoads(t *testing.T) {
 	orig, _ := os.ReadFile(path)
 	old := filepath.Join(dir, "old.safetensors")
 	os.WriteFile(old, rewriteHeader(t, orig, nil), 0o644)
-	got, err := LoadCheckpoint(old)
+	got, err := Load(old)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,7 +183,7 @@ func TestCheckpointOtherDtypes(t *testing.T) {
 	if err := ck.Save(half); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := OpenViT(half, false); err != nil {
+	if _, _, err := openViT(half, false); err != nil {
 		t.Fatalf("a checkpoint of F16, BF16 and F64 tensors: %v", err)
 	}
 
@@ -194,7 +194,7 @@ func TestCheckpointOtherDtypes(t *testing.T) {
 		os.WriteFile(bad, rewriteHeader(t, orig, func(h map[string]any) {
 			h["cls_token"].(map[string]any)["dtype"] = dt
 		}), 0o644)
-		_, err := LoadCheckpoint(bad)
+		_, err := Load(bad)
 		for _, s := range []string{bad, `tensor "cls_token"`, dt, "cannot be converted"} {
 			if err == nil || !strings.Contains(err.Error(), s) {
 				t.Errorf("cls_token stored as %s: %v, want an error containing %q", dt, err, s)
@@ -248,7 +248,7 @@ func TestCheckpointCorruptMetadata(t *testing.T) {
 		return string(b)
 	}
 	resnet := func(spec string) map[string]string {
-		return map[string]string{metaArch: "resnet", metaResNet: spec}
+		return map[string]string{MetaArch: "resnet", metaResNet: spec}
 	}
 	for _, tc := range []struct {
 		name string
@@ -265,23 +265,21 @@ func TestCheckpointCorruptMetadata(t *testing.T) {
 		{"negative dim", map[string]string{metaModel: modelJSON(func(c *vit.Config) { c.MLPDim = -1 })}, "", []string{"mlp_dim must be positive, got -1"}},
 		{"missing tensor", nil, "blocks.1.mlp.fc2.bias", []string{`tensor "blocks.1.mlp.fc2.bias" is missing`, "[8]"}},
 		{"extra block", map[string]string{metaModel: modelJSON(func(c *vit.Config) { c.Depth = 1 })}, "", []string{`tensor "blocks.1.attn.proj.bias" is not a parameter`}},
-		{"unknown arch", map[string]string{metaArch: "cnn"}, "", []string{`metadata "vit_train.arch" is "cnn"`}},
+		{"unknown arch", map[string]string{MetaArch: "cnn"}, "", []string{`metadata "vit_train.arch" is "cnn"`}},
 		{"resnet not JSON", resnet("[]"), "", []string{`metadata "vit_train.resnet" is "[]"`}},
 		{"resnet classes", resnet(`{"arch":"resnet18","in_chans":3,"img_size":32,"num_classes":1000000000}`), "", []string{"num_classes 1000000000: want 1 to"}},
 		{"resnet channels", resnet(`{"arch":"resnet18","in_chans":0,"img_size":32,"num_classes":3}`), "", []string{"in_chans 0"}},
 		{"resnet image", resnet(`{"arch":"resnet20","in_chans":1,"img_size":100000,"num_classes":3}`), "", []string{"img_size 100000"}},
 		{"resnet arch", resnet(`{"arch":"resnet7","in_chans":1,"img_size":8,"num_classes":3}`), "", []string{`metadata "vit_train.resnet"`, "resnet7"}},
 		{"resnet too big for the file", resnet(`{"arch":"resnet20","in_chans":1,"img_size":8,"num_classes":3}`), "", []string{"resnet20 with 3 classes has", "the file holds"}},
-		{"state type", map[string]string{metaState: `{"epoch":"two"}`}, "", []string{`metadata "vit_train.state"`, "epoch"}},
-		{"negative batch", map[string]string{metaState: `{"epoch":1,"batch":-3}`}, "", []string{`metadata "vit_train.state": batch is -3`}},
-		{"best after now", map[string]string{metaState: `{"epoch":1,"best_epoch":4}`}, "", []string{"best_epoch 4 is after epoch 1"}},
-		{"best top1", map[string]string{metaState: `{"epoch":1,"best_top1":250}`}, "", []string{"best_top1 is 250"}},
-		{"mean and std", map[string]string{metaStd: `[0.1, 0.2]`}, "", []string{`"vit_train.mean" has 1 values but "vit_train.std" has 2`}},
-		{"zero std", map[string]string{metaStd: `[0]`}, "", []string{`"vit_train.std" value 0 is 0`}},
-		{"mean per channel", map[string]string{metaMean: `[1,2]`, metaStd: `[1,2]`}, "", []string{"has 2 values, want 1 or one per channel (1)"}},
-		{"classes", map[string]string{metaClasses: `["a"]`}, "", []string{`"vit_train.classes" names 1 classes, but the model has 3`}},
-		{"config", map[string]string{metaConfig: "epochs: [1]"}, "", []string{`metadata "vit_train.config"`}},
-		{"config key", map[string]string{metaConfig: "epochz: 1"}, "", []string{`metadata "vit_train.config"`, "epochz"}},
+		{"state type", map[string]string{MetaState: `{"epoch":"two"}`}, "", []string{`metadata "vit_train.state"`, "epoch"}},
+		{"negative batch", map[string]string{MetaState: `{"epoch":1,"batch":-3}`}, "", []string{`metadata "vit_train.state": batch is -3`}},
+		{"best after now", map[string]string{MetaState: `{"epoch":1,"best_epoch":4}`}, "", []string{"best_epoch 4 is after epoch 1"}},
+		{"best top1", map[string]string{MetaState: `{"epoch":1,"best_top1":250}`}, "", []string{"best_top1 is 250"}},
+		{"mean and std", map[string]string{MetaStd: `[0.1, 0.2]`}, "", []string{`"vit_train.mean" has 1 values but "vit_train.std" has 2`}},
+		{"zero std", map[string]string{MetaStd: `[0]`}, "", []string{`"vit_train.std" value 0 is 0`}},
+		{"mean per channel", map[string]string{MetaMean: `[1,2]`, MetaStd: `[1,2]`}, "", []string{"has 2 values, want 1 or one per channel (1)"}},
+		{"classes", map[string]string{MetaClasses: `["a"]`}, "", []string{`"vit_train.classes" names 1 classes, but the model has 3`}},
 	} {
 		f := &safetensors.File{Metadata: map[string]string{}}
 		for k, v := range base.Metadata {
@@ -300,7 +298,7 @@ func TestCheckpointCorruptMetadata(t *testing.T) {
 			}
 		}
 		var err error
-		if a := allocated(func() { _, err = decodeCheckpoint(f) }); a > 64<<20 {
+		if a := allocated(func() { _, err = Decode(f) }); a > 64<<20 {
 			t.Errorf("%s: decoding allocated %d MB", tc.name, a>>20)
 		}
 		if err == nil {
@@ -324,11 +322,11 @@ func TestCheckpointCorruptMetadata(t *testing.T) {
 	if err := safetensors.WriteFileAtomic(bad, base.Tensors, meta); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := LoadCheckpoint(bad); err == nil || !strings.Contains(err.Error(), bad) || !strings.Contains(err.Error(), "depth") {
+	if _, err := Load(bad); err == nil || !strings.Contains(err.Error(), bad) || !strings.Contains(err.Error(), "depth") {
 		t.Errorf("through the file: %v", err)
 	}
-	if _, _, err := OpenViT(bad, false); err == nil {
-		t.Error("OpenViT accepted it")
+	if _, _, err := openViT(bad, false); err == nil {
+		t.Error("openViT accepted it")
 	}
 }
 
@@ -356,7 +354,7 @@ func TestCheckpointSaveFailureKeepsThePrevious(t *testing.T) {
 	if !errors.As(err, &fe) || fe.Tensor != bad.Params[0].Name {
 		t.Errorf("error %v does not name tensor %q", err, bad.Params[0].Name)
 	}
-	got, err := LoadCheckpoint(path)
+	got, err := Load(path)
 	if err != nil || got.State != want.State {
 		t.Fatalf("previous checkpoint: %+v, %v", got, err)
 	}
@@ -384,9 +382,34 @@ func TestCheckpointTruncated(t *testing.T) {
 		}
 		f, err := safetensors.Read(bytes.NewReader(b[:n]), int64(n))
 		if err == nil {
-			if _, err = decodeCheckpoint(f); err == nil {
+			if _, err = Decode(f); err == nil {
 				t.Fatalf("checkpoint cut to %d of %d bytes accepted", n, len(b))
 			}
 		}
 	}
+}
+
+// openViT loads the checkpoint at path into a new ViT of its spec, with
+// its EMA weights when ema is set.
+func openViT(path string, ema bool) (*File, *vit.ViT, error) {
+	ck, err := Load(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	c, ok := ck.Spec.Config.(vit.Config)
+	if !ok {
+		return nil, nil, fmt.Errorf("%s holds a %s", path, ck.Spec.Arch())
+	}
+	m, err := vit.New(c, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	src := ck
+	if ema {
+		if src, err = ck.EMAWeights(); err != nil {
+			return nil, nil, err
+		}
+	}
+	_, err = src.LoadWeights(vit.AsNetwork(m), false)
+	return ck, m, err
 }

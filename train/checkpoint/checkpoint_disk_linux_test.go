@@ -1,6 +1,6 @@
 //go:build linux
 
-package train
+package checkpoint
 
 import (
 	"errors"
@@ -35,7 +35,7 @@ func mountTmpfs(t *testing.T, size string) string {
 // loads with the wanted state.
 func checkOnlyCheckpoint(t *testing.T, dir, path string, want State) {
 	t.Helper()
-	ck, err := LoadCheckpoint(path)
+	ck, err := Load(path)
 	if err != nil {
 		t.Fatalf("the previous checkpoint does not load: %v", err)
 	}
