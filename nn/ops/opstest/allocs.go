@@ -22,8 +22,11 @@ func AllocationBudget(procs int) float64 {
 
 // CheckAllocations runs f, one run of a compiled graph, at GOMAXPROCS
 // procs (see allocs.PerRun) and fails t when a run allocates more than
-// AllocationBudget(procs). It skips t under the race detector, whose
-// sync.Pool drops items at random.
+// AllocationBudget(procs). The count is the least of a few measurements:
+// the runtime's counter is the whole process's, so another goroutine's
+// allocation (a timer, a worker parking) can only add to it, while an
+// allocation of f shows in every measurement. It skips t under the race
+// detector, whose sync.Pool drops items at random.
 func CheckAllocations(t testing.TB, name string, procs, runs int, f func()) {
 	t.Helper()
 	if allocs.RaceDetector {
@@ -32,8 +35,14 @@ func CheckAllocations(t testing.TB, name string, procs, runs int, f func()) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
 	limit := AllocationBudget(procs)
 	perRun := allocs.PerRun(runs, f)
+	for try := 1; try < measurements && perRun > limit; try++ {
+		perRun = min(perRun, allocs.PerRun(runs, f))
+	}
 	t.Logf("%s, GOMAXPROCS=%d: %.1f allocations per run", name, procs, perRun)
 	if perRun > limit {
 		t.Errorf("%s, GOMAXPROCS=%d: %.1f allocations per run, more than %v", name, procs, perRun, limit)
 	}
 }
+
+// measurements is how many times CheckAllocations counts before it fails.
+const measurements = 3
