@@ -29,9 +29,7 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
-	"fmt"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -106,23 +104,7 @@ func parseFlags(args []string) (options, error) {
 	return o, err
 }
 
-func main() {
-	o, err := parseFlags(os.Args[1:])
-	if errors.Is(err, flag.ErrHelp) {
-		return
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, name+":", err)
-		os.Exit(2)
-	}
-	if err := run(o); err != nil {
-		fmt.Fprintln(os.Stderr, name+":", err)
-		if errors.Is(err, study.ErrInterrupted) {
-			os.Exit(130)
-		}
-		os.Exit(1)
-	}
-}
+func main() { study.Main(name, os.Args[1:], parseFlags, run) }
 
 func run(o options) error {
 	start := time.Now()

@@ -220,3 +220,25 @@ func ContinueCommand(name string, c Common, flagsLine string) string {
 	}
 	return cmd
 }
+
+// Main is a study command's main: it parses args with parse (exit status
+// 2 on a bad flag, 0 after -h) and runs the study with run (exit status
+// 130 when interrupted, 1 on another error), each error printed after
+// the command's name.
+func Main[O any](name string, args []string, parse func([]string) (O, error), run func(O) error) {
+	o, err := parse(args)
+	if errors.Is(err, flag.ErrHelp) {
+		return
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, name+":", err)
+		os.Exit(2)
+	}
+	if err := run(o); err != nil {
+		fmt.Fprintln(os.Stderr, name+":", err)
+		if errors.Is(err, ErrInterrupted) {
+			os.Exit(130)
+		}
+		os.Exit(1)
+	}
+}
