@@ -1,21 +1,15 @@
-// Package onnxexport translates a vit-train network into an ONNX graph
-// (opset 17) that computes what the network's evaluation graph computes:
-//
-//   - a ViT or DeiT, from the patch embedding (a Conv of kernel and stride
-//     P) through the [CLS] (and distillation) tokens, pos_embed, the pre-LN
-//     blocks (LayerNormalization, fused-qkv multi-head attention scaled by
-//     1/√(D/H), exact erf GELU) and the final norm to the head on [CLS]; a
-//     distilled model's output is the mean of its two heads, DeiT's
-//     inference rule;
-//   - a ResNet (CIFAR or torchvision), with batch norms in evaluation mode
-//     (running statistics, eps 1e-5).
+// Package onnxexport writes a vit-train network as an ONNX model (opset
+// 17) that computes what the network's evaluation graph computes. Each
+// architecture writes its own operators (model.ONNXWriter: model/vit's
+// ViT and DeiT, model/resnet's ResNets) with formats/onnx's Builder; this
+// package declares the input and outputs, checks the options and records
+// the preprocessing.
 //
 // The input "pixel_values" is (batch, C, H, W), preprocessed as the
-// model's metadata_props record; the output "logits" is (batch, classes).
-// The batch axis is dynamic. Initializers carry the checkpoint's tensors
-// under their timm (torchvision) names and layouts; linear weights are
-// transposed by Transpose nodes, which a runtime folds when it loads the
-// model.
+// model's metadata_props record; the output "logits" is (batch, classes),
+// and a distilled model's "cls_logits" and "dist_logits" on request. The
+// batch axis is dynamic. Initializers carry the checkpoint's tensors
+// under their timm (torchvision) names and layouts.
 package onnxexport
 
 import (
@@ -26,10 +20,7 @@ import (
 
 	"github.com/vit-train/vit-train/augment"
 	"github.com/vit-train/vit-train/formats/onnx"
-	"github.com/vit-train/vit-train/formats/safetensors"
 	"github.com/vit-train/vit-train/model"
-	"github.com/vit-train/vit-train/model/resnet"
-	"github.com/vit-train/vit-train/model/vit"
 )
 
 // Opset is the version of the ONNX operator set the graphs use: 17, the
@@ -60,50 +51,62 @@ type Options struct {
 	ProducerVersion string
 }
 
-// Export builds the ONNX model of net. The model's initializers share
-// net's tensors; it is an error for a setting that cannot take effect
-// (BothHeads for a model with one head) or for a network of another
-// architecture.
+// Export builds the ONNX model of net, whose architecture writes its own
+// graph (model.ONNXWriter). The model's initializers share net's tensors;
+// it is an error for a setting that cannot take effect (BothHeads for a
+// model with one head) or for an architecture that writes no ONNX graph.
 func Export(net model.Network, o Options) (*onnx.Model, error) {
-	b := newBuilder(net)
-	var err error
-	// The ONNX graph of each architecture is written op by op, so the
-	// exporter knows the architectures it writes by their configuration.
-	switch c := net.Spec().Config.(type) {
-	case vit.Config:
-		if o.BothHeads && !c.Distilled {
-			return nil, fmt.Errorf("onnx export of %s: the model has one head; both heads (cls_logits, dist_logits) exist for distilled models only", net.Spec().Name())
-		}
-		err = b.vit(c, o.BothHeads)
-	case resnet.Spec:
-		if o.BothHeads {
-			return nil, fmt.Errorf("onnx export of %s: a ResNet has one head; both heads (cls_logits, dist_logits) exist for distilled ViTs only", net.Spec().Name())
-		}
-		err = b.resnet(net)
-	default:
-		err = fmt.Errorf("architecture %q is not supported (ViT, DeiT and ResNet are)", net.Spec().Arch())
-	}
-	if err == nil {
-		err = b.err
-	}
+	name := net.Spec().Name()
+	g, heads, err := graph(net, o.BothHeads)
 	if err != nil {
-		return nil, fmt.Errorf("onnx export of %s: %w", net.Spec().Name(), err)
+		return nil, fmt.Errorf("onnx export of %s: %w", name, err)
 	}
-	meta, err := metadata(net, o)
+	meta, err := metadata(net, heads, o)
 	if err != nil {
-		return nil, fmt.Errorf("onnx export of %s: %w", net.Spec().Name(), err)
+		return nil, fmt.Errorf("onnx export of %s: %w", name, err)
 	}
-	m := &onnx.Model{ProducerName: "vit-train", ProducerVersion: o.ProducerVersion, Opset: Opset, Graph: b.g, Metadata: meta,
+	m := &onnx.Model{ProducerName: "vit-train", ProducerVersion: o.ProducerVersion, Opset: Opset, Graph: g, Metadata: meta,
 		Doc: net.Describe()}
-	m.Graph.Name = net.Spec().Name()
+	m.Graph.Name = name
 	if err := m.Validate(); err != nil {
-		return nil, fmt.Errorf("onnx export of %s: %w", net.Spec().Name(), err)
+		return nil, fmt.Errorf("onnx export of %s: %w", name, err)
 	}
 	return m, nil
 }
 
+// graph is net's evaluation graph from the input Input to the output
+// Logits and, with bothHeads, a distilled network's ClsLogits and
+// DistLogits.
+func graph(net model.Network, bothHeads bool) (onnx.Graph, model.ONNXHeads, error) {
+	w, ok := net.(model.ONNXWriter)
+	if !ok {
+		return onnx.Graph{}, model.ONNXHeads{}, fmt.Errorf("architecture %q writes no ONNX graph", net.Spec().Arch())
+	}
+	b := onnx.NewBuilder(net.Tensors())
+	channels, size := net.Spec().Input()
+	images := b.Input(Input, onnx.Float, onnx.Dim{Param: batchDim}, onnx.Dim{Value: int64(channels)}, onnx.Dim{Value: int64(size)}, onnx.Dim{Value: int64(size)})
+	heads, err := w.WriteONNX(b, images)
+	if err != nil {
+		return onnx.Graph{}, heads, err
+	}
+	if bothHeads && !heads.Distilled() {
+		return onnx.Graph{}, heads, fmt.Errorf("the model has one head; both heads (%s, %s) exist for distilled models only", ClsLogits, DistLogits)
+	}
+	outputs := [][2]string{{Logits, heads.Logits}}
+	if bothHeads {
+		outputs = append(outputs, [2]string{ClsLogits, heads.Class}, [2]string{DistLogits, heads.Distillation})
+	}
+	logits := []onnx.Dim{{Param: batchDim}, {Value: int64(net.Spec().NumClasses())}}
+	for _, out := range outputs {
+		b.Node("Identity", out[0], []string{out[1]})
+		b.Output(out[0], onnx.Float, logits...)
+	}
+	g, err := b.Graph()
+	return g, heads, err
+}
+
 // metadata records how to feed the model and what it returns.
-func metadata(net model.Network, o Options) ([]onnx.Property, error) {
+func metadata(net model.Network, heads model.ONNXHeads, o Options) ([]onnx.Property, error) {
 	channels, size := net.Spec().Input()
 	p := o.Eval
 	if p.Height != size || p.Width != size {
@@ -128,7 +131,7 @@ func metadata(net model.Network, o Options) ([]onnx.Property, error) {
 	meta := []onnx.Property{
 		{Key: "model", Value: net.Spec().Name()},
 		{Key: "input", Value: fmt.Sprintf("%s: float32 (batch, %d, %d, %d), NCHW, %s", Input, channels, size, size, color)},
-		{Key: "output", Value: outputDoc(net, o.BothHeads)},
+		{Key: "output", Value: outputDoc(net.Spec().NumClasses(), heads, o.BothHeads)},
 		{Key: "preprocessing", Value: strings.Join(steps, "; ")},
 		{Key: "image_size", Value: strconv.Itoa(size)},
 		{Key: "channels", Value: strconv.Itoa(channels)},
@@ -152,9 +155,9 @@ func metadata(net model.Network, o Options) ([]onnx.Property, error) {
 	return append(meta, onnx.Property{Key: "vit_train.model", Value: spec}), nil
 }
 
-func outputDoc(net model.Network, both bool) string {
-	k := net.Spec().NumClasses()
-	if c, ok := net.Spec().Config.(vit.Config); ok && c.Distilled {
+// outputDoc describes the graph's outputs, (batch, k) logits each.
+func outputDoc(k int, heads model.ONNXHeads, both bool) string {
+	if heads.Distilled() {
 		doc := fmt.Sprintf("%s: float32 (batch, %d), the mean of the class head (on [CLS]) and the distillation head (on the distillation token), DeiT's inference rule", Logits, k)
 		if both {
 			doc += fmt.Sprintf("; %s and %s: the two heads", ClsLogits, DistLogits)
@@ -198,82 +201,4 @@ func describe(t augment.Transform) ([]string, []onnx.Property, error) {
 			[]onnx.Property{{Key: "center_crop", Value: fmt.Sprintf("%dx%d", t.W, t.H)}}, nil
 	}
 	return nil, nil, fmt.Errorf("the evaluation transform %T cannot be described in the model's metadata", t)
-}
-
-// builder adds nodes and initializers to a graph, keeping the first error.
-type builder struct {
-	g       onnx.Graph
-	tensors map[string]safetensors.Tensor
-	added   map[string]bool
-	err     error
-}
-
-func newBuilder(net model.Network) *builder {
-	b := &builder{tensors: map[string]safetensors.Tensor{}, added: map[string]bool{}}
-	for _, t := range net.Tensors() {
-		b.tensors[t.Name] = t
-	}
-	return b
-}
-
-// param adds the network's tensor name as an initializer (once) and
-// returns its name.
-func (b *builder) param(name string) string {
-	if b.added[name] {
-		return name
-	}
-	t, ok := b.tensors[name]
-	if !ok {
-		if b.err == nil {
-			b.err = fmt.Errorf("the network has no tensor %q", name)
-		}
-		return name
-	}
-	dims := make([]int64, len(t.Shape))
-	for i, d := range t.Shape {
-		dims[i] = int64(d)
-	}
-	b.g.Initializers = append(b.g.Initializers, onnx.Tensor{Name: name, Dims: dims, Float32: t.Data})
-	b.added[name] = true
-	return name
-}
-
-// floats adds a float32 constant (once) and returns its name.
-func (b *builder) floats(name string, dims []int64, v ...float32) string {
-	if !b.added[name] {
-		b.g.Initializers = append(b.g.Initializers, onnx.Tensor{Name: name, Dims: dims, Float32: v})
-		b.added[name] = true
-	}
-	return name
-}
-
-// ints adds an int64 constant (once) and returns its name; dims nil makes
-// a scalar of one value.
-func (b *builder) ints(name string, dims []int64, v ...int64) string {
-	if !b.added[name] {
-		b.g.Initializers = append(b.g.Initializers, onnx.Tensor{Name: name, Dims: dims, Int64: v})
-		b.added[name] = true
-	}
-	return name
-}
-
-// node adds an op whose one output is named out, and returns out.
-func (b *builder) node(op, out string, inputs []string, attrs ...onnx.Attribute) string {
-	b.g.Nodes = append(b.g.Nodes, onnx.Node{OpType: op, Name: out, Inputs: inputs, Outputs: []string{out}, Attrs: attrs})
-	return out
-}
-
-// gemm is a linear layer on (batch, in) rows: x·Wᵀ + b, W (out, in).
-func (b *builder) gemm(x, layer string) string {
-	return b.node("Gemm", layer, []string{x, b.param(layer + ".weight"), b.param(layer + ".bias")}, onnx.IntAttr("transB", 1))
-}
-
-func (b *builder) input(channels, size int) string {
-	b.g.Inputs = append(b.g.Inputs, onnx.ValueInfo{Name: Input, Type: onnx.Float,
-		Dims: []onnx.Dim{{Param: batchDim}, {Value: int64(channels)}, {Value: int64(size)}, {Value: int64(size)}}})
-	return Input
-}
-
-func (b *builder) output(name string, classes int) {
-	b.g.Outputs = append(b.g.Outputs, onnx.ValueInfo{Name: name, Type: onnx.Float, Dims: []onnx.Dim{{Param: batchDim}, {Value: int64(classes)}}})
 }

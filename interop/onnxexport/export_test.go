@@ -215,7 +215,7 @@ func TestExportErrors(t *testing.T) {
 		want string
 	}{
 		{plain, Options{Eval: ok, BothHeads: true}, "one head"},
-		{resnet20, Options{Eval: ok, BothHeads: true}, "a ResNet has one head"},
+		{resnet20, Options{Eval: ok, BothHeads: true}, "one head"},
 		{plain, Options{Eval: wrongSize}, "makes 32×32 images, the model takes 28×28"},
 		{plain, Options{Eval: threeChannels}, "3 means and 3 stds, the model takes 1 channels"},
 		{plain, Options{Eval: ok, Classes: []string{"a"}}, "1 class names for 10 classes"},
