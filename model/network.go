@@ -65,6 +65,21 @@ type Config interface {
 	// Resolve fills the unset (zero) channels, image size and class count
 	// from the data.
 	Resolve(channels, size, classes int) Config
+	// Override returns the configuration with o applied as to a preset
+	// (see Overrides), validated; a field the architecture does not have is
+	// an error naming it.
+	Override(o Overrides) (Config, error)
+	// Summary describes the architecture's shape in one line ("patch 16,
+	// dim 768, depth 12, 12 heads, MLP 3072").
+	Summary() string
+	// ParamCount is the number of trainable parameters of a valid
+	// configuration (the fc's included once the class count is known).
+	ParamCount() int
+	// ForwardFLOPs is the FLOPs of one image's forward pass, 2 × the
+	// multiply-adds of its matrix products and convolutions (what FLOP
+	// counts of ViTs and ResNets usually count); 0 while the input size is
+	// unset.
+	ForwardFLOPs() int64
 	// Validate reports a configuration Build cannot build, naming the
 	// field and value.
 	Validate() error

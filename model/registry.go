@@ -136,8 +136,8 @@ func New(spec Spec, seed uint64) (Network, error) {
 // Overrides change a registered model's input, class count, shape and
 // regularisation; zero fields keep the model's value. The shape fields
 // are the keyword arguments timm's create_model passes to a ViT
-// (patch_size, embed_dim, depth, num_heads, mlp_ratio); an architecture
-// that has no such field rejects them.
+// (patch_size, embed_dim, depth, num_heads, mlp_ratio) and DeiT's
+// distillation token; an architecture that has no such field rejects them.
 type Overrides struct {
 	ImageSize    int
 	NumClasses   int
@@ -153,11 +153,14 @@ type Overrides struct {
 	// MLPRatio sets the MLP's hidden width to int(EmbedDim·MLPRatio), as
 	// timm's Block; when only EmbedDim is set, the model's own ratio is kept.
 	MLPRatio float64
+	// Distilled adds DeiT's distillation token and head (false keeps the
+	// model's own).
+	Distilled bool
 }
 
 // ChangesShape reports whether o sets any of the shape fields.
 func (o Overrides) ChangesShape() bool {
-	return o.PatchSize != 0 || o.EmbedDim != 0 || o.Depth != 0 || o.Heads != 0 || o.MLPRatio != 0
+	return o.PatchSize != 0 || o.EmbedDim != 0 || o.Depth != 0 || o.Heads != 0 || o.MLPRatio != 0 || o.Distilled
 }
 
 // ChangesRegularisation reports whether o sets a dropout or drop-path rate.

@@ -8,10 +8,6 @@ import (
 	"github.com/vit-train/vit-train/train/checkpoint"
 )
 
-// State is where a run stands, saved in every checkpoint (see
-// checkpoint.State).
-type State = checkpoint.State
-
 // Checkpoint is a checkpoint file (checkpoint.File) with the run
 // configuration its metadata holds parsed and checked as a Config.
 type Checkpoint struct {

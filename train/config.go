@@ -5,18 +5,22 @@
 package train
 
 import (
+	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
+	"strings"
 
 	"gopkg.in/yaml.v3"
 
 	"github.com/vit-train/vit-train/distill"
 	"github.com/vit-train/vit-train/internal/layered"
 	"github.com/vit-train/vit-train/model"
-	// The ResNets register themselves, as the ViTs do through vit below:
-	// every program that trains can name either in model.name.
+	// The ViTs and ResNets register themselves: every program that trains
+	// can name either in model.name.
 	_ "github.com/vit-train/vit-train/model/resnet"
-	"github.com/vit-train/vit-train/model/vit"
+	_ "github.com/vit-train/vit-train/model/vit"
 	"github.com/vit-train/vit-train/nn/blas"
 	"github.com/vit-train/vit-train/nn/fmapeak"
 )
@@ -60,11 +64,15 @@ type ModelConfig struct {
 	Depth     int     `yaml:"depth"`
 	Heads     int     `yaml:"num_heads"`
 	MLPRatio  float64 `yaml:"mlp_ratio"`
-	// ViT, when set, is the full configuration of the ViT named Name, for
-	// a model that is not a preset (an imported one, fine-tuned): it
+	// Distilled gives a ViT preset DeiT's distillation token and head.
+	Distilled bool `yaml:"distilled"`
+	// Spec, when set, is the full configuration of the model named Name,
+	// for a model that is not a preset (an imported one, fine-tuned): the
+	// fields a checkpoint records, under the architecture's name, as in
+	// {vit: {name: vit_plain, img_size: 224, patch_size: 16, …}}. It
 	// replaces the preset lookup, and the fields above override it as they
 	// override a preset. `vit-train finetune` sets it from the checkpoint.
-	ViT *vit.Config `yaml:"vit,omitempty"`
+	Spec map[string]map[string]any `yaml:"spec,omitempty"`
 	// GradCheckpointing keeps only each encoder block's input between the
 	// forward and the backward pass and recomputes the block's activations
 	// in the backward pass (timm's set_grad_checkpointing): less memory for
@@ -287,7 +295,7 @@ func fromTree(t layered.Tree) (Config, error) {
 	if err := t.Decode(&c); err != nil {
 		return Config{}, fmt.Errorf("config: %w", err)
 	}
-	return c, nil
+	return c.canonical(), nil
 }
 
 // parseConfigYAML decodes a complete configuration, refusing unknown keys.
@@ -296,27 +304,83 @@ func parseConfigYAML(raw []byte) (Config, error) {
 	if err := layered.DecodeStrict(raw, &c); err != nil {
 		return Config{}, fmt.Errorf("config: %w", err)
 	}
-	return c, nil
+	return c.canonical(), nil
 }
 
-// ModelSpec resolves the network from model.name (a ViT or DeiT preset, or
-// a ResNet architecture), or from model.vit when set, and the model
-// overrides. A ResNet's zero
+// canonical gives a decoded configuration one form: an empty model.spec
+// is nil, as a configuration written without one decodes.
+func (c Config) canonical() Config {
+	if len(c.Model.Spec) == 0 {
+		c.Model.Spec = nil
+	}
+	return c
+}
+
+// ModelSpec resolves the network from model.name (a registered preset),
+// or from model.spec when set, and the model overrides. A ResNet's zero
 // in_chans, img_size and num_classes are left for the data to fill
 // (model.Spec.Resolve).
 func (c Config) ModelSpec() (model.Spec, error) {
 	m := c.Model
 	o := model.Overrides{ImageSize: m.ImageSize, NumClasses: m.NumClasses, Channels: m.Channels,
 		DropRate: m.DropRate, AttnDropRate: m.AttnDropRate, DropPathRate: m.DropPathRate,
-		PatchSize: m.PatchSize, EmbedDim: m.EmbedDim, Depth: m.Depth, Heads: m.Heads, MLPRatio: m.MLPRatio}
-	if m.ViT == nil {
+		PatchSize: m.PatchSize, EmbedDim: m.EmbedDim, Depth: m.Depth, Heads: m.Heads, MLPRatio: m.MLPRatio, Distilled: m.Distilled}
+	if len(m.Spec) == 0 {
 		return model.Create(m.Name, o)
 	}
-	if m.ViT.Name != m.Name {
-		return model.Spec{}, fmt.Errorf("model.vit.name = %q differs from model.name = %q", m.ViT.Name, m.Name)
+	spec, err := decodeSpec(m.Spec)
+	if err != nil {
+		return model.Spec{}, err
 	}
-	vc, err := m.ViT.With(o)
-	return model.SpecOf(vc), err
+	if spec.Name() != m.Name {
+		return model.Spec{}, fmt.Errorf("model.spec.%s.name = %q differs from model.name = %q", spec.Arch(), spec.Name(), m.Name)
+	}
+	cfg, err := spec.Config.Override(o)
+	return model.SpecOf(cfg), err
+}
+
+// decodeSpec reads model.spec, {ARCH: {FIELD: VALUE, …}}, through the
+// architecture's decoder; a field the architecture's configuration does
+// not have is an error naming it.
+func decodeSpec(fields map[string]map[string]any) (model.Spec, error) {
+	if len(fields) != 1 {
+		return model.Spec{}, fmt.Errorf("model.spec: want one architecture's configuration, got %d", len(fields))
+	}
+	var arch string
+	for arch = range fields {
+	}
+	spec, err := decodeFields(arch, fields[arch])
+	if err != nil {
+		return model.Spec{}, fmt.Errorf("model.spec.%s: %w", arch, err)
+	}
+	return spec, nil
+}
+
+// decodeFields decodes an architecture's configuration from its fields,
+// refusing a field the configuration does not have.
+func decodeFields(arch string, fields map[string]any) (model.Spec, error) {
+	data, err := json.Marshal(fields)
+	if err != nil {
+		return model.Spec{}, err
+	}
+	spec, err := model.DecodeSpec(arch, data)
+	if err != nil {
+		return model.Spec{}, err
+	}
+	_, encoded, err := model.EncodeConfig(spec)
+	if err != nil {
+		return model.Spec{}, err
+	}
+	var known map[string]any
+	if err := json.Unmarshal(encoded, &known); err != nil {
+		return model.Spec{}, err
+	}
+	for k := range fields {
+		if _, ok := known[k]; !ok {
+			return model.Spec{}, fmt.Errorf("unknown field %q (known: %s)", k, strings.Join(slices.Sorted(maps.Keys(known)), ", "))
+		}
+	}
+	return spec, nil
 }
 
 // Validate checks values that no type can (ranges and names) and refuses

@@ -3,6 +3,7 @@ package train
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -55,12 +56,17 @@ func TestConfigErrorsNameTheKey(t *testing.T) {
 		{"", []string{"model.name=vit_nope"}, `unknown model "vit_nope"`},
 		{"", []string{"sched.name=linear"}, `sched.name = linear: want cosine, step or constant`},
 		{"", []string{"epochs.x=1"}, `key "epochs" is not a mapping`},
-		{"data:\n  batch_size: 64\nmodel:\n  vit:\n    name: vit_fmnist_patch4_28\n    patch_sise: 2\n", nil,
-			`line 6: unknown key "model.vit.patch_sise"`},
+		{"data:\n  batch_size: 64\nmodel:\n  vit:\n    patch_size: 2\n", nil, `line 4: unknown key "model.vit"`},
+		{"model:\n  spec:\n    vit:\n      name: vit_fmnist_patch4_28\n      patch_sise: 2\n", nil,
+			`model.spec.vit: unknown field "patch_sise"`},
+		{"", []string{`model.spec={"vit": {"name": "other"}}`}, `model.spec.vit.name = "other" differs from model.name = "vit_fmnist_patch4_28"`},
+		{"", []string{`model.spec={"vitt": {"name": "vit_fmnist_patch4_28"}}`}, `model.spec.vitt: architecture "vitt" is not registered`},
+		{"", []string{`model.spec={"vit": {"name": "vit_fmnist_patch4_28"}, "resnet": {"arch": "resnet20"}}`}, `model.spec: want one architecture's configuration, got 2`},
+		{"", []string{"model.name=resnet20", "model.distilled=true"}, `model resnet20: patch_size, embed_dim, depth, num_heads, mlp_ratio and distilled apply to ViTs only`},
 		{"", []string{"model.patch_size=3"}, `patch_size 3 does not divide img_size 28`},
 		{"", []string{"model.num_heads=3"}, `num_heads 3 does not divide embed_dim 64`},
 		{"", []string{"model.depth=-1"}, `must not be negative`},
-		{"", []string{"model.name=resnet20", "model.patch_size=2"}, `model resnet20: patch_size, embed_dim, depth, num_heads and mlp_ratio apply to ViTs only`},
+		{"", []string{"model.name=resnet20", "model.patch_size=2"}, `model resnet20: patch_size, embed_dim, depth, num_heads, mlp_ratio and distilled apply to ViTs only`},
 	} {
 		path := ""
 		if tc.file != "" {
@@ -101,7 +107,7 @@ func TestResolvedConfigRoundTrips(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if back != cfg {
+	if !reflect.DeepEqual(back, cfg) {
 		t.Fatalf("resolved config does not load back the same:\n%+v\n%+v", back, cfg)
 	}
 }

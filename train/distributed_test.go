@@ -13,6 +13,7 @@ import (
 
 	"github.com/vit-train/vit-train/comm"
 	"github.com/vit-train/vit-train/formats/metrics"
+	"github.com/vit-train/vit-train/train/checkpoint"
 )
 
 // groupRun is one rank's outcome in runGroup.
@@ -29,7 +30,7 @@ type groupRun struct {
 // is called at each hook point of each rank and cancels that rank's
 // context when it returns true. A rank whose run fails for another reason
 // than an interrupt aborts the group, so that the others do not wait.
-func runGroup(t *testing.T, n int, cfg Config, dir string, stopAfter int, stop func(rank int, p LoopPoint, s State) bool) []*groupRun {
+func runGroup(t *testing.T, n int, cfg Config, dir string, stopAfter int, stop func(rank int, p LoopPoint, s checkpoint.State) bool) []*groupRun {
 	t.Helper()
 	cs, err := comm.NewGroup(n)
 	if err != nil {
@@ -48,7 +49,7 @@ func runGroup(t *testing.T, n int, cfg Config, dir string, stopAfter int, stop f
 			defer cancel()
 			opts := Options{Dir: dir, Resume: statErr == nil, Comm: c, Out: &g.out, StopAfterSteps: stopAfter}
 			if stop != nil {
-				opts.At = func(p LoopPoint, s State) {
+				opts.At = func(p LoopPoint, s checkpoint.State) {
 					if stop(c.Rank(), p, s) {
 						cancel()
 					}
@@ -253,7 +254,7 @@ func TestDataParallelResumeIsExact(t *testing.T) {
 	cfg := dataParallelConfig(t, 8, "epochs=2")
 	full, split := t.TempDir(), t.TempDir()
 	checkNoErrors(t, runGroup(t, 2, cfg, full, 0, nil))
-	runs := runGroup(t, 2, cfg, split, 0, func(rank int, p LoopPoint, s State) bool {
+	runs := runGroup(t, 2, cfg, split, 0, func(rank int, p LoopPoint, s checkpoint.State) bool {
 		return rank == 1 && p == AfterStep && s.Step == 4
 	})
 	for r, g := range runs {

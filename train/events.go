@@ -9,6 +9,7 @@ import (
 
 	"github.com/vit-train/vit-train/formats/metrics"
 	"github.com/vit-train/vit-train/formats/tfevents"
+	"github.com/vit-train/vit-train/train/checkpoint"
 )
 
 // configTag is the tag of the resolved configuration's text summary.
@@ -33,7 +34,7 @@ type eventLog struct {
 // resume.Step) — so that no step shows twice, replacing each file that
 // changes atomically. It returns what it repaired, one note per partial
 // record dropped.
-func cutEventFiles(dir string, resume *State) (next string, notes []string, err error) {
+func cutEventFiles(dir string, resume *checkpoint.State) (next string, notes []string, err error) {
 	files, err := tfevents.Files(dir)
 	if err != nil {
 		return "", nil, err
@@ -58,7 +59,7 @@ func cutEventFiles(dir string, resume *State) (next string, notes []string, err 
 // keepEvent reports whether a run resumed at s keeps the event e: a
 // record of the steps or epochs log at or before s, or a configuration
 // recorded before s. Events of other tags are kept.
-func keepEvent(e tfevents.Event, s State) bool {
+func keepEvent(e tfevents.Event, s checkpoint.State) bool {
 	if len(e.Values) == 0 {
 		return true
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/vit-train/vit-train/formats/metrics"
 	"github.com/vit-train/vit-train/formats/tfevents"
+	"github.com/vit-train/vit-train/train/checkpoint"
 )
 
 // copyFile copies src to dst.
@@ -227,7 +228,7 @@ func checkTFEventsScript(t *testing.T, dir string, pass bool) {
 }
 
 func TestKeepEvent(t *testing.T) {
-	at := State{Epoch: 2, Step: 30}
+	at := checkpoint.State{Epoch: 2, Step: 30}
 	scalar := func(tag string, step int64) tfevents.Event {
 		return tfevents.Event{Step: step, Values: []tfevents.Value{tfevents.ScalarValue(tag, 1)}}
 	}

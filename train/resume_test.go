@@ -36,12 +36,12 @@ type stopAt struct {
 // runStopping runs cfg in dir, resuming when it already holds a
 // checkpoint, and cancels the run's context when the loop reaches one of
 // stops. It returns the state the run ended in and its error.
-func runStopping(t *testing.T, cfg Config, dir string, stops ...stopAt) (State, error) {
+func runStopping(t *testing.T, cfg Config, dir string, stops ...stopAt) (checkpoint.State, error) {
 	t.Helper()
 	_, err := os.Stat(filepath.Join(dir, LastCheckpoint))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	at := func(p LoopPoint, st State) {
+	at := func(p LoopPoint, st checkpoint.State) {
 		for _, s := range stops {
 			if s.point == p && s.step == st.Step && s.batch == st.Batch {
 				cancel()
@@ -50,7 +50,7 @@ func runStopping(t *testing.T, cfg Config, dir string, stops ...stopAt) (State, 
 	}
 	sum, err := Run(ctx, cfg, Options{Dir: dir, Resume: err == nil, At: at})
 	if sum == nil {
-		return State{}, err
+		return checkpoint.State{}, err
 	}
 	return sum.State, err
 }
@@ -220,7 +220,7 @@ func TestInterruptFinishesTheAccumulationGroup(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var tr *trainer
 	var losses []float64
-	at := func(p LoopPoint, s State) {
+	at := func(p LoopPoint, s checkpoint.State) {
 		if p == AfterMicroBatch {
 			losses = append(losses, tr.step.loss.Step.LossValue())
 			if s.Batch == 4 {

@@ -10,6 +10,7 @@ import (
 	"github.com/vit-train/vit-train/model"
 	"github.com/vit-train/vit-train/nn/ops"
 	"github.com/vit-train/vit-train/optim"
+	"github.com/vit-train/vit-train/train/checkpoint"
 )
 
 // Stepper is the optimiser step of a run: optim.accum_steps micro-batches
@@ -34,9 +35,9 @@ type Stepper struct {
 	clip    *optim.Clipper
 	accum   *optim.Accumulator
 	ema     *optim.EMA
-	avg     *gradAverager          // nil for one process
-	result  StepResult             // the last step's; its Extra is reused
-	at      func(LoopPoint, State) // Options.At; nil when unset
+	avg     *gradAverager                     // nil for one process
+	result  StepResult                        // the last step's; its Extra is reused
+	at      func(LoopPoint, checkpoint.State) // Options.At; nil when unset
 }
 
 // StepResult is one optimiser step.
@@ -218,7 +219,7 @@ func (s *Stepper) GradBytes() int64 {
 // terms it reports are the means over the micro-batches (and the ranks).
 // An interrupted step leaves the weights unchanged only if it failed
 // before the update.
-func (s *Stepper) Step(pos *State, src MicroBatches) (StepResult, error) {
+func (s *Stepper) Step(pos *checkpoint.State, src MicroBatches) (StepResult, error) {
 	accum := s.cfg.Optim.AccumSteps
 	r := &s.result
 	r.Loss, r.LR, r.GradNorm, r.Images = 0, 0, 0, 0
@@ -252,7 +253,7 @@ func (s *Stepper) Step(pos *State, src MicroBatches) (StepResult, error) {
 
 // update averages the step's gradient over the ranks, clips it, applies
 // it and updates the EMA.
-func (s *Stepper) update(pos *State, r *StepResult) error {
+func (s *Stepper) update(pos *checkpoint.State, r *StepResult) error {
 	grads, err := s.stepGrads()
 	if err != nil {
 		return err
@@ -277,7 +278,7 @@ func (s *Stepper) update(pos *State, r *StepResult) error {
 
 // microBatch fills the step's inputs with src's next micro-batch and runs
 // the step forward and backward. It returns the batch's size and loss.
-func (s *Stepper) microBatch(pos *State, src MicroBatches) (n int, loss float64, err error) {
+func (s *Stepper) microBatch(pos *checkpoint.State, src MicroBatches) (n int, loss float64, err error) {
 	if n, err = src.Fill(s.Inputs()); err != nil {
 		return 0, 0, err
 	}

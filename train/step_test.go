@@ -6,6 +6,7 @@ import (
 
 	"github.com/vit-train/vit-train/internal/allocs"
 	"github.com/vit-train/vit-train/model"
+	"github.com/vit-train/vit-train/train/checkpoint"
 )
 
 // heldInputs is a micro-batch written once and left in the step's inputs.
@@ -45,13 +46,13 @@ func TestStepTakesEveryMicroBatch(t *testing.T) {
 	cfg := tinyConfig(t, "optim.accum_steps=3", "optim.clip_grad=1", "ema.enabled=true")
 	s := newTestStepper(t, cfg)
 	before := append([]float32(nil), s.params[0].Data...)
-	pos := State{Epoch: 1, Batch: 3, Step: 7}
+	pos := checkpoint.State{Epoch: 1, Batch: 3, Step: 7}
 	src := &heldInputs{n: cfg.Data.BatchSize}
 	r, err := s.Step(&pos, src)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if pos != (State{Epoch: 1, Batch: 6, Step: 8}) || src.fills != 3 || r.Images != 3*cfg.Data.BatchSize {
+	if pos != (checkpoint.State{Epoch: 1, Batch: 6, Step: 8}) || src.fills != 3 || r.Images != 3*cfg.Data.BatchSize {
 		t.Fatalf("after one step of 3 micro-batches: position %+v, %d fills, %d images", pos, src.fills, r.Images)
 	}
 	if !(r.Loss > 0) || !(r.GradNorm > 0) || r.LR != s.sched.LR(7) {
@@ -75,7 +76,7 @@ func TestStepAllocatesNothing(t *testing.T) {
 	}
 	cfg := tinyConfig(t, "optim.accum_steps=2", "optim.clip_grad=1", "ema.enabled=true", "model.drop_path_rate=0.1")
 	s := newTestStepper(t, cfg)
-	var pos State
+	var pos checkpoint.State
 	src := &heldInputs{n: cfg.Data.BatchSize}
 	var err error
 	if a := allocs.PerRun(5, func() {

@@ -51,7 +51,7 @@ type Options struct {
 	// (see LoopPoint) with the position reached. Cancelling the run's
 	// context from it interrupts the run at the next place the loop
 	// honours interrupts.
-	At func(p LoopPoint, s State)
+	At func(p LoopPoint, s checkpoint.State)
 	// Evaluate, when set, scores the model's (and with EMA, the EMA
 	// weights') evaluation graph g on the evaluation loader l in place of
 	// Evaluate over each rank's share summed across the ranks.
@@ -69,7 +69,7 @@ const (
 
 // Summary is the outcome of a run.
 type Summary struct {
-	State State
+	State checkpoint.State
 	Last  Evaluation // last evaluation of the model
 	// Teacher scores the distillation teacher on the evaluation data (once,
 	// at the start); nil without a teacher or with logits from a file.
@@ -100,11 +100,11 @@ type trainer struct {
 	trainL   *data.Loader
 	evalL    *data.Loader
 	mix      *augment.Mixup
-	state    State
+	state    checkpoint.State
 	stepsLog recordLog // a metrics.Log; nil until opened
 	epochLog recordLog
-	events   *eventLog // nil unless cfg.TensorBoard
-	saved    *State    // the position of last.safetensors; nil until one exists
+	events   *eventLog         // nil unless cfg.TensorBoard
+	saved    *checkpoint.State // the position of last.safetensors; nil until one exists
 	comm     comm.Communicator
 	buffers  [][]float32 // the buffers syncBuffers broadcasts (ResNet batch-norm statistics); nil for one process
 }
@@ -284,7 +284,7 @@ func (t *trainer) openLogs(resume bool) error {
 // (removes them, for a fresh run) and, with cfg.TensorBoard, starts the
 // run's own event file.
 func (t *trainer) openEvents(resume bool) (notes []string, err error) {
-	var at *State
+	var at *checkpoint.State
 	if resume {
 		at = &t.state
 	}

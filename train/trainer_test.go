@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -46,7 +47,7 @@ func TestInterruptSavesAResumableCheckpoint(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ck.State.Step != 0 || ck.Config == nil || *ck.Config != cfg {
+	if ck.State.Step != 0 || ck.Config == nil || !reflect.DeepEqual(*ck.Config, cfg) {
 		t.Fatalf("checkpoint state %+v", ck.State)
 	}
 	// A fresh run refuses to overwrite it.

@@ -19,6 +19,7 @@ import (
 	"github.com/vit-train/vit-train/formats/metrics"
 	"github.com/vit-train/vit-train/model/vit"
 	"github.com/vit-train/vit-train/nn"
+	"github.com/vit-train/vit-train/train/checkpoint"
 )
 
 // oneStep trains cfg for one optimiser step and returns the trainer and
@@ -268,7 +269,7 @@ func TestEMAEvaluationAndInitEMA(t *testing.T) {
 func TestInterruptReleasesBatches(t *testing.T) {
 	for _, stop := range []stopAt{{AfterStep, 2, 2}, {AfterMicroBatch, 0, 1}, {BeforeEvaluate, 6, 6}} {
 		ctx, cancel := context.WithCancel(context.Background())
-		at := func(p LoopPoint, s State) {
+		at := func(p LoopPoint, s checkpoint.State) {
 			if p == stop.point && s.Step == stop.step && s.Batch == stop.batch {
 				cancel()
 			}

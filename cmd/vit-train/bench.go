@@ -17,10 +17,10 @@ import (
 
 	"github.com/vit-train/vit-train/comm"
 	"github.com/vit-train/vit-train/model"
-	"github.com/vit-train/vit-train/model/vit"
 	"github.com/vit-train/vit-train/nn/blas"
 	"github.com/vit-train/vit-train/nn/fmapeak"
 	"github.com/vit-train/vit-train/train"
+	"github.com/vit-train/vit-train/train/checkpoint"
 )
 
 // benchResult is what `vit-train bench` reports.
@@ -150,7 +150,7 @@ key=value.`,
 	fl.StringArrayVar(&f.sets, "set", nil, "override a training setting, key=value (repeatable)")
 	fl.IntVar(&f.batch, "batch", 64, "data.batch_size")
 	fl.IntVar(&f.steps, "steps", 10, "timed steps (after 2 warm-up steps)")
-	fl.BoolVar(&f.distilled, "distilled", false, "add a distillation token and head to the model (distill.type=hard, against random teacher logits)")
+	fl.BoolVar(&f.distilled, "distilled", false, "model.distilled=true and distill.type=hard: a distillation token and head, trained against random teacher logits")
 	fl.BoolVar(&f.ckpt, "grad-checkpointing", false, "model.grad_checkpointing: recompute each block's activations in the backward pass")
 	fl.StringVar(&f.precision, "precision", "fp32", "model.precision: fp32, or mixed for the fastest low-precision matrix product of this processor")
 	fl.BoolVar(&f.asJSON, "json", false, "print JSON")
@@ -188,38 +188,13 @@ func (f *benchFlags) config(cmd *cobra.Command) (train.Config, error) {
 		set(o.flag, o.key, o.v)
 	}
 	if f.distilled {
-		short = append(short, "distill.type=hard")
+		short = append(short, "model.distilled=true", "distill.type=hard")
 	}
 	cfg, err := train.LayerConfig(base, f.configPath, append(short, f.sets...))
 	if err != nil {
 		return train.Config{}, err
 	}
-	if f.distilled {
-		if cfg, err = distilledModel(cfg); err != nil {
-			return train.Config{}, err
-		}
-	}
 	return cfg, checkBenchConfig(cfg)
-}
-
-// distilledModel gives cfg's ViT a distillation token and head.
-func distilledModel(cfg train.Config) (train.Config, error) {
-	vc := cfg.Model.ViT
-	if vc == nil {
-		spec, err := model.Create(cfg.Model.Name, model.Overrides{})
-		if err != nil {
-			return cfg, err
-		}
-		c, ok := spec.Config.(vit.Config)
-		if !ok {
-			return cfg, fmt.Errorf("bench: --distilled: model.name = %s is not a ViT", cfg.Model.Name)
-		}
-		vc = &c
-	}
-	c := *vc
-	c.Distilled = true
-	cfg.Model.ViT = &c
-	return cfg, nil
 }
 
 // checkBenchConfig validates cfg as train would, except for the
@@ -248,10 +223,10 @@ func runBench(cfg train.Config, steps int, memProfile string, cm comm.Communicat
 	if err != nil {
 		return benchResult{}, err
 	}
-	c, ok := spec.Config.(vit.Config)
-	if !ok {
-		return benchResult{}, fmt.Errorf("bench: model.name = %s: bench times ViTs and DeiTs", cfg.Model.Name)
+	if spec, err = withInput("bench", spec); err != nil {
+		return benchResult{}, err
 	}
+	c := spec.Config
 	products, err := cfg.Model.Products()
 	if err != nil {
 		return benchResult{}, err
@@ -268,7 +243,7 @@ func runBench(cfg train.Config, steps int, memProfile string, cm comm.Communicat
 		return benchResult{}, err
 	}
 	batch := cfg.Data.BatchSize
-	r := benchResult{Model: c.Name, Backend: blas.Backend(), Precision: cfg.Model.Precision, Products: products.Describe(), Threads: runtime.GOMAXPROCS(0), Batch: batch, Steps: steps,
+	r := benchResult{Model: c.ModelName(), Backend: blas.Backend(), Precision: cfg.Model.Precision, Products: products.Describe(), Threads: runtime.GOMAXPROCS(0), Batch: batch, Steps: steps,
 		Params: c.ParamCount(), Ranks: cm.Size(), GradBytes: s.GradBytes(), GradCheckpointing: cfg.Model.GradCheckpointing, ActivationBytes: s.BufferBytes()}
 	fillRandom(s.Inputs(), batch, rand.New(rand.NewPCG(1, 2)))
 	if err := r.timeTraining(s, memProfile); err != nil {
@@ -391,7 +366,7 @@ func peakShare(share float64, kind fmapeak.Kind) string {
 // backward pass) and the memory they allocate. With a memProfile path,
 // every allocation of the timed steps is recorded there.
 func (r *benchResult) timeTraining(s *train.Stepper, memProfile string) error {
-	var pos train.State
+	var pos checkpoint.State
 	src := &heldBatch{images: r.Batch}
 	step := func() error {
 		_, err := s.Step(&pos, src)

@@ -4,38 +4,44 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"strings"
+	"strconv"
 
 	"github.com/spf13/cobra"
 
 	"github.com/vit-train/vit-train/model"
-	"github.com/vit-train/vit-train/model/resnet"
-	"github.com/vit-train/vit-train/model/vit"
 )
 
 func newModelsCommand() *cobra.Command {
 	return &cobra.Command{
 		Use:   "models",
-		Short: "List the registered models: the ViT and DeiT presets, and the ResNets",
+		Short: "List the registered models, architecture by architecture",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			w := cmd.OutOrStdout()
-			fmt.Fprintf(w, "%-36s %6s %5s %5s %5s %5s %12s\n", "name", "img", "patch", "dim", "depth", "heads", "params")
-			for _, name := range vit.Presets() {
-				c, err := vit.Preset(name, vit.Overrides{})
+			fmt.Fprintf(w, "%-36s %-7s %5s %12s  %s\n", "name", "arch", "img", "params", "shape")
+			for _, name := range model.Names() {
+				spec, err := model.Create(name, model.Overrides{})
 				if err != nil {
 					return err
 				}
-				fmt.Fprintf(w, "%-36s %6d %5d %5d %5d %5d %12d\n", name, c.ImageSize, c.PatchSize, c.EmbedDim, c.Depth, c.Heads, c.ParamCount())
+				img, params := "data", "data"
+				if _, size := spec.Input(); size > 0 {
+					img = strconv.Itoa(size)
+				}
+				if spec.NumClasses() > 0 {
+					params = strconv.Itoa(spec.Config.ParamCount())
+				}
+				fmt.Fprintf(w, "%-36s %-7s %5s %12s  %s\n", name, spec.Arch(), img, params, spec.Config.Summary())
 			}
-			fmt.Fprintf(w, "ResNets (input size and classes from the data unless set): %s\n", strings.Join(resnet.Archs(), ", "))
+			fmt.Fprintln(w, "(data: the input size and class count come from the data set unless model.img_size, model.num_classes are set)")
 			return nil
 		},
 	}
 }
 
-// modelFlags are the flags that pick a ViT preset and override its input,
-// classes and shape (as model.img_size, model.patch_size, … in a config).
+// modelFlags are the flags that pick a registered model and override its
+// input, classes and shape (as model.img_size, model.patch_size, … in a
+// config).
 type modelFlags struct {
 	name string
 	o    model.Overrides
@@ -54,30 +60,46 @@ func (f *modelFlags) register(cmd *cobra.Command, def string) {
 	fl.Float64Var(&f.o.MLPRatio, "mlp-ratio", 0, "MLP width / embedding width (default: the preset's)")
 }
 
-// config is the configuration of the ViT the flags describe.
-func (f *modelFlags) config() (vit.Config, error) {
-	spec, err := model.Create(f.name, f.o)
-	if err != nil {
-		return vit.Config{}, err
+// spec is the model the flags describe.
+func (f *modelFlags) spec() (model.Spec, error) { return model.Create(f.name, f.o) }
+
+// withInput refuses a spec whose image size or class count would come from
+// a data set (a ResNet preset's), for the commands that read none; unset
+// channels become 3 (RGB).
+func withInput(cmd string, spec model.Spec) (model.Spec, error) {
+	if _, size := spec.Input(); size == 0 || spec.NumClasses() == 0 {
+		return spec, fmt.Errorf("%s: model %s takes its image size and classes from the data, which %s does not read: set them (--img-size and --num-classes, or model.img_size and model.num_classes)", cmd, spec.Name(), cmd)
 	}
-	c, ok := spec.Config.(vit.Config)
-	if !ok {
-		return vit.Config{}, fmt.Errorf("--model %s: a ViT or DeiT preset is needed here", f.name)
-	}
-	return c, nil
+	return spec.Resolve(3, 0, 0), nil
 }
 
 // modelInfo is what `vit-train info` reports.
 type modelInfo struct {
-	Model          vit.Config `json:"config"`
-	Params         int        `json:"params"`
-	Tokens         int        `json:"tokens"`
-	ForwardGMACs   float64    `json:"forward_gmacs_per_image"`
-	ForwardGFLOPs  float64    `json:"forward_gflops_per_image"`
-	ParamBytes     int64      `json:"param_bytes"`
-	GradBytes      int64      `json:"grad_bytes"`
-	AdamStateBytes int64      `json:"adam_state_bytes"`
-	TrainingBytes  int64      `json:"params_grads_adam_bytes"`
+	Config         any     `json:"config"`
+	Arch           string  `json:"arch"`
+	Summary        string  `json:"summary"`
+	Params         int     `json:"params"`
+	Tokens         int     `json:"tokens,omitempty"`
+	ForwardGMACs   float64 `json:"forward_gmacs_per_image"`
+	ForwardGFLOPs  float64 `json:"forward_gflops_per_image"`
+	ParamBytes     int64   `json:"param_bytes"`
+	GradBytes      int64   `json:"grad_bytes"`
+	AdamStateBytes int64   `json:"adam_state_bytes"`
+	TrainingBytes  int64   `json:"params_grads_adam_bytes"`
+}
+
+// newModelInfo describes spec's network without building it: float32
+// parameters, gradients and AdamW's two moments.
+func newModelInfo(spec model.Spec) modelInfo {
+	c := spec.Config
+	p := 4 * int64(c.ParamCount())
+	i := modelInfo{Config: c, Arch: spec.Arch(), Summary: c.Summary(), Params: c.ParamCount(),
+		ForwardGMACs: float64(c.ForwardFLOPs()) / 2e9, ForwardGFLOPs: float64(c.ForwardFLOPs()) / 1e9,
+		ParamBytes: p, GradBytes: p, AdamStateBytes: 2 * p, TrainingBytes: 4 * p}
+	if t, ok := c.(interface{ NumTokens() int }); ok {
+		i.Tokens = t.NumTokens()
+	}
+	return i
 }
 
 func newInfoCommand() *cobra.Command {
@@ -88,20 +110,23 @@ func newInfoCommand() *cobra.Command {
 		Short: "Show a model's parameter count, tokens, FLOPs and memory",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := mf.config()
+			spec, err := mf.spec()
 			if err != nil {
 				return err
 			}
-			mem := c.Memory()
-			info := modelInfo{Model: c, Params: c.ParamCount(), Tokens: c.NumTokens(),
-				ForwardGMACs: float64(c.MACs()) / 1e9, ForwardGFLOPs: float64(c.ForwardFLOPs()) / 1e9,
-				ParamBytes: mem.Params, GradBytes: mem.Grads, AdamStateBytes: mem.AdamState, TrainingBytes: mem.Total()}
+			if spec, err = withInput("info", spec); err != nil {
+				return err
+			}
+			if err := spec.Validate(); err != nil {
+				return err
+			}
+			info := newModelInfo(spec)
 			if asJSON {
 				enc := json.NewEncoder(cmd.OutOrStdout())
 				enc.SetIndent("", "  ")
 				return enc.Encode(info)
 			}
-			printInfo(cmd.OutOrStdout(), info)
+			printInfo(cmd.OutOrStdout(), spec, info)
 			return nil
 		},
 	}
@@ -110,17 +135,12 @@ func newInfoCommand() *cobra.Command {
 	return cmd
 }
 
-func printInfo(w io.Writer, i modelInfo) {
-	c := i.Model
-	kind := "ViT"
-	if c.Distilled {
-		kind = "DeiT (distilled)"
-	}
-	fmt.Fprintf(w, "model            %s (%s)\n", c.Name, kind)
-	fmt.Fprintf(w, "input            %d×%d×%d, patch %d, %d classes\n", c.Channels, c.ImageSize, c.ImageSize, c.PatchSize, c.NumClasses)
-	fmt.Fprintf(w, "encoder          depth %d, dim %d, MLP %d, heads %d\n", c.Depth, c.EmbedDim, c.MLPDim, c.Heads)
+func printInfo(w io.Writer, spec model.Spec, i modelInfo) {
+	channels, size := spec.Input()
+	fmt.Fprintf(w, "model            %s (%s)\n", spec.Name(), i.Arch)
+	fmt.Fprintf(w, "shape            %s\n", i.Summary)
+	fmt.Fprintf(w, "input            %d×%d×%d, %d classes\n", channels, size, size, spec.NumClasses())
 	fmt.Fprintf(w, "parameters       %d (%.1fM)\n", i.Params, float64(i.Params)/1e6)
-	fmt.Fprintf(w, "tokens           %d (%d patches + %d prefix)\n", i.Tokens, c.NumPatches(), c.NumPrefixTokens())
 	fmt.Fprintf(w, "forward/image    %.3f GMACs = %.3f GFLOPs\n", i.ForwardGMACs, i.ForwardGFLOPs)
 	fmt.Fprintf(w, "memory (fp32)    params %s + grads %s + AdamW state %s = %s (activations excluded)\n",
 		bytesString(i.ParamBytes), bytesString(i.GradBytes), bytesString(i.AdamStateBytes), bytesString(i.TrainingBytes))

@@ -39,6 +39,21 @@ func TestInfoJSON(t *testing.T) {
 	if info.Params != 632045800 || info.Tokens != 257 || info.ParamBytes != 4*632045800 {
 		t.Fatalf("info: %+v", info)
 	}
+	out, err = run(t, "info", "--model", "resnet50", "--img-size", "224", "--num-classes", "1000", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	info = modelInfo{}
+	if err := json.Unmarshal([]byte(out), &info); err != nil {
+		t.Fatal(err)
+	}
+	// torchvision's resnet50: 25,557,032 parameters, 4.09 GMACs.
+	if info.Arch != "resnet" || info.Params != 25557032 || math.Abs(info.ForwardGMACs-4.09) > 0.01 || info.Tokens != 0 {
+		t.Fatalf("info --model resnet50: %+v", info)
+	}
+	if _, err := run(t, "info", "--model", "resnet50"); err == nil || !strings.Contains(err.Error(), "--img-size and --num-classes") {
+		t.Fatalf("info --model resnet50 without an input: %v", err)
+	}
 	if _, err := run(t, "info", "--model", "vit_base_patch16_224", "--img-size", "100"); err == nil {
 		t.Fatal("want an error for an image size the patch does not divide")
 	}
@@ -213,6 +228,18 @@ func TestBenchTakesTrainSettings(t *testing.T) {
 	if r.Batch != 6 || !(r.TrainMsPerStep > 0) {
 		t.Fatalf("--set data.batch_size=6 after --batch 4: %+v", r)
 	}
+	// A ResNet, with the input bench cannot take from a data set given.
+	out, err = run(t, "bench", "--model", "resnet20", "--img-size", "32", "--num-classes", "10", "--batch", "2", "--steps", "1", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r = benchResult{}
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.Model != "resnet20" || r.Params != 272474 || !(r.TrainGFLOPs > 0) || !(r.InferImagesPerS > 0) {
+		t.Fatalf("bench --model resnet20: %+v", r)
+	}
 	for _, c := range []struct {
 		args []string
 		want string
@@ -220,7 +247,7 @@ func TestBenchTakesTrainSettings(t *testing.T) {
 		{[]string{"--set", "distill.type=hard", "--set", "distill.teacher_logits=x.npy"}, "random teacher logits"},
 		{[]string{"--set", "optim.name=lamb"}, "optim.name"},
 		{[]string{"--precision", "half"}, "model.precision"},
-		{[]string{"--model", "resnet20"}, "ViTs"},
+		{[]string{"--model", "resnet20"}, "takes its image size and classes from the data"},
 	} {
 		args := append([]string{"bench", "--model", "vit_fmnist_patch4_28", "--batch", "2", "--steps", "1"}, c.args...)
 		if _, err := run(t, args...); err == nil || !strings.Contains(err.Error(), c.want) {

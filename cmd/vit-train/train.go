@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -12,7 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/vit-train/vit-train/comm"
-	"github.com/vit-train/vit-train/model/vit"
+	"github.com/vit-train/vit-train/model"
 	"github.com/vit-train/vit-train/train"
 )
 
@@ -201,9 +200,9 @@ keeps a converged model's accuracy at the checkpoint's own resolution.
 
 // finetuneSets are the model settings that rebuild the network of the
 // checkpoint at path, whatever its name, at imgSize and for numClasses
-// (0 keeps the checkpoint's): the name, the input, and a ViT's full
-// configuration, so that an imported model that is no preset fine-tunes
-// like one.
+// (0 keeps the checkpoint's): the name, the input, and the full
+// configuration as the checkpoint records it (model.spec), so that an
+// imported model that is no preset fine-tunes like one.
 func finetuneSets(path string, imgSize, numClasses int) ([]string, error) {
 	ck, err := train.LoadCheckpoint(path)
 	if err != nil {
@@ -217,14 +216,11 @@ func finetuneSets(path string, imgSize, numClasses int) ([]string, error) {
 		fmt.Sprintf("model.img_size=%d", size),
 		fmt.Sprintf("model.num_classes=%d", spec.NumClasses()),
 	}
-	if c, ok := spec.Config.(vit.Config); ok {
-		js, err := json.Marshal(c)
-		if err != nil {
-			return nil, err
-		}
-		sets = append(sets, "model.vit="+string(js))
+	_, fields, err := model.EncodeConfig(spec)
+	if err != nil {
+		return nil, err
 	}
-	return sets, nil
+	return append(sets, fmt.Sprintf("model.spec={%q: %s}", spec.Arch(), fields)), nil
 }
 
 func fileExists(p string) bool {

@@ -19,8 +19,10 @@ import (
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
+	"github.com/vit-train/vit-train/augment"
 	"github.com/vit-train/vit-train/formats/metrics"
 	"github.com/vit-train/vit-train/formats/safetensors"
+	"github.com/vit-train/vit-train/interop/onnxexport"
 	"github.com/vit-train/vit-train/model"
 	"github.com/vit-train/vit-train/nn"
 	"github.com/vit-train/vit-train/nn/blas"
@@ -46,10 +48,8 @@ func init() {
 			if name != tinyArch {
 				return nil, false, nil
 			}
-			if o.ChangesShape() || o.ChangesRegularisation() {
-				return nil, true, fmt.Errorf("model %s: only img_size, num_classes and in_chans apply", name)
-			}
-			return tinyCNN{Channels: o.Channels, ImageSize: o.ImageSize, NumClasses: o.NumClasses, Filters: 8}, true, nil
+			c, err := tinyCNN{Filters: 8}.Override(o)
+			return c, true, err
 		},
 		Decode: func(data []byte) (model.Config, error) {
 			var c tinyCNN
@@ -95,6 +95,34 @@ func (c tinyCNN) Resolve(channels, size, classes int) model.Config {
 		c.NumClasses = classes
 	}
 	return c
+}
+
+func (c tinyCNN) Override(o model.Overrides) (model.Config, error) {
+	if o.ChangesShape() || o.ChangesRegularisation() {
+		return nil, fmt.Errorf("model %s: only img_size, num_classes and in_chans apply", tinyArch)
+	}
+	c.Channels = model.Keep(o.Channels, c.Channels)
+	c.ImageSize = model.Keep(o.ImageSize, c.ImageSize)
+	c.NumClasses = model.Keep(o.NumClasses, c.NumClasses)
+	return c, nil
+}
+
+func (c tinyCNN) Summary() string {
+	return fmt.Sprintf("%d filters of %d×%d", c.Filters, kernel, kernel)
+}
+
+func (c tinyCNN) ParamCount() int {
+	n := 0
+	for _, p := range c.params() {
+		n += size(p.Shape)
+	}
+	return n
+}
+
+// ForwardFLOPs counts the convolution and fc.
+func (c tinyCNN) ForwardFLOPs() int64 {
+	cells := (c.ImageSize / kernel) * (c.ImageSize / kernel)
+	return 2 * int64(cells*c.Filters*c.Channels*kernel*kernel+c.Filters*c.NumClasses)
 }
 
 func (c tinyCNN) Validate() error {
@@ -346,5 +374,27 @@ func sameTensors(t *testing.T, a, b []safetensors.Tensor) {
 				t.Fatalf("%s[%d]: %g uninterrupted, %g resumed", a[i].Name, j, a[i].Data[j], b[i].Data[j])
 			}
 		}
+	}
+}
+
+// TestExportRefusesAnArchitectureWithoutAnONNXGraph: the tiny CNN writes
+// no ONNX graph (it does not implement model.ONNXWriter), and the
+// exporter says so, naming the architecture, instead of writing a model.
+func TestExportRefusesAnArchitectureWithoutAnONNXGraph(t *testing.T) {
+	spec, err := model.Create(tinyArch, model.Overrides{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	net, err := model.New(spec.Resolve(1, 28, 10), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pipeline, err := augment.EvalPipeline(augment.EvalConfig{Size: 28, CropPct: 1, Interp: augment.Bicubic, Mean: []float32{0.5}, Std: []float32{0.5}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = onnxexport.Export(net, onnxexport.Options{Eval: pipeline})
+	if err == nil || !strings.Contains(err.Error(), `architecture "tinycnn" writes no ONNX graph`) {
+		t.Fatalf("exporting the tiny CNN: %v", err)
 	}
 }

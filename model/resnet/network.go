@@ -46,15 +46,53 @@ func preset(name string, o model.Overrides) (model.Config, bool, error) {
 	if !slices.ContainsFunc(Archs(), func(a string) bool { return strings.EqualFold(a, name) }) {
 		return nil, false, nil
 	}
+	c, err := Spec{Arch: strings.ToLower(name)}.Override(o)
+	return c, true, err
+}
+
+// Override sets the input size, class count and channels that o sets; a
+// ResNet has no dropout, drop-path or ViT shape to override.
+func (s Spec) Override(o model.Overrides) (model.Config, error) {
 	switch {
 	case o.ChangesRegularisation():
-		return nil, true, fmt.Errorf("model %s: drop_rate, attn_drop_rate and drop_path_rate apply to ViTs only", name)
+		return nil, fmt.Errorf("model %s: drop_rate, attn_drop_rate and drop_path_rate apply to ViTs only", s.Arch)
 	case o.ChangesShape():
-		return nil, true, fmt.Errorf("model %s: patch_size, embed_dim, depth, num_heads and mlp_ratio apply to ViTs only", name)
+		return nil, fmt.Errorf("model %s: patch_size, embed_dim, depth, num_heads, mlp_ratio and distilled apply to ViTs only", s.Arch)
 	case o.ImageSize < 0 || o.NumClasses < 0 || o.Channels < 0:
-		return nil, true, fmt.Errorf("model %s: img_size, num_classes and in_chans must not be negative", name)
+		return nil, fmt.Errorf("model %s: img_size, num_classes and in_chans must not be negative", s.Arch)
 	}
-	return Spec{Arch: strings.ToLower(name), Channels: o.Channels, ImageSize: o.ImageSize, NumClasses: o.NumClasses}, true, nil
+	s.Channels = model.Keep(o.Channels, s.Channels)
+	s.ImageSize = model.Keep(o.ImageSize, s.ImageSize)
+	s.NumClasses = model.Keep(o.NumClasses, s.NumClasses)
+	return s, nil
+}
+
+// Summary gives the family, stages and blocks.
+func (s Spec) Summary() string {
+	a, err := lookupArch(s.Arch)
+	if err != nil {
+		return err.Error()
+	}
+	kind := "torchvision ResNet, basic blocks"
+	switch {
+	case a.cifar:
+		kind = "CIFAR ResNet (He et al.), basic blocks"
+	case a.bottleneck:
+		kind = "torchvision ResNet, bottleneck blocks"
+	}
+	return fmt.Sprintf("%s, %v per stage, widths %v", kind, a.blocks, a.widths)
+}
+
+// ParamCount is NumParams of the spec's network; 0 for an invalid spec.
+func (s Spec) ParamCount() int {
+	n, _ := NumParams(s.Config())
+	return n
+}
+
+// ForwardFLOPs is 2 × MACs; 0 for an invalid spec or an unset input size.
+func (s Spec) ForwardFLOPs() int64 {
+	n, _ := MACs(s.Config())
+	return 2 * n
 }
 
 // Spec is a ResNet's configuration as a model.Spec carries it and a

@@ -41,8 +41,9 @@ func init() {
 }
 
 // With returns c with overrides applied: input size, class count,
-// channels and shape when set, and the dropout and drop-path rates
-// always, as for a preset; validated.
+// channels and shape when set, a distillation token and head when
+// o.Distilled, and the dropout and drop-path rates always, as for a
+// preset; validated.
 func (c Config) With(o model.Overrides) (Config, error) {
 	if o.PatchSize < 0 || o.EmbedDim < 0 || o.Depth < 0 || o.Heads < 0 || o.MLPRatio < 0 {
 		return Config{}, fmt.Errorf("model %s: patch_size %d, embed_dim %d, depth %d, num_heads %d and mlp_ratio %g must not be negative",
@@ -63,7 +64,21 @@ func (c Config) With(o model.Overrides) (Config, error) {
 	c.NumClasses = model.Keep(o.NumClasses, c.NumClasses)
 	c.Channels = model.Keep(o.Channels, c.Channels)
 	c.DropRate, c.AttnDropRate, c.DropPathRate = o.DropRate, o.AttnDropRate, o.DropPathRate
+	c.Distilled = c.Distilled || o.Distilled
 	return c, c.Validate()
+}
+
+// Override is With as a model.Config.
+func (c Config) Override(o model.Overrides) (model.Config, error) { return c.With(o) }
+
+// Summary gives the patch, width, depth, heads, MLP and tokens.
+func (c Config) Summary() string {
+	kind := "ViT"
+	if c.Distilled {
+		kind = "DeiT, distilled"
+	}
+	return fmt.Sprintf("%s: patch %d, dim %d, depth %d, %d heads, MLP %d, %d tokens (%d patches + %d prefix)",
+		kind, c.PatchSize, c.EmbedDim, c.Depth, c.Heads, c.MLPDim, c.NumTokens(), c.NumPatches(), c.NumPrefixTokens())
 }
 
 // Architecture is "vit".

@@ -7,7 +7,7 @@ import (
 	"strconv"
 
 	"github.com/vit-train/vit-train/model"
-	"github.com/vit-train/vit-train/model/vit"
+	_ "github.com/vit-train/vit-train/model/vit" // registers the ViT presets
 	"github.com/vit-train/vit-train/scripts/experiments/internal/study"
 )
 
@@ -118,11 +118,7 @@ func (a arm) forwardFLOPs() (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	c, ok := spec.Config.(vit.Config)
-	if !ok {
-		return 0, fmt.Errorf("model %s is not a ViT", a.Model)
-	}
-	return float64(c.ForwardFLOPs()), nil
+	return float64(spec.Config.ForwardFLOPs()), nil
 }
 
 // infoArgs is the vit-train info command that prints the arm's FLOPs.
