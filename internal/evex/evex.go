@@ -47,6 +47,11 @@ var (
 	// VFMADD231PH zmm1, zmm2, zmm3 (AVX512_FP16): EVEX.512.66.MAP6.W0 B8
 	// /r. zmm1 += zmm2·zmm3 on 32 float16 lanes.
 	VFMADD231PH = Op{Name: "VFMADD231PH", Map: 6, PP: 1, W: 0, Opcode: 0xB8}
+	// VCVTNE2PS2BF16 zmm1, zmm2, zmm3 (AVX512_BF16): EVEX.512.F2.0F38.W0
+	// 72 /r. The 16 float32 of zmm3 become the low 16 bfloat16 of zmm1 and
+	// those of zmm2 the high 16, rounded to nearest even (denormals to
+	// zero, NaNs quieted).
+	VCVTNE2PS2BF16 = Op{Name: "VCVTNE2PS2BF16", Map: 2, PP: 3, W: 0, Opcode: 0x72}
 )
 
 // Zmm returns the encoding of op zmm(dst), zmm(src1), zmm(src2); each

@@ -33,6 +33,8 @@ func TestZmmTable(t *testing.T) {
 		{VFMADD231PH, 31, 16, 8, []byte{0x62, 0x46, 0x7d, 0x40, 0xb8, 0xf8}},
 		{VFMADD231PH, 12, 5, 30, []byte{0x62, 0x16, 0x55, 0x48, 0xb8, 0xe6}},
 		{VFMADD231PH, 1, 27, 3, []byte{0x62, 0xf6, 0x25, 0x40, 0xb8, 0xcb}},
+		// P1 = W=0 vvvv=~0001 1 pp=11 (F2) = 0111 0111 = 0x77.
+		{VCVTNE2PS2BF16, 0, 1, 2, []byte{0x62, 0xf2, 0x77, 0x48, 0x72, 0xc2}},
 	} {
 		if got := c.op.Zmm(c.dst, c.src1, c.src2); !bytes.Equal(got, c.want) {
 			t.Errorf("%s zmm%d, zmm%d, zmm%d = % x, want % x", c.op.Name, c.dst, c.src1, c.src2, got, c.want)
@@ -55,7 +57,7 @@ func TestObjdump(t *testing.T) {
 	if err != nil {
 		t.Skip("objdump (binutils) not installed: the encodings are checked against the table only")
 	}
-	for _, op := range []Op{VDPBF16PS, VFMADD231PH} {
+	for _, op := range []Op{VDPBF16PS, VFMADD231PH, VCVTNE2PS2BF16} {
 		var code bytes.Buffer
 		var want []string
 		for d := range 32 {

@@ -5,7 +5,8 @@
 //	go run gen_sgemm.go
 //
 // produces sgemm_avx512_amd64.s, sgemm_avx2_amd64.s and
-// sgemm_bf16_amd64.s. Each kernel
+// sgemm_bf16_amd64.s (with the float32 → bfloat16 conversions that pack
+// the bfloat16 kernels' panels). Each kernel
 // computes one mr×nr tile of C = alpha·A·B + beta·C (+ bias) over k steps:
 //
 //	func name(k int, a *float32, rsa, csa int, b *float32, ldb int,
@@ -98,6 +99,7 @@ func main() {
 	}
 	emitPackAVX512(files["sgemm_avx512_amd64.s"])
 	emitPackAVX2(files["sgemm_avx2_amd64.s"])
+	emitPackBF16(files["sgemm_bf16_amd64.s"])
 	for _, f := range order {
 		if err := os.WriteFile(f, files[f].Bytes(), 0o644); err != nil {
 			fmt.Fprintln(os.Stderr, err)
@@ -718,6 +720,127 @@ func emitPackAVX2(w *bytes.Buffer) {
 	p("DECQ CX")
 	p("JNZ packTrans8_loop")
 	label("packTrans8_done")
+	p("VZEROUPPER")
+	p("RET")
+}
+
+// emitPackBF16 writes the conversions that pack the bfloat16 kernels'
+// panels (pack_bf16_amd64.go). Both convert 32 float32 at a time with
+// VCVTNE2PS2BF16, which rounds as toBF16 does; a remainder is loaded
+// under a mask (nothing read past it) and stored under one.
+func emitPackBF16(w *bytes.Buffer) {
+	p := func(format string, args ...any) { fmt.Fprintf(w, "\t"+format+"\n", args...) }
+	label := func(l string) { fmt.Fprintf(w, "%s:\n", l) }
+	// Z2 = the bfloat16 of Z0 (low 16 words), then of Z1 (high 16).
+	convert := evex.VCVTNE2PS2BF16.Asm(2, 1, 0)
+	// mask sets kreg to the low bits bits of 1s (bits ≤ 16) from the count
+	// in CX, using AX.
+	mask := func(kreg string) {
+		p("MOVQ $1, AX")
+		p("SHLQ CX, AX")
+		p("DECQ AX")
+		p("KMOVW AX, %s", kreg)
+	}
+
+	// Word i of the permutation interleaves the low 16 bfloat16 (the even
+	// K steps) with the high 16 (the odd ones): 0, 16, 1, 17, …
+	fmt.Fprintf(w, "\n// Word indices that interleave two runs of 16 bfloat16: 0, 16, 1, 17, …, 15, 31.\n")
+	for q := 0; q < 8; q++ {
+		var v uint64
+		for h := 0; h < 4; h++ {
+			word := 4*q + h
+			idx := word/2 + 16*(word%2)
+			v |= uint64(idx) << (16 * h)
+		}
+		fmt.Fprintf(w, "DATA bf16Interleave<>+%d(SB)/8, $0x%016x\n", 8*q, v)
+	}
+	fmt.Fprintf(w, "GLOBL bf16Interleave<>(SB), RODATA|NOPTR, $64\n")
+	fmt.Fprintf(w, "\n// 0, 1, …, 15 as int32.\n")
+	for q := 0; q < 8; q++ {
+		fmt.Fprintf(w, "DATA bf16Iota<>+%d(SB)/8, $0x%08x%08x\n", 8*q, 2*q+1, 2*q)
+	}
+	fmt.Fprintf(w, "GLOBL bf16Iota<>(SB), RODATA|NOPTR, $64\n")
+
+	// bf16PairsAVX512 sets dst[i] to the pair (even[i], odd[i]), the even
+	// step in the low half, for i < n.
+	fmt.Fprintf(w, "\n// func bf16PairsAVX512(dst *uint32, even, odd *float32, n int)\n")
+	fmt.Fprintf(w, "TEXT ·bf16PairsAVX512(SB), NOSPLIT, $0-32\n")
+	p("MOVQ dst+0(FP), DI")
+	p("MOVQ even+8(FP), SI")
+	p("MOVQ odd+16(FP), DX")
+	p("MOVQ n+24(FP), BX")
+	p("VMOVDQU64 bf16Interleave<>(SB), Z4")
+	label("pairs_loop")
+	p("CMPQ BX, $16")
+	p("JLT pairs_tail")
+	p("VMOVUPS (SI), Z0")
+	p("VMOVUPS (DX), Z1")
+	p("%s", convert)
+	p("VPERMW Z2, Z4, Z3")
+	p("VMOVDQU32 Z3, (DI)")
+	p("ADDQ $64, SI")
+	p("ADDQ $64, DX")
+	p("ADDQ $64, DI")
+	p("SUBQ $16, BX")
+	p("JMP pairs_loop")
+	label("pairs_tail")
+	p("TESTQ BX, BX")
+	p("JEQ pairs_done")
+	p("MOVQ BX, CX")
+	mask("K1")
+	p("VMOVUPS.Z (SI), K1, Z0")
+	p("VMOVUPS.Z (DX), K1, Z1")
+	p("%s", convert)
+	p("VPERMW Z2, Z4, Z3")
+	p("VMOVDQU32 Z3, K1, (DI)")
+	label("pairs_done")
+	p("VZEROUPPER")
+	p("RET")
+
+	// bf16RowAVX512 converts 2·pairs consecutive float32 of src to pairs
+	// words, pair q (src[2q] in the low half) at dst[q·stride]: 16 pairs
+	// are one conversion and one scatter.
+	fmt.Fprintf(w, "\n// func bf16RowAVX512(dst *uint32, stride int, src *float32, pairs int)\n")
+	fmt.Fprintf(w, "TEXT ·bf16RowAVX512(SB), NOSPLIT, $0-32\n")
+	p("MOVQ dst+0(FP), DI")
+	p("MOVQ stride+8(FP), R8")
+	p("MOVQ src+16(FP), SI")
+	p("MOVQ pairs+24(FP), BX")
+	p("MOVQ R8, X5")
+	p("VPBROADCASTD X5, Z5")
+	p("VMOVDQU32 bf16Iota<>(SB), Z6")
+	p("VPMULLD Z6, Z5, Z7") // Z7 = (0, 1, …, 15)·stride
+	p("SHLQ $6, R8")        // 16 pairs: 16·stride words of 4 bytes
+	label("row_loop")
+	p("CMPQ BX, $16")
+	p("JLT row_tail")
+	p("VMOVUPS (SI), Z0")
+	p("VMOVUPS 64(SI), Z1")
+	p("%s", convert)
+	p("KXNORW K1, K1, K1")
+	p("VPSCATTERDD Z2, K1, (DI)(Z7*4)")
+	p("ADDQ $128, SI")
+	p("ADDQ R8, DI")
+	p("SUBQ $16, BX")
+	p("JMP row_loop")
+	label("row_tail")
+	p("TESTQ BX, BX")
+	p("JEQ row_done")
+	// 2·pairs < 32 floats remain: the first 16 under K2, the rest under K3.
+	p("LEAQ (BX)(BX*1), CX")
+	p("MOVQ $1, AX")
+	p("SHLQ CX, AX")
+	p("DECQ AX")
+	p("KMOVW AX, K2")
+	p("SHRQ $16, AX")
+	p("KMOVW AX, K3")
+	p("MOVQ BX, CX")
+	mask("K1")
+	p("VMOVUPS.Z (SI), K2, Z0")
+	p("VMOVUPS.Z 64(SI), K3, Z1")
+	p("%s", convert)
+	p("VPSCATTERDD Z2, K1, (DI)(Z7*4)")
+	label("row_done")
 	p("VZEROUPPER")
 	p("RET")
 }

@@ -18,30 +18,14 @@ func packABF16(dst []float32, mr int, a []float32, lda int, tA bool, i0, rows, p
 	pairs := ceilDiv(kc, 2)
 	d := words(dst[:mr*pairs])
 	if tA {
-		// Column p of op(A) is row p0+p of A.
+		// Column p of op(A) is row p0+p of A: pair two rows of A.
 		for q := range pairs {
-			col := d[q*mr : q*mr+rows]
-			even := a[(p0+2*q)*lda+i0 : (p0+2*q)*lda+i0+rows]
-			if 2*q+1 < kc {
-				odd := a[(p0+2*q+1)*lda+i0 : (p0+2*q+1)*lda+i0+rows]
-				for i := range col {
-					col[i] = bf16Pair(even[i], odd[i])
-				}
-				continue
-			}
-			for i := range col {
-				col[i] = bf16Pair(even[i], 0)
-			}
+			pairsBF16(d[q*mr:q*mr+rows], a[(p0+2*q)*lda+i0:], stepRow(a, lda, p0+2*q+1, p0+kc, i0))
 		}
 	} else {
+		// Row i of op(A) runs along K: its pairs go mr words apart.
 		for i := range rows {
-			src := a[(i0+i)*lda+p0 : (i0+i)*lda+p0+kc]
-			for q := range kc / 2 {
-				d[q*mr+i] = bf16Pair(src[2*q], src[2*q+1])
-			}
-			if kc%2 == 1 {
-				d[(pairs-1)*mr+i] = bf16Pair(src[kc-1], 0)
-			}
+			rowBF16(d[i:], mr, a[(i0+i)*lda+p0:(i0+i)*lda+p0+kc])
 		}
 	}
 	for q := range pairs {
@@ -57,33 +41,55 @@ func packBBF16(dst []float32, nr int, b []float32, ldb int, tB bool, j0, cols, p
 	pairs := ceilDiv(kc, 2)
 	d := words(dst[:nr*pairs])
 	if tB {
-		// Column j of op(B) is row j0+j of B: read it along K.
+		// Column j of op(B) is row j0+j of B, along K: its pairs go nr
+		// words apart.
 		for j := range cols {
-			src := b[(j0+j)*ldb+p0 : (j0+j)*ldb+p0+kc]
-			for q := range kc / 2 {
-				d[q*nr+j] = bf16Pair(src[2*q], src[2*q+1])
-			}
-			if kc%2 == 1 {
-				d[(pairs-1)*nr+j] = bf16Pair(src[kc-1], 0)
-			}
+			rowBF16(d[j:], nr, b[(j0+j)*ldb+p0:(j0+j)*ldb+p0+kc])
 		}
 	} else {
+		// Row p of op(B) is row p0+p of B: pair two rows of B.
 		for q := range pairs {
-			even := b[(p0+2*q)*ldb+j0 : (p0+2*q)*ldb+j0+cols]
-			row := d[q*nr : q*nr+cols]
-			if 2*q+1 < kc {
-				odd := b[(p0+2*q+1)*ldb+j0 : (p0+2*q+1)*ldb+j0+cols]
-				for j := range row {
-					row[j] = bf16Pair(even[j], odd[j])
-				}
-				continue
-			}
-			for j := range row {
-				row[j] = bf16Pair(even[j], 0)
-			}
+			pairsBF16(d[q*nr:q*nr+cols], b[(p0+2*q)*ldb+j0:], stepRow(b, ldb, p0+2*q+1, p0+kc, j0))
 		}
 	}
 	for q := range pairs {
 		clear(d[q*nr+cols : q*nr+nr])
+	}
+}
+
+// stepRow is row p of a row-major matrix (stride ld) from column c0, or
+// nil when p is past the panel's last K step end-1: the missing high half
+// of an odd kc's last pair.
+func stepRow(m []float32, ld, p, end, c0 int) []float32 {
+	if p >= end {
+		return nil
+	}
+	return m[p*ld+c0:]
+}
+
+// pairsBF16Go sets dst[i] to the bfloat16 pair (even[i], odd[i]), or
+// (even[i], 0) when odd is nil, for every i of dst.
+func pairsBF16Go(dst []uint32, even, odd []float32) {
+	even = even[:len(dst)]
+	if odd == nil {
+		for i := range dst {
+			dst[i] = bf16Pair(even[i], 0)
+		}
+		return
+	}
+	odd = odd[:len(dst)]
+	for i := range dst {
+		dst[i] = bf16Pair(even[i], odd[i])
+	}
+}
+
+// rowBF16Go converts src, consecutive K steps, to bfloat16 pairs: pair q
+// (steps 2q and 2q+1, zero past len(src)) goes to dst[q·stride].
+func rowBF16Go(dst []uint32, stride int, src []float32) {
+	for q := range len(src) / 2 {
+		dst[q*stride] = bf16Pair(src[2*q], src[2*q+1])
+	}
+	if n := len(src); n%2 == 1 {
+		dst[(n/2)*stride] = bf16Pair(src[n-1], 0)
 	}
 }

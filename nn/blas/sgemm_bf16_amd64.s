@@ -2667,3 +2667,108 @@ sgemmKernelBF16r6x16_betabias:
 sgemmKernelBF16r6x16_done:
 	VZEROUPPER
 	RET
+
+// Word indices that interleave two runs of 16 bfloat16: 0, 16, 1, 17, …, 15, 31.
+DATA bf16Interleave<>+0(SB)/8, $0x0011000100100000
+DATA bf16Interleave<>+8(SB)/8, $0x0013000300120002
+DATA bf16Interleave<>+16(SB)/8, $0x0015000500140004
+DATA bf16Interleave<>+24(SB)/8, $0x0017000700160006
+DATA bf16Interleave<>+32(SB)/8, $0x0019000900180008
+DATA bf16Interleave<>+40(SB)/8, $0x001b000b001a000a
+DATA bf16Interleave<>+48(SB)/8, $0x001d000d001c000c
+DATA bf16Interleave<>+56(SB)/8, $0x001f000f001e000e
+GLOBL bf16Interleave<>(SB), RODATA|NOPTR, $64
+
+// 0, 1, …, 15 as int32.
+DATA bf16Iota<>+0(SB)/8, $0x0000000100000000
+DATA bf16Iota<>+8(SB)/8, $0x0000000300000002
+DATA bf16Iota<>+16(SB)/8, $0x0000000500000004
+DATA bf16Iota<>+24(SB)/8, $0x0000000700000006
+DATA bf16Iota<>+32(SB)/8, $0x0000000900000008
+DATA bf16Iota<>+40(SB)/8, $0x0000000b0000000a
+DATA bf16Iota<>+48(SB)/8, $0x0000000d0000000c
+DATA bf16Iota<>+56(SB)/8, $0x0000000f0000000e
+GLOBL bf16Iota<>(SB), RODATA|NOPTR, $64
+
+// func bf16PairsAVX512(dst *uint32, even, odd *float32, n int)
+TEXT ·bf16PairsAVX512(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ even+8(FP), SI
+	MOVQ odd+16(FP), DX
+	MOVQ n+24(FP), BX
+	VMOVDQU64 bf16Interleave<>(SB), Z4
+pairs_loop:
+	CMPQ BX, $16
+	JLT pairs_tail
+	VMOVUPS (SI), Z0
+	VMOVUPS (DX), Z1
+	BYTE $0x62; BYTE $0xf2; BYTE $0x77; BYTE $0x48; BYTE $0x72; BYTE $0xd0 // VCVTNE2PS2BF16 Z0, Z1, Z2
+	VPERMW Z2, Z4, Z3
+	VMOVDQU32 Z3, (DI)
+	ADDQ $64, SI
+	ADDQ $64, DX
+	ADDQ $64, DI
+	SUBQ $16, BX
+	JMP pairs_loop
+pairs_tail:
+	TESTQ BX, BX
+	JEQ pairs_done
+	MOVQ BX, CX
+	MOVQ $1, AX
+	SHLQ CX, AX
+	DECQ AX
+	KMOVW AX, K1
+	VMOVUPS.Z (SI), K1, Z0
+	VMOVUPS.Z (DX), K1, Z1
+	BYTE $0x62; BYTE $0xf2; BYTE $0x77; BYTE $0x48; BYTE $0x72; BYTE $0xd0 // VCVTNE2PS2BF16 Z0, Z1, Z2
+	VPERMW Z2, Z4, Z3
+	VMOVDQU32 Z3, K1, (DI)
+pairs_done:
+	VZEROUPPER
+	RET
+
+// func bf16RowAVX512(dst *uint32, stride int, src *float32, pairs int)
+TEXT ·bf16RowAVX512(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ stride+8(FP), R8
+	MOVQ src+16(FP), SI
+	MOVQ pairs+24(FP), BX
+	MOVQ R8, X5
+	VPBROADCASTD X5, Z5
+	VMOVDQU32 bf16Iota<>(SB), Z6
+	VPMULLD Z6, Z5, Z7
+	SHLQ $6, R8
+row_loop:
+	CMPQ BX, $16
+	JLT row_tail
+	VMOVUPS (SI), Z0
+	VMOVUPS 64(SI), Z1
+	BYTE $0x62; BYTE $0xf2; BYTE $0x77; BYTE $0x48; BYTE $0x72; BYTE $0xd0 // VCVTNE2PS2BF16 Z0, Z1, Z2
+	KXNORW K1, K1, K1
+	VPSCATTERDD Z2, K1, (DI)(Z7*4)
+	ADDQ $128, SI
+	ADDQ R8, DI
+	SUBQ $16, BX
+	JMP row_loop
+row_tail:
+	TESTQ BX, BX
+	JEQ row_done
+	LEAQ (BX)(BX*1), CX
+	MOVQ $1, AX
+	SHLQ CX, AX
+	DECQ AX
+	KMOVW AX, K2
+	SHRQ $16, AX
+	KMOVW AX, K3
+	MOVQ BX, CX
+	MOVQ $1, AX
+	SHLQ CX, AX
+	DECQ AX
+	KMOVW AX, K1
+	VMOVUPS.Z (SI), K2, Z0
+	VMOVUPS.Z 64(SI), K3, Z1
+	BYTE $0x62; BYTE $0xf2; BYTE $0x77; BYTE $0x48; BYTE $0x72; BYTE $0xd0 // VCVTNE2PS2BF16 Z0, Z1, Z2
+	VPSCATTERDD Z2, K1, (DI)(Z7*4)
+row_done:
+	VZEROUPPER
+	RET

@@ -1,0 +1,136 @@
+//go:build !openblas
+
+package blas
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// bf16Specials are float32 bit patterns where rounding to bfloat16 is
+// delicate: zeros, denormals, infinities, NaNs (quiet and signalling, with
+// payloads), the largest finite values, and halfway cases that round to
+// even either way.
+var bf16Specials = []uint32{
+	0x00000000, 0x80000000, 0x00000001, 0x807fffff, 0x00400000, 0x7f800000, 0xff800000,
+	0x7fc00000, 0x7f800001, 0xffbfffff, 0x7fa00000, 0x7f7fffff, 0xff7fffff, 0x7f7f8000,
+	0x3f808000, 0x3f818000, 0x3f807fff, 0x3f808001, 0x00800000, 0x80800000, 0x3f800000,
+}
+
+// randomFloats draws n float32 from random bits and the special patterns.
+func randomFloats(rng *rand.Rand, n int) []float32 {
+	f := make([]float32, n)
+	for i := range f {
+		b := rng.Uint32()
+		if rng.IntN(4) == 0 {
+			b = bf16Specials[rng.IntN(len(bf16Specials))]
+		}
+		f[i] = math.Float32frombits(b)
+	}
+	return f
+}
+
+// sameWords fails unless got and want are equal word for word.
+func sameWords(t *testing.T, what string, got, want []uint32) {
+	t.Helper()
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("%s: word %d is %#08x, want %#08x", what, i, got[i], want[i])
+		}
+	}
+}
+
+// TestPackBF16 checks packABF16 and packBBF16, for op(A) and op(B)
+// transposed or not and odd and even K, against the panel layout spelled
+// out element by element with bf16Pair; where the processor converts in
+// assembly, this checks the assembly too.
+func TestPackBF16(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	const mr, nr = 12, 32
+	for _, kc := range []int{1, 2, 7, 32, 33, 70} {
+		for _, rows := range []int{1, 5, mr} {
+			for _, trans := range []bool{false, true} {
+				// op(A) is (rows, kc) from i0 = 2, p0 = 3 of a larger matrix.
+				const i0, p0 = 2, 3
+				m, k := i0+rows+1, p0+kc+2
+				a := randomFloats(rng, m*k)
+				lda := k
+				at := func(i, p int) float32 { return a[i*lda+p] }
+				if trans {
+					lda = m
+					at = func(i, p int) float32 { return a[p*lda+i] }
+				}
+				pairs := ceilDiv(kc, 2)
+				dst := randomFloats(rng, mr*pairs)
+				packABF16(dst, mr, a, lda, trans, i0, rows, p0, kc)
+				want := make([]uint32, mr*pairs)
+				for q := range pairs {
+					for i := range rows {
+						odd := float32(0)
+						if 2*q+1 < kc {
+							odd = at(i0+i, p0+2*q+1)
+						}
+						want[q*mr+i] = bf16Pair(at(i0+i, p0+2*q), odd)
+					}
+				}
+				sameWords(t, "packABF16", words(dst), want)
+
+				// op(B) is (kc, cols) from p0, j0 = 2, with cols = rows·2.
+				cols := 2 * rows
+				const j0 = 2
+				n := j0 + cols + 3
+				b := randomFloats(rng, k*n)
+				ldb := n
+				bt := func(p, j int) float32 { return b[p*ldb+j] }
+				if trans {
+					ldb = k
+					bt = func(p, j int) float32 { return b[j*ldb+p] }
+				}
+				dst = randomFloats(rng, nr*pairs)
+				packBBF16(dst, nr, b, ldb, trans, j0, cols, p0, kc)
+				want = make([]uint32, nr*pairs)
+				for q := range pairs {
+					for j := range cols {
+						odd := float32(0)
+						if 2*q+1 < kc {
+							odd = bt(p0+2*q+1, j0+j)
+						}
+						want[q*nr+j] = bf16Pair(bt(p0+2*q, j0+j), odd)
+					}
+				}
+				sameWords(t, "packBBF16", words(dst), want)
+			}
+		}
+	}
+}
+
+// TestBF16ConversionsMatchGo compares pairsBF16 and rowBF16 (the assembly
+// where the processor converts) with their Go definitions on every length
+// up to 70, strides 1 to 40, leaving the words between strides alone.
+func TestBF16ConversionsMatchGo(t *testing.T) {
+	if !bf16Convert {
+		t.Skip("this processor has no AVX512_BF16: the packing converts in Go, which TestPackBF16 checks")
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	for n := range 71 {
+		even, odd := randomFloats(rng, n), randomFloats(rng, n)
+		got, want := make([]uint32, n+1), make([]uint32, n+1)
+		got[n], want[n] = 0xdeadbeef, 0xdeadbeef
+		pairsBF16(got[:n], even, odd)
+		pairsBF16Go(want[:n], even, odd)
+		sameWords(t, "pairsBF16", got, want)
+		for _, stride := range []int{1, 2, 12, 17, 32, 40} {
+			src := randomFloats(rng, n)
+			size := ceilDiv(n, 2)*stride + 1
+			got, want := make([]uint32, size), make([]uint32, size)
+			for i := range got {
+				got[i] = uint32(i) * 0x9e3779b9
+				want[i] = got[i]
+			}
+			rowBF16(got, stride, src)
+			rowBF16Go(want, stride, src)
+			sameWords(t, "rowBF16", got, want)
+		}
+	}
+}
