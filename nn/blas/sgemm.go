@@ -254,15 +254,14 @@ func blockSizes(n, k, nr int) (kc, nc int) {
 	return kc, min(ncMax, max(nr, bBlockBytes/(4*kc)/nr*nr))
 }
 
-// blockSizes is the package's blockSizes for kern, with K blocks a
-// multiple of the steps a packed row holds, so that only the last block
-// of a product pads its last row.
+// blockSizes is the package's blockSizes for kern, counted in packed
+// rows: a kernel whose packed rows hold kw K steps (a bfloat16 pair) gets
+// K blocks of the same bytes and kernel iterations as the float32 kernel,
+// kw times as many steps, a multiple of kw so that only the last block of
+// a product pads its last row.
 func (kern *kernel) blockSizes(n, k int) (kc, nc int) {
-	kc, nc = blockSizes(n, k, kern.nr)
-	if kern.kw > 1 {
-		kc = min(ceilDiv(kc, kern.kw)*kern.kw, kcMax)
-	}
-	return kc, nc
+	rows, nc := blockSizes(n, kern.rows(k), kern.nr)
+	return rows * kern.kw, nc
 }
 
 // plan sets the K block, the task grid and which operands are packed, and
