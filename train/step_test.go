@@ -79,7 +79,7 @@ func TestStepAllocatesNothing(t *testing.T) {
 	var pos checkpoint.State
 	src := &heldInputs{n: cfg.Data.BatchSize}
 	var err error
-	if a := allocs.PerRun(5, func() {
+	if a := allocs.Least(0, 5, func() {
 		if err == nil {
 			_, err = s.Step(&pos, src)
 		}

@@ -21,7 +21,7 @@ func AllocationBudget(procs int) float64 {
 }
 
 // CheckAllocations runs f, one run of a compiled graph, at GOMAXPROCS
-// procs (see allocs.PerRun) and fails t when a run allocates more than
+// procs (see allocs.Least) and fails t when a run allocates more than
 // AllocationBudget(procs). The count is the least of a few measurements:
 // the runtime's counter is the whole process's, so another goroutine's
 // allocation (a timer, a worker parking) can only add to it, while an
@@ -34,15 +34,9 @@ func CheckAllocations(t testing.TB, name string, procs, runs int, f func()) {
 	}
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
 	limit := AllocationBudget(procs)
-	perRun := allocs.PerRun(runs, f)
-	for try := 1; try < measurements && perRun > limit; try++ {
-		perRun = min(perRun, allocs.PerRun(runs, f))
-	}
+	perRun := allocs.Least(limit, runs, f)
 	t.Logf("%s, GOMAXPROCS=%d: %.1f allocations per run", name, procs, perRun)
 	if perRun > limit {
 		t.Errorf("%s, GOMAXPROCS=%d: %.1f allocations per run, more than %v", name, procs, perRun, limit)
 	}
 }
-
-// measurements is how many times CheckAllocations counts before it fails.
-const measurements = 3
