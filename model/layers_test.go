@@ -101,7 +101,7 @@ func TestLayerDecayRejectsBadBlockIndex(t *testing.T) {
 // TestResNetGroupsByStage checks a ResNet's layer map (stem 0, layer<k>
 // k, fc last) and that only its convolution and fc weights decay.
 func TestResNetGroupsByStage(t *testing.T) {
-	spec := resnet.Spec{Arch: "resnet20", Channels: 1, ImageSize: 8, NumClasses: 3}
+	spec := resnet.Config{Arch: "resnet20", Channels: 1, ImageSize: 8, NumClasses: 3}
 	net, err := model.New(model.SpecOf(spec), 0)
 	if err != nil {
 		t.Fatal(err)

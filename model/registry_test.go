@@ -23,7 +23,7 @@ func smallSpec(t *testing.T, name string) model.Spec {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := spec.Config.(resnet.Spec); ok {
+	if _, ok := spec.Config.(resnet.Config); ok {
 		size := 32
 		if isCIFAR(name) {
 			size = 8

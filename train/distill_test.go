@@ -81,7 +81,7 @@ func TestResNetResumeIsExact(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ca.Spec != model.SpecOf(resnet.Spec{Arch: "resnet20", Channels: 1, ImageSize: 28, NumClasses: 10}) {
+	if ca.Spec != model.SpecOf(resnet.Config{Arch: "resnet20", Channels: 1, ImageSize: 28, NumClasses: 10}) {
 		t.Fatalf("checkpoint spec %+v", ca.Spec)
 	}
 	stats := 0
@@ -216,7 +216,7 @@ func tensorsByName(ts []safetensors.Tensor) map[string][]float32 {
 // of evaluation images of class 0, its top-5 the share of classes 0–4 and
 // its loss logsumexp(bias) − bias[label], from the labels alone.
 func TestTeacherScoreIsTheTeachersOwn(t *testing.T) {
-	spec := resnet.Spec{Arch: "resnet20", Channels: 1, ImageSize: 28, NumClasses: 10}
+	spec := resnet.Config{Arch: "resnet20", Channels: 1, ImageSize: 28, NumClasses: 10}
 	net, err := model.New(model.SpecOf(spec), 3)
 	if err != nil {
 		t.Fatal(err)

@@ -52,8 +52,8 @@ func TestEveryModelExports(t *testing.T) {
 		spec = spec.Resolve(3, 64, 10)
 		var count int
 		switch c := spec.Config.(type) {
-		case resnet.Spec:
-			if count, err = resnet.NumParams(resnet.Config{Arch: c.Arch, NumClasses: 10}); err != nil {
+		case resnet.Config:
+			if count, err = resnet.NumParams(resnet.BuildConfig{Arch: c.Arch, NumClasses: 10}); err != nil {
 				t.Fatal(err)
 			}
 		case vit.Config:

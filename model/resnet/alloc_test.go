@@ -14,7 +14,7 @@ import (
 // workers: not in vit-train's conv, batch-norm and pooling ops, and not in
 // the Adds that Gorgonia's autodiff inserts, which run as ops' own Add.
 func TestStepAllocations(t *testing.T) {
-	m, err := New(Config{Arch: "resnet20", Channels: 1, ImageSize: 8, NumClasses: 4}, 6)
+	m, err := New(BuildConfig{Arch: "resnet20", Channels: 1, ImageSize: 8, NumClasses: 4}, 6)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -127,7 +127,7 @@ func (p plan) units() []convBN {
 func lookupArch(name string) (arch, error) {
 	a, ok := archs[strings.ToLower(name)]
 	if !ok {
-		return arch{}, fmt.Errorf("resnet: Config.Arch %q is not one of %s", name, strings.Join(Archs(), ", "))
+		return arch{}, fmt.Errorf("resnet: BuildConfig.Arch %q is not one of %s", name, strings.Join(Archs(), ", "))
 	}
 	return a, nil
 }

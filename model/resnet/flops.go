@@ -5,7 +5,7 @@ package resnet
 // (features × classes); batch norms, ReLUs, additions and pooling are not
 // counted, as fvcore and torchvision's model cards count them (ResNet-50
 // at 224 px: 4.09 G). An unset image size (0) gives 0.
-func MACs(cfg Config) (int64, error) {
+func MACs(cfg BuildConfig) (int64, error) {
 	cfg = cfg.withDefaults()
 	a, err := cfg.validate()
 	if err != nil || cfg.ImageSize == 0 {

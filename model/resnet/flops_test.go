@@ -23,7 +23,7 @@ func TestMACsMatchPublishedCounts(t *testing.T) {
 		{"resnet20", 32, 10, 41e6, 1.5},
 		{"resnet110", 32, 10, 253e6, 1.5},
 	} {
-		got, err := MACs(Config{Arch: tc.arch, ImageSize: tc.size, NumClasses: tc.classes})
+		got, err := MACs(BuildConfig{Arch: tc.arch, ImageSize: tc.size, NumClasses: tc.classes})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -31,7 +31,7 @@ func TestMACsMatchPublishedCounts(t *testing.T) {
 			t.Errorf("%s at %d px: %d multiply-adds, published %.4g (%.2f%% off, tolerance %.1f%%)", tc.arch, tc.size, got, tc.published, d, tc.tolPc)
 		}
 	}
-	if n, err := MACs(Config{Arch: "resnet20", NumClasses: 10}); n != 0 || err != nil {
+	if n, err := MACs(BuildConfig{Arch: "resnet20", NumClasses: 10}); n != 0 || err != nil {
 		t.Errorf("an unset image size gives %d, %v; want 0", n, err)
 	}
 }

@@ -25,9 +25,9 @@ type lossGraph struct {
 // labels, and the gradients of the mean cross-entropy.
 func newLossGraph(t *testing.T, m *Model, images *tensor.Dense, labels []int, training bool) *lossGraph {
 	t.Helper()
-	dt := m.Config().Dtype
+	dt := m.BuildConfig().Dtype
 	s := images.Shape()
-	k := m.Config().NumClasses
+	k := m.BuildConfig().NumClasses
 	targets := tensor.New(tensor.Of(dt), tensor.WithShape(s[0], k))
 	for i, l := range labels {
 		if err := targets.SetAt(oneOf(dt), i, l); err != nil {
@@ -110,7 +110,7 @@ func randImages(rng *rand.Rand, dt tensor.Dtype, shape ...int) *tensor.Dense {
 }
 
 func TestResNet20GradientMatchesFiniteDifferences(t *testing.T) {
-	m, err := New(Config{Arch: "resnet20", ImageSize: 8, NumClasses: 3, Dtype: tensor.Float64}, 5)
+	m, err := New(BuildConfig{Arch: "resnet20", ImageSize: 8, NumClasses: 3, Dtype: tensor.Float64}, 5)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +154,7 @@ func TestResNet20GradientMatchesFiniteDifferences(t *testing.T) {
 }
 
 func TestEveryParameterGetsAGradient(t *testing.T) {
-	m, err := New(Config{Arch: "resnet20", Channels: 1, ImageSize: 8, NumClasses: 4}, 6)
+	m, err := New(BuildConfig{Arch: "resnet20", Channels: 1, ImageSize: 8, NumClasses: 4}, 6)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +180,7 @@ func TestEveryParameterGetsAGradient(t *testing.T) {
 func logitsProgram(t *testing.T, m *Model, images *tensor.Dense, training bool) (*runner.Program, *gorgonia.Node) {
 	t.Helper()
 	g := gorgonia.NewGraph()
-	x := gorgonia.NewTensor(g, m.Config().Dtype, 4, gorgonia.WithShape(images.Shape()...), gorgonia.WithName("x"), gorgonia.WithValue(images))
+	x := gorgonia.NewTensor(g, m.BuildConfig().Dtype, 4, gorgonia.WithShape(images.Shape()...), gorgonia.WithName("x"), gorgonia.WithValue(images))
 	logits, err := m.Build(g, x, training)
 	if err != nil {
 		t.Fatal(err)
@@ -205,7 +205,7 @@ func maxDiff(a, b []float64) float64 {
 }
 
 func TestTrainAndEvalBatchNorm(t *testing.T) {
-	m, err := New(Config{Arch: "resnet20", ImageSize: 8, NumClasses: 5, Dtype: tensor.Float64}, 7)
+	m, err := New(BuildConfig{Arch: "resnet20", ImageSize: 8, NumClasses: 5, Dtype: tensor.Float64}, 7)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -247,7 +247,7 @@ func TestTrainAndEvalBatchNorm(t *testing.T) {
 		d[i] += 1 // change every sample but the first
 	}
 	e2, t2 := logits(eval, evalOut), logits(train, trainOut)
-	k := m.Config().NumClasses
+	k := m.BuildConfig().NumClasses
 	// e1 and e2 are computed from the same running statistics (eval runs do not update them).
 	if dd := maxDiff(e1[:k], e2[:k]); dd > 1e-12 {
 		t.Errorf("eval logits of sample 0 changed by %g when the other samples changed", dd)
@@ -288,7 +288,7 @@ func halves(rng *rand.Rand, n int) (*tensor.Dense, []int) {
 }
 
 func TestSGDReducesLoss(t *testing.T) {
-	m, err := New(Config{Arch: "resnet20", Channels: 1, ImageSize: 8, NumClasses: 2}, 8)
+	m, err := New(BuildConfig{Arch: "resnet20", Channels: 1, ImageSize: 8, NumClasses: 2}, 8)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -315,7 +315,7 @@ func TestSGDReducesLoss(t *testing.T) {
 }
 
 func TestBuildSharesParametersAcrossGraphs(t *testing.T) {
-	m, err := New(Config{Arch: "resnet20", ImageSize: 8, NumClasses: 2}, 9)
+	m, err := New(BuildConfig{Arch: "resnet20", ImageSize: 8, NumClasses: 2}, 9)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -339,7 +339,7 @@ func TestBuildSharesParametersAcrossGraphs(t *testing.T) {
 }
 
 func TestBuildRejectsBadInput(t *testing.T) {
-	m, err := New(Config{Arch: "resnet20", ImageSize: 8, NumClasses: 2}, 1)
+	m, err := New(BuildConfig{Arch: "resnet20", ImageSize: 8, NumClasses: 2}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -362,17 +362,17 @@ func TestBuildRejectsBadInput(t *testing.T) {
 func TestLogitShapes(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
 	for _, tc := range []struct {
-		cfg   Config
+		cfg   BuildConfig
 		batch int
 		size  int
 	}{
-		{Config{Arch: "resnet20", Channels: 1, ImageSize: 28, NumClasses: 10}, 2, 28},
-		{Config{Arch: "resnet56", ImageSize: 32, NumClasses: 100}, 1, 32},
-		{Config{Arch: "resnet18", NumClasses: 1000}, 2, 32},
-		{Config{Arch: "resnet50", NumClasses: 1000}, 1, 32},
+		{BuildConfig{Arch: "resnet20", Channels: 1, ImageSize: 28, NumClasses: 10}, 2, 28},
+		{BuildConfig{Arch: "resnet56", ImageSize: 32, NumClasses: 100}, 1, 32},
+		{BuildConfig{Arch: "resnet18", NumClasses: 1000}, 2, 32},
+		{BuildConfig{Arch: "resnet50", NumClasses: 1000}, 1, 32},
 	} {
 		m := readOnlyModel(t, tc.cfg) // eval mode leaves the model as it is
-		images := randImages(rng, tensor.Float32, tc.batch, m.Config().Channels, tc.size, tc.size)
+		images := randImages(rng, tensor.Float32, tc.batch, m.BuildConfig().Channels, tc.size, tc.size)
 		p, out := logitsProgram(t, m, images, false)
 		run(t, p)
 		v := p.Value(out)

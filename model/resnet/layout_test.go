@@ -11,7 +11,7 @@ func TestLayoutMatchesParams(t *testing.T) {
 		blocks, shortcut, strided int
 		maxPool                   bool
 	}{{"resnet20", 9, 2, 2, false}, {"resnet18", 8, 3, 3, true}, {"resnet50", 16, 4, 3, true}} {
-		m, err := New(Config{Arch: c.arch, NumClasses: 10}, 1)
+		m, err := New(BuildConfig{Arch: c.arch, NumClasses: 10}, 1)
 		if err != nil {
 			t.Fatal(err)
 		}

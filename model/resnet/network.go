@@ -18,7 +18,7 @@ import (
 	"github.com/vit-train/vit-train/optim"
 )
 
-// Family is the architecture's registered name: a Spec's Arch and a
+// Family is the architecture's registered name: a Config's Arch and a
 // checkpoint's "vit_train.arch".
 const Family = "resnet"
 
@@ -33,7 +33,7 @@ func init() {
 		Presets:   Archs,
 		Preset:    preset,
 		Decode: func(data []byte) (model.Config, error) {
-			var s Spec
+			var s Config
 			err := json.Unmarshal(data, &s)
 			return s, err
 		},
@@ -46,30 +46,30 @@ func preset(name string, o model.Overrides) (model.Config, bool, error) {
 	if !slices.ContainsFunc(Archs(), func(a string) bool { return strings.EqualFold(a, name) }) {
 		return nil, false, nil
 	}
-	c, err := Spec{Arch: strings.ToLower(name)}.Override(o)
+	c, err := Config{Arch: strings.ToLower(name)}.Override(o)
 	return c, true, err
 }
 
 // Override sets the input size, class count and channels that o sets; a
 // ResNet has no dropout, drop-path or ViT shape to override.
-func (s Spec) Override(o model.Overrides) (model.Config, error) {
+func (c Config) Override(o model.Overrides) (model.Config, error) {
 	switch {
 	case o.ChangesRegularisation():
-		return nil, fmt.Errorf("model %s: drop_rate, attn_drop_rate and drop_path_rate apply to ViTs only", s.Arch)
+		return nil, fmt.Errorf("model %s: drop_rate, attn_drop_rate and drop_path_rate apply to ViTs only", c.Arch)
 	case o.ChangesShape():
-		return nil, fmt.Errorf("model %s: patch_size, embed_dim, depth, num_heads, mlp_ratio and distilled apply to ViTs only", s.Arch)
+		return nil, fmt.Errorf("model %s: patch_size, embed_dim, depth, num_heads, mlp_ratio and distilled apply to ViTs only", c.Arch)
 	case o.ImageSize < 0 || o.NumClasses < 0 || o.Channels < 0:
-		return nil, fmt.Errorf("model %s: img_size, num_classes and in_chans must not be negative", s.Arch)
+		return nil, fmt.Errorf("model %s: img_size, num_classes and in_chans must not be negative", c.Arch)
 	}
-	s.Channels = model.Keep(o.Channels, s.Channels)
-	s.ImageSize = model.Keep(o.ImageSize, s.ImageSize)
-	s.NumClasses = model.Keep(o.NumClasses, s.NumClasses)
-	return s, nil
+	c.Channels = model.Keep(o.Channels, c.Channels)
+	c.ImageSize = model.Keep(o.ImageSize, c.ImageSize)
+	c.NumClasses = model.Keep(o.NumClasses, c.NumClasses)
+	return c, nil
 }
 
 // Summary gives the family, stages and blocks.
-func (s Spec) Summary() string {
-	a, err := lookupArch(s.Arch)
+func (c Config) Summary() string {
+	a, err := lookupArch(c.Arch)
 	if err != nil {
 		return err.Error()
 	}
@@ -84,98 +84,98 @@ func (s Spec) Summary() string {
 }
 
 // ParamCount is NumParams of the spec's network; 0 for an invalid spec.
-func (s Spec) ParamCount() int {
-	n, _ := NumParams(s.Config())
+func (c Config) ParamCount() int {
+	n, _ := NumParams(c.BuildConfig())
 	return n
 }
 
 // ForwardFLOPs is 2 × MACs; 0 for an invalid spec or an unset input size.
-func (s Spec) ForwardFLOPs() int64 {
-	n, _ := MACs(s.Config())
+func (c Config) ForwardFLOPs() int64 {
+	n, _ := MACs(c.BuildConfig())
 	return 2 * n
 }
 
-// Spec is a ResNet's configuration as a model.Spec carries it and a
+// Config is a ResNet's configuration as a model.Spec carries it and a
 // checkpoint records it (metadata "vit_train.resnet").
-type Spec struct {
+type Config struct {
 	Arch       string `json:"arch"`
 	Channels   int    `json:"in_chans"`
 	ImageSize  int    `json:"img_size"`
 	NumClasses int    `json:"num_classes"`
 }
 
-// Config is the float32 model configuration of s.
-func (s Spec) Config() Config {
-	return Config{Arch: s.Arch, Channels: s.Channels, ImageSize: s.ImageSize, NumClasses: s.NumClasses, Dtype: tensor.Float32}
+// BuildConfig is the float32 model configuration of c.
+func (c Config) BuildConfig() BuildConfig {
+	return BuildConfig{Arch: c.Arch, Channels: c.Channels, ImageSize: c.ImageSize, NumClasses: c.NumClasses, Dtype: tensor.Float32}
 }
 
 // Architecture is "resnet".
-func (s Spec) Architecture() string { return Family }
+func (c Config) Architecture() string { return Family }
 
 // ModelName is the ResNet's name ("resnet20").
-func (s Spec) ModelName() string { return s.Arch }
+func (c Config) ModelName() string { return c.Arch }
 
 // InputShape is (Channels, ImageSize).
-func (s Spec) InputShape() (channels, size int) { return s.Channels, s.ImageSize }
+func (c Config) InputShape() (channels, size int) { return c.Channels, c.ImageSize }
 
 // Classes is NumClasses.
-func (s Spec) Classes() int { return s.NumClasses }
+func (c Config) Classes() int { return c.NumClasses }
 
 // WithInput sets the input size and class count; a ResNet takes any size.
-func (s Spec) WithInput(size, classes int) model.Config {
-	s.ImageSize = model.Keep(size, s.ImageSize)
-	s.NumClasses = model.Keep(classes, s.NumClasses)
-	return s
+func (c Config) WithInput(size, classes int) model.Config {
+	c.ImageSize = model.Keep(size, c.ImageSize)
+	c.NumClasses = model.Keep(classes, c.NumClasses)
+	return c
 }
 
 // Resolve fills the unset channels, image size and class count.
-func (s Spec) Resolve(channels, size, classes int) model.Config {
-	s.Channels = model.Keep(s.Channels, channels)
-	s.ImageSize = model.Keep(s.ImageSize, size)
-	s.NumClasses = model.Keep(s.NumClasses, classes)
-	return s
+func (c Config) Resolve(channels, size, classes int) model.Config {
+	c.Channels = model.Keep(c.Channels, channels)
+	c.ImageSize = model.Keep(c.ImageSize, size)
+	c.NumClasses = model.Keep(c.NumClasses, classes)
+	return c
 }
 
 // Validate reports a spec Build cannot build.
-func (s Spec) Validate() error {
-	if s.ImageSize < 1 {
-		return fmt.Errorf("model %s: img_size %d must be positive (set model.img_size)", s.Arch, s.ImageSize)
+func (c Config) Validate() error {
+	if c.ImageSize < 1 {
+		return fmt.Errorf("model %s: img_size %d must be positive (set model.img_size)", c.Arch, c.ImageSize)
 	}
-	_, err := NumParams(s.Config())
+	_, err := NumParams(c.BuildConfig())
 	return err
 }
 
 // Build builds the ResNet, initialised from seed.
-func (s Spec) Build(seed uint64) (model.Network, error) {
-	m, err := New(s.Config(), seed)
+func (c Config) Build(seed uint64) (model.Network, error) {
+	m, err := New(c.BuildConfig(), seed)
 	if err != nil {
 		return nil, err
 	}
-	return &network{spec: s, m: m}, nil
+	return &network{spec: c, m: m}, nil
 }
 
 // CheckTensors checks the spec against the parameter and buffer tensors.
-func (s Spec) CheckTensors(params []safetensors.Tensor) error {
+func (c Config) CheckTensors(params []safetensors.Tensor) error {
 	total := 0
 	for _, t := range params {
 		total += len(t.Data)
 	}
 	switch {
-	case s.Channels < 1 || s.Channels > total:
-		return fmt.Errorf("in_chans %d: want 1 to %d, the values the file holds", s.Channels, total)
-	case s.NumClasses < 1 || s.NumClasses > total:
-		return fmt.Errorf("num_classes %d: want 1 to %d, the values the file holds", s.NumClasses, total)
-	case s.ImageSize < 1 || s.ImageSize > maxImageSize:
-		return fmt.Errorf("img_size %d: want 1 to %d", s.ImageSize, maxImageSize)
+	case c.Channels < 1 || c.Channels > total:
+		return fmt.Errorf("in_chans %d: want 1 to %d, the values the file holds", c.Channels, total)
+	case c.NumClasses < 1 || c.NumClasses > total:
+		return fmt.Errorf("num_classes %d: want 1 to %d, the values the file holds", c.NumClasses, total)
+	case c.ImageSize < 1 || c.ImageSize > maxImageSize:
+		return fmt.Errorf("img_size %d: want 1 to %d", c.ImageSize, maxImageSize)
 	}
-	n, err := NumParams(s.Config())
+	n, err := NumParams(c.BuildConfig())
 	if err != nil {
 		return err
 	}
 	if n > total {
-		return fmt.Errorf("%s with %d classes has %d parameters, but the file holds %d values", s.Arch, s.NumClasses, n, total)
+		return fmt.Errorf("%s with %d classes has %d parameters, but the file holds %d values", c.Arch, c.NumClasses, n, total)
 	}
-	ps, bufs, err := Shapes(s.Config())
+	ps, bufs, err := Shapes(c.BuildConfig())
 	if err != nil {
 		return err
 	}
@@ -183,20 +183,20 @@ func (s Spec) CheckTensors(params []safetensors.Tensor) error {
 	for _, t := range append(ps, bufs...) {
 		want = append(want, model.NamedShape{Name: t.Name, Shape: t.Shape})
 	}
-	return model.MatchTensors(want, params, "model "+s.Arch)
+	return model.MatchTensors(want, params, "model "+c.Arch)
 }
 
 // NoWeightDecay is empty: as timm's param_groups_weight_decay does for a
 // ResNet, only the rank-1 tensors (batch-norm weights and biases, fc.bias)
 // go without weight decay, which optim's groups apply by rank.
-func (s Spec) NoWeightDecay() []string { return nil }
+func (c Config) NoWeightDecay() []string { return nil }
 
 // LayerMap assigns layers by stage, as timm's ResNet.group_matcher
 // (coarse): the stem (conv1, bn1) is layer 0, layer<k>.* is layer k, and
 // fc is the last layer, one past the last stage.
-func (s Spec) LayerMap() optim.LayerMap {
+func (c Config) LayerMap() optim.LayerMap {
 	stages := 0
-	if a, err := lookupArch(s.Arch); err == nil {
+	if a, err := lookupArch(c.Arch); err == nil {
 		stages = len(a.blocks)
 	}
 	return optim.LayerMap{MaxLayer: stages + 1, ID: func(name string) (int, error) {
@@ -209,7 +209,7 @@ func (s Spec) LayerMap() optim.LayerMap {
 		if k, ok := stageOf(name); ok && k <= stages {
 			return k, nil
 		}
-		return 0, fmt.Errorf("optim: param %q is not a parameter of %s (stem, layer1 to layer%d or fc)", name, s.Arch, stages)
+		return 0, fmt.Errorf("optim: param %q is not a parameter of %s (stem, layer1 to layer%d or fc)", name, c.Arch, stages)
 	}}
 }
 
@@ -225,10 +225,10 @@ func stageOf(name string) (int, bool) {
 }
 
 // IsHead reports whether name belongs to fc.
-func (s Spec) IsHead(name string) bool { return strings.HasPrefix(name, "fc.") }
+func (c Config) IsHead(name string) bool { return strings.HasPrefix(name, "fc.") }
 
 // Convert knows no conversions: a ResNet takes any input size as it is.
-func (s Spec) Convert(safetensors.Tensor, model.Config) ([]float32, string, bool, error) {
+func (c Config) Convert(safetensors.Tensor, model.Config) ([]float32, string, bool, error) {
 	return nil, "", false, nil
 }
 
@@ -237,17 +237,17 @@ func (s Spec) Convert(safetensors.Tensor, model.Config) ([]float32, string, bool
 // names) for the others. strict=False because num_batches_tracked is not
 // stored; a model with in_chans other than 3 needs its conv1 replaced
 // first.
-func (s Spec) PyTorchLoad(path string) string {
-	ctor := fmt.Sprintf("torchvision.models.%s(num_classes=%d)", s.Arch, s.NumClasses)
-	if s.Channels != 3 || !slices.Contains([]string{"resnet18", "resnet34", "resnet50", "resnet101", "resnet152"}, s.Arch) {
-		ctor = fmt.Sprintf("%s (torchvision names; in_chans=%d, num_classes=%d)", s.Arch, s.Channels, s.NumClasses)
+func (c Config) PyTorchLoad(path string) string {
+	ctor := fmt.Sprintf("torchvision.models.%s(num_classes=%d)", c.Arch, c.NumClasses)
+	if c.Channels != 3 || !slices.Contains([]string{"resnet18", "resnet34", "resnet50", "resnet101", "resnet152"}, c.Arch) {
+		ctor = fmt.Sprintf("%s (torchvision names; in_chans=%d, num_classes=%d)", c.Arch, c.Channels, c.NumClasses)
 	}
 	return fmt.Sprintf("torchvision: %s.load_state_dict(safetensors.torch.load_file(%q), strict=False)", ctor, path)
 }
 
 // network is a ResNet as a model.Network.
 type network struct {
-	spec Spec
+	spec Config
 	m    *Model
 }
 

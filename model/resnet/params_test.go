@@ -37,7 +37,7 @@ func TestNumParamsCIFAR(t *testing.T) {
 	}{{"resnet20", 3}, {"resnet32", 5}, {"resnet44", 7}, {"resnet56", 9}, {"resnet110", 18}} {
 		for _, c := range []int{1, 3} {
 			for _, k := range []int{10, 100} {
-				got, err := NumParams(Config{Arch: tc.arch, Channels: c, NumClasses: k})
+				got, err := NumParams(BuildConfig{Arch: tc.arch, Channels: c, NumClasses: k})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -58,7 +58,7 @@ func TestNumParamsImageNet(t *testing.T) {
 		"resnet101": 44549160,
 		"resnet152": 60192808,
 	} {
-		got, err := NumParams(Config{Arch: arch, NumClasses: 1000})
+		got, err := NumParams(BuildConfig{Arch: arch, NumClasses: 1000})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -74,7 +74,7 @@ var builtModels sync.Map
 
 // readOnlyModel returns a model for cfg with seed 1, shared between tests
 // that neither train it nor run it in training mode.
-func readOnlyModel(t *testing.T, cfg Config) *Model {
+func readOnlyModel(t *testing.T, cfg BuildConfig) *Model {
 	t.Helper()
 	if m, ok := builtModels.Load(cfg); ok {
 		return m.(*Model)
@@ -88,7 +88,7 @@ func readOnlyModel(t *testing.T, cfg Config) *Model {
 }
 
 func TestModelMatchesNumParams(t *testing.T) {
-	for _, cfg := range []Config{
+	for _, cfg := range []BuildConfig{
 		{Arch: "resnet18", NumClasses: 1000},
 		{Arch: "resnet50", NumClasses: 1000},
 		{Arch: "resnet20", Channels: 1, NumClasses: 10},
@@ -118,14 +118,14 @@ func paramShapes(ps []Param) map[string]tensor.Shape {
 
 func TestParamNamesFollowTorchvision(t *testing.T) {
 	for _, tc := range []struct {
-		cfg     Config
+		cfg     BuildConfig
 		params  map[string]tensor.Shape
 		buffers map[string]tensor.Shape
 		first   []string
 		absent  []string
 	}{
 		{
-			cfg: Config{Arch: "resnet50", NumClasses: 1000},
+			cfg: BuildConfig{Arch: "resnet50", NumClasses: 1000},
 			params: map[string]tensor.Shape{
 				"conv1.weight":                 {64, 3, 7, 7},
 				"layer1.0.conv1.weight":        {64, 64, 1, 1},
@@ -142,7 +142,7 @@ func TestParamNamesFollowTorchvision(t *testing.T) {
 			absent:  []string{"layer1.1.downsample.0.weight"},
 		},
 		{
-			cfg: Config{Arch: "resnet18", NumClasses: 1000},
+			cfg: BuildConfig{Arch: "resnet18", NumClasses: 1000},
 			params: map[string]tensor.Shape{
 				"layer2.0.conv1.weight":        {128, 64, 3, 3},
 				"layer2.0.downsample.0.weight": {128, 64, 1, 1},
@@ -152,7 +152,7 @@ func TestParamNamesFollowTorchvision(t *testing.T) {
 			absent: []string{"layer1.0.downsample.0.weight", "layer1.0.conv3.weight"},
 		},
 		{
-			cfg: Config{Arch: "resnet20", Channels: 1, NumClasses: 10},
+			cfg: BuildConfig{Arch: "resnet20", Channels: 1, NumClasses: 10},
 			params: map[string]tensor.Shape{
 				"conv1.weight":                 {16, 1, 3, 3},
 				"layer1.2.conv2.weight":        {16, 16, 3, 3},
@@ -203,7 +203,7 @@ func TestParamNamesFollowTorchvision(t *testing.T) {
 }
 
 func TestInitialisation(t *testing.T) {
-	m, err := New(Config{Arch: "resnet20", NumClasses: 10}, 3)
+	m, err := New(BuildConfig{Arch: "resnet20", NumClasses: 10}, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -250,8 +250,8 @@ func TestInitialisation(t *testing.T) {
 		}
 	}
 	// The same seed gives the same weights, another seed others.
-	again, _ := New(Config{Arch: "resnet20", NumClasses: 10}, 3)
-	other, _ := New(Config{Arch: "resnet20", NumClasses: 10}, 4)
+	again, _ := New(BuildConfig{Arch: "resnet20", NumClasses: 10}, 3)
+	other, _ := New(BuildConfig{Arch: "resnet20", NumClasses: 10}, 4)
 	a, b, c := m.Params()[0].Value.Data().([]float32), again.Params()[0].Value.Data().([]float32), other.Params()[0].Value.Data().([]float32)
 	if a[0] != b[0] || a[5] != b[5] || a[0] == c[0] {
 		t.Fatalf("seeding: %v %v %v", a[:2], b[:2], c[:2])
@@ -260,13 +260,13 @@ func TestInitialisation(t *testing.T) {
 
 func TestConfigErrors(t *testing.T) {
 	for _, tc := range []struct {
-		cfg  Config
+		cfg  BuildConfig
 		want string
 	}{
-		{Config{Arch: "resnet19", NumClasses: 10}, "Config.Arch \"resnet19\""},
-		{Config{Arch: "resnet20"}, "Config.NumClasses 0"},
-		{Config{Arch: "resnet20", NumClasses: 10, Channels: -1}, "Config.Channels -1"},
-		{Config{Arch: "resnet20", NumClasses: 10, Dtype: tensor.Int}, "Config.Dtype int"},
+		{BuildConfig{Arch: "resnet19", NumClasses: 10}, "BuildConfig.Arch \"resnet19\""},
+		{BuildConfig{Arch: "resnet20"}, "BuildConfig.NumClasses 0"},
+		{BuildConfig{Arch: "resnet20", NumClasses: 10, Channels: -1}, "BuildConfig.Channels -1"},
+		{BuildConfig{Arch: "resnet20", NumClasses: 10, Dtype: tensor.Int}, "BuildConfig.Dtype int"},
 	} {
 		_, err := New(tc.cfg, 1)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

@@ -25,8 +25,8 @@ import (
 	"github.com/vit-train/vit-train/nn/ops"
 )
 
-// Config selects a model.
-type Config struct {
+// BuildConfig selects a model.
+type BuildConfig struct {
 	Arch       string       // one of Archs(): "resnet20", "resnet56", "resnet18", "resnet50", …
 	Channels   int          // input channels (3 for RGB, 1 for grey); 0 means 3
 	ImageSize  int          // input height and width that Build accepts; 0 accepts any
@@ -37,7 +37,7 @@ type Config struct {
 	Products blas.Variant
 }
 
-func (c Config) withDefaults() Config {
+func (c BuildConfig) withDefaults() BuildConfig {
 	if c.Channels == 0 {
 		c.Channels = 3
 	}
@@ -47,20 +47,20 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
-func (c Config) validate() (arch, error) {
+func (c BuildConfig) validate() (arch, error) {
 	a, err := lookupArch(c.Arch)
 	if err != nil {
 		return arch{}, err
 	}
 	switch {
 	case c.Channels < 1:
-		return arch{}, fmt.Errorf("resnet: Config.Channels %d must be positive", c.Channels)
+		return arch{}, fmt.Errorf("resnet: BuildConfig.Channels %d must be positive", c.Channels)
 	case c.NumClasses < 1:
-		return arch{}, fmt.Errorf("resnet: Config.NumClasses %d must be positive", c.NumClasses)
+		return arch{}, fmt.Errorf("resnet: BuildConfig.NumClasses %d must be positive", c.NumClasses)
 	case c.ImageSize < 0:
-		return arch{}, fmt.Errorf("resnet: Config.ImageSize %d must not be negative", c.ImageSize)
+		return arch{}, fmt.Errorf("resnet: BuildConfig.ImageSize %d must not be negative", c.ImageSize)
 	case c.Dtype != tensor.Float32 && c.Dtype != tensor.Float64:
-		return arch{}, fmt.Errorf("resnet: Config.Dtype %v must be float32 or float64", c.Dtype)
+		return arch{}, fmt.Errorf("resnet: BuildConfig.Dtype %v must be float32 or float64", c.Dtype)
 	}
 	return a, nil
 }
@@ -76,7 +76,7 @@ type Param struct {
 // from it (Build) read these tensors directly, so an update in place is
 // seen by every graph.
 type Model struct {
-	cfg     Config
+	cfg     BuildConfig
 	plan    plan
 	params  []Param
 	buffers []Param
@@ -88,7 +88,7 @@ type Model struct {
 // norms with weight 1, bias 0, running mean 0 and running variance 1, and
 // fc uniform in ±1/√fan_in (PyTorch's nn.Linear default). seed fixes the
 // draws.
-func New(cfg Config, seed uint64) (*Model, error) {
+func New(cfg BuildConfig, seed uint64) (*Model, error) {
 	cfg = cfg.withDefaults()
 	a, err := cfg.validate()
 	if err != nil {
@@ -136,8 +136,8 @@ func (m *Model) addBatchNorm(name string, c int) {
 		Param{Name: name + ".running_var", Shape: tensor.Shape{c}, Value: tensor.New(tensor.WithShape(c), tensor.WithBacking(st.RunningVar))})
 }
 
-// Config returns the model's configuration, defaults filled in.
-func (m *Model) Config() Config { return m.cfg }
+// BuildConfig returns the model's configuration, defaults filled in.
+func (m *Model) BuildConfig() BuildConfig { return m.cfg }
 
 // Params returns the trainable parameters in the order of PyTorch's
 // named_parameters() for the same model.
@@ -156,7 +156,7 @@ func (m *Model) BatchNorm(name string) *ops.BatchNormState { return m.bns[name] 
 
 // NumParams returns the number of trainable parameters cfg's model has,
 // without building it.
-func NumParams(cfg Config) (int, error) {
+func NumParams(cfg BuildConfig) (int, error) {
 	cfg = cfg.withDefaults()
 	a, err := cfg.validate()
 	if err != nil {
@@ -171,7 +171,7 @@ func NumParams(cfg Config) (int, error) {
 }
 
 // SetProducts makes the graphs built from now on run their matrix
-// products in v's arithmetic (see Config.Products).
+// products in v's arithmetic (see BuildConfig.Products).
 func (m *Model) SetProducts(v blas.Variant) { m.cfg.Products = v }
 
 // SharingWeights returns a model of the same configuration whose trainable

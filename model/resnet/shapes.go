@@ -6,7 +6,7 @@ import "gorgonia.org/tensor"
 // creates for cfg, in the order of Params and Buffers, without allocating
 // or initialising them (every Value is nil): what a checkpoint of cfg must
 // hold, checkable before building the model.
-func Shapes(cfg Config) (params, buffers []Param, err error) {
+func Shapes(cfg BuildConfig) (params, buffers []Param, err error) {
 	cfg = cfg.withDefaults()
 	a, err := cfg.validate()
 	if err != nil {

@@ -3,7 +3,7 @@ package resnet
 import "testing"
 
 func TestShapesMatchNew(t *testing.T) {
-	for _, cfg := range []Config{
+	for _, cfg := range []BuildConfig{
 		{Arch: "resnet18", NumClasses: 1000},
 		{Arch: "resnet50", NumClasses: 1000},
 		{Arch: "resnet20", Channels: 1, NumClasses: 10},
@@ -27,7 +27,7 @@ func TestShapesMatchNew(t *testing.T) {
 			}
 		}
 	}
-	if _, _, err := Shapes(Config{Arch: "resnet7", NumClasses: 1}); err == nil {
+	if _, _, err := Shapes(BuildConfig{Arch: "resnet7", NumClasses: 1}); err == nil {
 		t.Error("an unknown architecture was accepted")
 	}
 }

@@ -26,7 +26,7 @@ var fuzzTensorSets = sync.OnceValues(func() ([][]safetensors.Tensor, error) {
 	if err != nil {
 		return nil, err
 	}
-	r, err := model.New(model.SpecOf(resnet.Spec{Arch: "resnet20", Channels: 1, ImageSize: 8, NumClasses: 3}), 0)
+	r, err := model.New(model.SpecOf(resnet.Config{Arch: "resnet20", Channels: 1, ImageSize: 8, NumClasses: 3}), 0)
 	if err != nil {
 		return nil, err
 	}
@@ -94,7 +94,7 @@ func FuzzCheckpointMetadata(f *testing.F) {
 					ema.LoadWeights(vit.AsNetwork(m), false) // may fail, must not panic
 				}
 			}
-		case resnet.Spec:
+		case resnet.Config:
 			n, err := builtResNet(c)
 			if err != nil {
 				t.Fatalf("accepted ResNet %+v does not build: %v", c, err)
@@ -112,8 +112,8 @@ func FuzzCheckpointMetadata(f *testing.F) {
 // by what decides their parameters.
 var resnets sync.Map
 
-func builtResNet(spec resnet.Spec) (model.Network, error) {
-	key := resnet.Spec{Arch: spec.Arch, Channels: spec.Channels, NumClasses: spec.NumClasses}
+func builtResNet(spec resnet.Config) (model.Network, error) {
+	key := resnet.Config{Arch: spec.Arch, Channels: spec.Channels, NumClasses: spec.NumClasses}
 	if n, ok := resnets.Load(key); ok {
 		return n.(model.Network), nil
 	}
