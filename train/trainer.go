@@ -56,6 +56,10 @@ type Options struct {
 	// weights') evaluation graph g on the evaluation loader l in place of
 	// Evaluate over each rank's share summed across the ranks.
 	Evaluate func(ctx context.Context, g *nn.Graph, l *data.Loader) (Evaluation, error)
+	// Records, when set, is given each metrics log the run opens on rank 0
+	// ("steps", then "epochs") and returns the log the loop writes to: one
+	// that also sends the records elsewhere, or fails as a full disk would.
+	Records func(name string, log RecordLog) RecordLog
 }
 
 // LoopPoint names a point of the training loop, where Options.At is called.
@@ -101,17 +105,17 @@ type trainer struct {
 	evalL    *data.Loader
 	mix      *augment.Mixup
 	state    checkpoint.State
-	stepsLog recordLog // a metrics.Log; nil until opened
-	epochLog recordLog
+	stepsLog RecordLog // nil until opened
+	epochLog RecordLog
 	events   *eventLog         // nil unless cfg.TensorBoard
 	saved    *checkpoint.State // the position of last.safetensors; nil until one exists
 	comm     comm.Communicator
 	buffers  [][]float32 // the buffers syncBuffers broadcasts (ResNet batch-norm statistics); nil for one process
 }
 
-// recordLog is a log of metrics records, as the loop writes them: a
-// metrics.Log.
-type recordLog interface {
+// RecordLog is a log of metrics records, as the loop writes them: a
+// metrics.Log, unless Options.Records wraps it.
+type RecordLog interface {
 	Write(rec []metrics.Field) error
 	Sync() error
 	Close() error
@@ -251,6 +255,15 @@ func (t *trainer) writeConfig() error {
 	})
 }
 
+// records is the log the loop writes name's records to: log, or what
+// Options.Records makes of it.
+func (t *trainer) records(name string, log *metrics.Log) RecordLog {
+	if t.opts.Records == nil {
+		return log
+	}
+	return t.opts.Records(name, log)
+}
+
 // openLogs opens the steps and epochs logs: afresh, or, when resuming,
 // truncated to the checkpoint's position (steps up to its step, epochs up
 // to its completed epochs), printing what was repaired.
@@ -264,12 +277,12 @@ func (t *trainer) openLogs(resume bool) error {
 	if err != nil {
 		return err
 	}
-	t.stepsLog = steps
+	t.stepsLog = t.records("steps", steps)
 	epochs, err := metrics.Open(t.opts.Dir, "epochs", keepEpochs)
 	if err != nil {
 		return err
 	}
-	t.epochLog = epochs
+	t.epochLog = t.records("epochs", epochs)
 	eventNotes, err := t.openEvents(resume)
 	if err != nil {
 		return err

@@ -308,22 +308,18 @@ func TestLogWriteFailureKeepsTheCheckpoint(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			tr, err := newTrainer(cfg, Options{Dir: dir, Resume: true})
-			if err != nil {
-				t.Fatal(err)
-			}
 			full, err := os.OpenFile("/dev/full", os.O_WRONLY, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer full.Close()
-			if log == "steps" {
-				tr.stepsLog = onFullDisk{tr.stepsLog, full}
-			} else {
-				tr.epochLog = onFullDisk{tr.epochLog, full}
+			onFull := func(name string, l RecordLog) RecordLog {
+				if name == log {
+					return onFullDisk{l, full}
+				}
+				return l
 			}
-			_, err = tr.run(context.Background())
-			tr.close()
+			_, err = Run(context.Background(), cfg, Options{Dir: dir, Resume: true, Records: onFull})
 			if !errors.Is(err, syscall.ENOSPC) || !strings.Contains(err.Error(), last+" (epoch 2, batch 0, step 6), is kept") {
 				t.Fatalf("want ENOSPC naming the checkpoint kept, got %v", err)
 			}
@@ -477,7 +473,7 @@ func TestRepeatedAugWiring(t *testing.T) {
 // onFullDisk is a metrics log whose records are written to /dev/full
 // (metrics.Log's own tests check that a failed write names its file).
 type onFullDisk struct {
-	recordLog
+	RecordLog
 	full *os.File
 }
 
