@@ -7,6 +7,8 @@ import (
 	"os"
 	"strconv"
 	"testing"
+
+	"github.com/vit-train/vit-train/internal/allocs"
 )
 
 // The TestMPI tests need a job of several processes; scripts/test_mpi.sh
@@ -89,11 +91,14 @@ func TestMPILarge(t *testing.T) {
 }
 
 // TestMPIAllocs checks that a collective call and a bucketed mean allocate no
-// Go memory once warm. Every rank runs the same number of calls.
+// Go memory once warm. Every rank runs the same number of calls. A count
+// below one per call is the runtime's, not the call's: a goroutine that waits
+// on the locked MPI thread may make the scheduler start an OS thread, which
+// allocates its records.
 func TestMPIAllocs(t *testing.T) {
 	c := needWorld(t)
 	buf := make([]float32, 1000)
-	if a := testing.AllocsPerRun(20, func() { _ = c.AllreduceSumFloat32(buf) }); a != 0 {
+	if a := allocs.LeastOfTries(20, func() { _ = c.AllreduceSumFloat32(buf) }); a >= 0.5 {
 		t.Errorf("rank %d: AllreduceSumFloat32: %v allocations per call", c.Rank(), a)
 	}
 	red, err := NewReducer(c, reducerSizes, 1024)
@@ -101,7 +106,7 @@ func TestMPIAllocs(t *testing.T) {
 		t.Fatal(err)
 	}
 	g := rankGrads(c.Rank())
-	if a := testing.AllocsPerRun(20, func() { _ = red.AllreduceMean(g) }); a != 0 {
+	if a := allocs.LeastOfTries(20, func() { _ = red.AllreduceMean(g) }); a >= 0.5 {
 		t.Errorf("rank %d: AllreduceMean: %v allocations per step", c.Rank(), a)
 	}
 }

@@ -38,3 +38,15 @@ func Least(limit float64, runs int, f func()) float64 {
 	}
 	return n
 }
+
+// LeastOfTries is PerRun measured exactly Tries times, returning the least
+// count. Unlike Least it runs f the same number of times whatever it
+// measures, as collectives must, where every process of a job calls f in
+// step with the others.
+func LeastOfTries(runs int, f func()) float64 {
+	n := PerRun(runs, f)
+	for try := 1; try < Tries; try++ {
+		n = min(n, PerRun(runs, f))
+	}
+	return n
+}
