@@ -90,22 +90,7 @@ func (r *report) Markdown() string {
 		w("%s\n\n", s)
 	}
 
-	w("\n## Checks\n\n")
-	for _, c := range r.Checks {
-		mark := "passed"
-		if !c.OK {
-			mark = "**failed**"
-		}
-		w("- %s: %s (%s).\n", c.Name, mark, c.Detail)
-	}
-	if len(r.Tally.Missing) > 0 {
-		w("- Runs not finished (left out of this report): %s.\n", strings.Join(r.Tally.Missing, ", "))
-	}
-
-	if r.Estimate != nil {
-		w("\n## Time of the full study, estimated from this run\n\n")
-		b.WriteString(r.Estimate.Markdown(defaultsText()))
-	}
+	b.WriteString(study.ChecksMarkdown(r.Checks, r.Tally.Missing, r.Estimate, defaultsText()))
 
 	w("\n## Commands\n\nThe study ran these vit-train commands (seed 0; the other seeds differ only in `seed=`, and `--out`), each followed by `vit-train eval` (ViTs) and `vit-train logits --split test` of its `last.safetensors`, and `vit-train logits --split train` of the ResNet-20 for the `.npy` arm:\n\n```sh\n")
 	for _, c := range r.Tally.Commands {

@@ -102,3 +102,27 @@ func RelPath(path string) string {
 	}
 	return path
 }
+
+// ChecksMarkdown renders a report's "Checks" section: each check with its
+// verdict, then the runs left out because they have not finished, and, when
+// estimate is not nil, the full study's estimated time (defaults describes
+// its default budget).
+func ChecksMarkdown(checks []Check, missing []string, estimate *Estimate, defaults string) string {
+	var b strings.Builder
+	b.WriteString("\n## Checks\n\n")
+	for _, c := range checks {
+		mark := "passed"
+		if !c.OK {
+			mark = "**failed**"
+		}
+		fmt.Fprintf(&b, "- %s: %s (%s).\n", c.Name, mark, c.Detail)
+	}
+	if len(missing) > 0 {
+		fmt.Fprintf(&b, "- Runs not finished (left out of this report): %s.\n", strings.Join(missing, ", "))
+	}
+	if estimate != nil {
+		b.WriteString("\n## Time of the full study, estimated from this run\n\n")
+		b.WriteString(estimate.Markdown(defaults))
+	}
+	return b.String()
+}
