@@ -10,26 +10,10 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/vit-train/vit-train/internal/tmpfs"
 	"github.com/vit-train/vit-train/model"
 	"github.com/vit-train/vit-train/model/vit"
 )
-
-// mountTmpfs mounts a tmpfs of the given size on a new folder for the
-// test, skipping where mounting is not permitted (not root, a restricted
-// container).
-func mountTmpfs(t *testing.T, size string) string {
-	t.Helper()
-	dir := t.TempDir()
-	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size="+size); err != nil {
-		t.Skipf("cannot mount a tmpfs: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := syscall.Unmount(dir, 0); err != nil {
-			t.Errorf("unmounting %s: %v", dir, err)
-		}
-	})
-	return dir
-}
 
 // checkOnlyCheckpoint asserts that dir holds path alone and that it still
 // loads with the wanted state.
@@ -59,7 +43,7 @@ func checkOnlyCheckpoint(t *testing.T, dir, path string, want State) {
 // and ENOSPC; the previous checkpoint stays whole and loadable, and no
 // temporary file is left to fill the disk.
 func TestCheckpointFullDisk(t *testing.T) {
-	dir := mountTmpfs(t, "64k")
+	dir := tmpfs.Mount(t, "64k")
 	path, small := saveTiny(t, dir)
 
 	big := tinyCheckpoint(t)
@@ -88,11 +72,9 @@ func TestCheckpointFullDisk(t *testing.T) {
 
 // A read-only folder: the save fails naming the file, the checkpoint stays.
 func TestCheckpointReadOnlyFolder(t *testing.T) {
-	dir := mountTmpfs(t, "64k")
+	dir := tmpfs.Mount(t, "64k")
 	path, ck := saveTiny(t, dir)
-	if err := syscall.Mount("tmpfs", dir, "tmpfs", syscall.MS_REMOUNT|syscall.MS_RDONLY, ""); err != nil {
-		t.Skipf("cannot remount read-only: %v", err)
-	}
+	tmpfs.RemountReadOnly(t, dir)
 	next := *ck
 	next.State.Epoch++
 	err := next.Save(path)
