@@ -333,7 +333,16 @@ func TestCorePlanAndReport(t *testing.T) {
 			t.Errorf("%s: %s, want %s", f.Claim, f.Verdict, want)
 		}
 	}
-	if md := rep.Markdown(); !strings.Contains(md, "**Core arms only**") {
+	md := rep.Markdown()
+	if !strings.Contains(md, "**Core arms only**") {
 		t.Error("the report of a --core study does not say so")
+	}
+	// The core report and its figures stand beside the full study's.
+	if reportName(o) != "distillation_core" || !strings.Contains(md, "](distillation_core_top1.png)") || !strings.Contains(md, "](distillation_core_curves.png)") {
+		t.Errorf("core report %q does not name its own figures", reportName(o))
+	}
+	o.core = false
+	if reportName(o) != "distillation" || barFigure(o) != "distillation_top1.png" {
+		t.Errorf("full study's report %q, figure %q", reportName(o), barFigure(o))
 	}
 }

@@ -14,11 +14,10 @@ import (
 	"github.com/vit-train/vit-train/scripts/experiments/internal/study"
 )
 
-// The figures' file names in the report folder.
-const (
-	barFigure   = "distillation_top1.png"
-	curveFigure = "distillation_curves.png"
-)
+// barFigure and curveFigure are the figures' file names in the report
+// folder, beside the report o writes (see reportName).
+func barFigure(o options) string   { return reportName(o) + "_top1.png" }
+func curveFigure(o options) string { return reportName(o) + "_curves.png" }
 
 var (
 	headColors = []color.Color{
@@ -52,14 +51,14 @@ func (r *report) WriteFigures(dir string) error {
 	if err != nil {
 		return err
 	}
-	if err := study.SavePlot(filepath.Join(dir, barFigure), bars, 10*vg.Inch, 5.5*vg.Inch); err != nil {
+	if err := study.SavePlot(filepath.Join(dir, barFigure(r.Opts)), bars, 10*vg.Inch, 5.5*vg.Inch); err != nil {
 		return err
 	}
 	curves, err := curveChart(r)
 	if err != nil {
 		return err
 	}
-	return study.SavePlot(filepath.Join(dir, curveFigure), curves, 9*vg.Inch, 5.5*vg.Inch)
+	return study.SavePlot(filepath.Join(dir, curveFigure(r.Opts)), curves, 9*vg.Inch, 5.5*vg.Inch)
 }
 
 // barChart plots each arm's mean test top-1 per head, with the standard

@@ -125,7 +125,17 @@ func run(o options) error {
 		full.Data, full.core = o.Data, o.core
 		rep.Estimate = study.EstimateFull(p, newPlan(full, ""), res, kindLabel)
 	}
-	return study.WriteReport(o.Common, name, rep, start)
+	return study.WriteReport(o.Common, reportName(o), rep, start)
+}
+
+// reportName is the base name of the report and its figures in the output
+// folder: the core arms' report has its own, so that it stands beside the
+// full study's instead of replacing it.
+func reportName(o options) string {
+	if o.core {
+		return name + "_core"
+	}
+	return name
 }
 
 // continueCommand is the command that continues a stopped study.

@@ -73,8 +73,8 @@ func (r *report) Markdown() string {
 	w("\n## Students\n\n")
 	w("Test top-1 (%%, mean ± standard deviation over seeds), agreement with the teachers (%% of test images on which the student, both heads averaged, predicts the teacher's class) and training time (the training loop's seconds per epoch, and each run's wall-clock time including evaluation).\n\n")
 	b.WriteString(r.studentTable())
-	w("\n![Test top-1 by arm](%s)\n\n", barFigure)
-	w("![Validation top-1 per epoch](%s)\n\n", curveFigure)
+	w("\n![Test top-1 by arm](%s)\n\n", barFigure(o))
+	w("![Validation top-1 per epoch](%s)\n\n", curveFigure(o))
 
 	w("## DeiT's findings, measured\n\n")
 	w("Each verdict compares the arms' mean top-1 (both heads averaged unless said otherwise) over %s; the standard error of each difference says whether the seeds resolve it.\n\n", study.Plural(o.seeds, "seed"))
