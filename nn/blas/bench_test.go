@@ -15,10 +15,12 @@ type gemmShape struct {
 }
 
 // benchShapes are the products of ViT-B/16 at batch 4 (788 tokens, width
-// 768, MLP 3072) and of vit_cifar at batch 64 (4160 tokens, width 192, MLP
-// 768, 3 heads of 64), and attention's per-head products (65 tokens for
-// vit_cifar, 197 for ViT-B/16), read in place from the (tokens, 3·width)
-// qkv rows as nn/ops/attention.go does.
+// 768, MLP 3072), of vit_cifar at batch 64 (4160 tokens, width 192, MLP
+// 768, 3 heads of 64) and of vit_fmnist at patch 2 and batch 64 (12608
+// tokens, width 64, MLP 128, 4 heads of 16), and attention's per-head
+// products (65 tokens for vit_cifar, 197 for ViT-B/16 and vit_fmnist at
+// patch 2), read in place from the (tokens, 3·width) qkv rows as
+// nn/ops/attention.go does.
 var benchShapes = []gemmShape{
 	// Linear layers: y = x·Wᵀ (NT), dX = dY·W (NN), dW = dYᵀ·x (TN).
 	{name: "vitb_qkv_fwd", tB: true, m: 788, n: 2304, k: 768},
@@ -44,6 +46,11 @@ var benchShapes = []gemmShape{
 	{name: "attn197_qk", tB: true, m: 197, n: 197, k: 64, lda: 2304, ldb: 2304},
 	{name: "attn197_pv", m: 197, n: 64, k: 197, ldb: 2304, ldc: 768},
 	{name: "attn197_dv", tA: true, m: 197, n: 64, k: 197, ldb: 768, ldc: 2304},
+	{name: "fmnist2_qkv_fwd", tB: true, m: 12608, n: 192, k: 64},
+	{name: "fmnist2_fc2_fwd", tB: true, m: 12608, n: 64, k: 128},
+	{name: "attn197h16_qk", tB: true, m: 197, n: 197, k: 16, lda: 192, ldb: 192},
+	{name: "attn197h16_pv", m: 197, n: 16, k: 197, ldb: 192, ldc: 64},
+	{name: "attn197h16_dv", tA: true, m: 197, n: 16, k: 197, ldb: 64, ldc: 192},
 }
 
 func (s gemmShape) strides() (lda, ldb, ldc int) {
