@@ -23,6 +23,9 @@ type Common struct {
 	Work string // run folders
 	Bin  string // a vit-train binary to use instead of building one
 	BLAS string // auto, openblas or go
+
+	// Jobs is how many runs train at once (see Execute).
+	Jobs int
 }
 
 // QuickSubset is the number of training and of test images of --quick.
@@ -37,6 +40,7 @@ func DefaultCommon(name string) Common {
 		Out:  "docs/experiments",
 		Work: "runs/experiments/" + name,
 		BLAS: "go",
+		Jobs: 1,
 	}
 }
 
@@ -99,6 +103,7 @@ func Parse(cmd Command, args []string, c *Common) (map[string]bool, error) {
 	fs.StringVar(&c.Work, "work", c.Work, "folder for the run folders and the vit-train binary (the default is relative to the repository root)")
 	fs.StringVar(&c.Bin, "bin", "", "vit-train binary to use instead of building one")
 	fs.BoolVar(&c.Rebuild, "rebuild", false, "build vit-train again although the work folder holds the one built for the study")
+	fs.IntVar(&c.Jobs, "jobs", c.Jobs, "runs to train at once, each vit-train on CPUs/jobs threads (GOMAXPROCS); a run starts once the runs whose outputs it reads have finished")
 	fs.StringVar(&c.BLAS, "blas", c.BLAS, "build: go (the default build, Go assembly kernels: the fastest), openblas (-tags openblas), or auto (openblas when libopenblas-dev is installed)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -115,6 +120,9 @@ func Parse(cmd Command, args []string, c *Common) (map[string]bool, error) {
 		if *f.Value < 1 {
 			return nil, fmt.Errorf("--%s %d: must be at least 1", f.Name, *f.Value)
 		}
+	}
+	if c.Jobs < 1 {
+		return nil, fmt.Errorf("--jobs %d: must be at least 1", c.Jobs)
 	}
 	if c.TrainSubset < 0 || c.EvalSubset < 0 {
 		return nil, errors.New("--train-subset and --eval-subset must not be negative")
@@ -203,6 +211,9 @@ func FlagsLine(c Common, counts, defCounts []CountFlag, defData string, extra ..
 	}
 	if c.Data != defData {
 		s = append(s, "--data "+QuoteArgs([]string{c.Data}))
+	}
+	if c.Jobs > 1 {
+		s = append(s, fmt.Sprintf("--jobs %d", c.Jobs))
 	}
 	if len(s) == 0 {
 		return ""

@@ -73,6 +73,26 @@ func (p *Plan) Add(r Run) {
 	p.ByID[r.ID] = r
 }
 
+// Needs lists the runs of p whose outputs r reads: those whose folder an
+// argument of r's command names, alone or as the value of a key=value
+// (--from DIR/last.safetensors, --set distill.teacher=DIR/…).
+func (p *Plan) Needs(r Run) []string {
+	var ids []string
+	for _, o := range p.Runs {
+		if o.ID == r.ID {
+			continue
+		}
+		prefix := o.Dir + string(filepath.Separator)
+		for _, a := range r.Args {
+			if _, v, ok := strings.Cut(a, "="); ok && strings.HasPrefix(v, prefix) || strings.HasPrefix(a, prefix) {
+				ids = append(ids, o.ID)
+				break
+			}
+		}
+	}
+	return ids
+}
+
 // Started says whether any run of p has a folder.
 func (p *Plan) Started() bool {
 	for _, r := range p.Runs {

@@ -12,6 +12,8 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -25,7 +27,9 @@ var ErrInterrupted = errors.New("interrupted")
 // Execute prepares the work folder for p (its recipes from configs'
 // configs/*.yaml written into cfgDir; run folders started with other
 // settings refused) and, unless c.ReportOnly, builds vit-train and runs
-// each run of p in turn. A stopped study's error names continueCmd.
+// p's runs, c.Jobs at a time, in plan order as each becomes ready (see
+// Schedule). With more than one job each vit-train gets an equal share of
+// the CPUs as its GOMAXPROCS. A stopped study's error names continueCmd.
 func Execute(ctx context.Context, c Common, p *Plan, configs embed.FS, cfgDir, continueCmd string) error {
 	if err := CheckData(c.Data); err != nil {
 		return err
@@ -43,26 +47,98 @@ func Execute(ctx context.Context, c Common, p *Plan, configs embed.FS, cfgDir, c
 		return nil
 	}
 	fmt.Printf("study: %d runs in %s; report in %s\n", len(p.Runs), c.Work, c.Out)
-	r := &Runner{Out: os.Stdout}
+	jobs := max(1, c.Jobs)
+	r := &Runner{Out: os.Stdout, Jobs: jobs}
+	if jobs > 1 {
+		r.Threads = max(1, runtime.NumCPU()/jobs)
+		fmt.Printf("study: %d runs at a time, each vit-train on %s\n", jobs, Plural(r.Threads, "thread"))
+	}
 	var err error
 	if r.Build, err = BuildBinary(ctx, c); err != nil {
 		return err
 	}
-	for i, rn := range p.Runs {
-		if err := r.Do(ctx, rn, i+1, len(p.Runs)); err != nil {
+	err = Schedule(p, jobs, func(i int) error {
+		if err := r.Do(ctx, p.Runs[i], i+1, len(p.Runs)); err != nil {
 			if errors.Is(err, ErrInterrupted) {
-				return fmt.Errorf("%w; to continue: %s", err, continueCmd)
+				return err
 			}
-			return fmt.Errorf("%s: %w", rn.ID, err)
+			return fmt.Errorf("%s: %w", p.Runs[i].ID, err)
 		}
+		return nil
+	})
+	if errors.Is(err, ErrInterrupted) {
+		return fmt.Errorf("%w; to continue: %s", err, continueCmd)
 	}
-	return nil
+	return err
 }
 
-// Runner runs a study's commands one at a time.
+// Schedule calls do for each run of p, by its index, at most jobs at once:
+// a run starts, in plan order, once every run it needs (Plan.Needs) has
+// returned without error. After an error no run starts; those running
+// finish, and Schedule returns the first error. With one job it is p's
+// runs in order, stopping at the first error.
+func Schedule(p *Plan, jobs int, do func(i int) error) error {
+	needs := make([][]int, len(p.Runs))
+	index := map[string]int{}
+	for i, r := range p.Runs {
+		index[r.ID] = i
+	}
+	for i, r := range p.Runs {
+		for _, id := range p.Needs(r) {
+			needs[i] = append(needs[i], index[id])
+		}
+	}
+	const (
+		waiting = iota
+		running
+		finished
+	)
+	state := make([]int, len(p.Runs))
+	ready := func(i int) bool {
+		for _, j := range needs[i] {
+			if state[j] != finished {
+				return false
+			}
+		}
+		return state[i] == waiting
+	}
+	type result struct {
+		i   int
+		err error
+	}
+	results := make(chan result)
+	var first error
+	active := 0
+	for {
+		for i := 0; first == nil && active < jobs && i < len(p.Runs); i++ {
+			if ready(i) {
+				state[i] = running
+				active++
+				go func() { results <- result{i, do(i)} }()
+			}
+		}
+		if active == 0 {
+			return first
+		}
+		res := <-results
+		active--
+		if res.err != nil {
+			if first == nil {
+				first = res.err
+			}
+			continue
+		}
+		state[res.i] = finished
+	}
+}
+
+// Runner runs a study's commands.
 type Runner struct {
 	Build Build
 	Out   io.Writer
+	// Jobs is how many runs train at once; Threads, when not 0, is the
+	// GOMAXPROCS each vit-train gets (otherwise it takes every CPU).
+	Jobs, Threads int
 }
 
 // Attempt is one vit-train process of a run.
@@ -72,6 +148,11 @@ type Attempt struct {
 	WallS  float64   `json:"wall_s"`
 	CPUS   float64   `json:"cpu_s"` // user + system
 	Status int       `json:"exit_status"`
+	// Jobs is how many runs the study trained at once, Threads the
+	// process's GOMAXPROCS (0: every CPU). Records written before these
+	// fields existed have neither: their study ran one run at a time.
+	Jobs    int `json:"jobs,omitempty"`
+	Threads int `json:"threads,omitempty"`
 }
 
 // Done marks a finished training run.
@@ -211,7 +292,10 @@ func (rn *Runner) exec(ctx context.Context, r Run, args []string) (Attempt, erro
 	cmd := exec.Command(rn.Build.Bin, args...)
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	a := Attempt{Start: time.Now(), Args: args}
+	if rn.Threads > 0 {
+		cmd.Env = append(os.Environ(), "GOMAXPROCS="+strconv.Itoa(rn.Threads))
+	}
+	a := Attempt{Start: time.Now(), Args: args, Jobs: rn.Jobs, Threads: rn.Threads}
 	// Every SIGINT or SIGTERM the study receives goes to vit-train: the
 	// first stops it with a checkpoint, a second ends it at once. One that
 	// came before has cancelled ctx.

@@ -22,6 +22,34 @@ type Tally struct {
 	Binaries      []string // the distinct binaries' SHA-256, in run order
 	Commands      []string // seed 0's vit-train commands
 	Missing       []string // the runs not finished
+	// Concurrency counts the finished runs' training processes by how they
+	// ran (concurrencyLabel), in order of first appearance.
+	Concurrency []LabelCount
+}
+
+// LabelCount is a label and how many things carry it.
+type LabelCount struct {
+	Label string
+	N     int
+}
+
+// concurrencyLabel says how the study ran a training process.
+func concurrencyLabel(a Attempt) string {
+	if a.Jobs <= 1 && a.Threads == 0 {
+		return "one run at a time, on every CPU"
+	}
+	return fmt.Sprintf("%d runs at a time, each on %s", a.Jobs, Plural(a.Threads, "thread"))
+}
+
+// add counts one more of label.
+func add(counts []LabelCount, label string) []LabelCount {
+	for i := range counts {
+		if counts[i].Label == label {
+			counts[i].N++
+			return counts
+		}
+	}
+	return append(counts, LabelCount{label, 1})
 }
 
 // NewTally adds up p's finished runs.
@@ -38,6 +66,9 @@ func NewTally(p *Plan, res *Results) Tally {
 		}
 		t.WallS += rr.Done.WallS
 		t.CPUS += rr.Done.CPUS
+		for _, a := range rr.Done.Attempts {
+			t.Concurrency = add(t.Concurrency, concurrencyLabel(a))
+		}
 		for _, a := range rr.Post {
 			t.WallS += a.WallS
 			t.CPUS += a.CPUS
@@ -68,7 +99,22 @@ func (t Tally) BuildLine() string {
 // ComputeLine is the report's setup line on the compute of the finished
 // runs.
 func (t Tally) ComputeLine() string {
-	return fmt.Sprintf("- **Compute**: the finished runs' vit-train processes (training, evaluation, logits) took %s of wall-clock time and %s of CPU time.\n\n", Minutes(t.WallS), Minutes(t.CPUS))
+	ran := ""
+	if len(t.Concurrency) > 0 {
+		parts := make([]string, len(t.Concurrency))
+		for i, c := range t.Concurrency {
+			processes := "processes"
+			if c.N == 1 {
+				processes = "process"
+			}
+			parts[i] = fmt.Sprintf("%s (%d %s)", c.Label, c.N, processes)
+		}
+		ran = " Training ran " + strings.Join(parts, ", ") + "."
+		if len(t.Concurrency) > 1 || t.Concurrency[0].Label != concurrencyLabel(Attempt{}) {
+			ran += " A run that shared the CPUs took longer on the clock than it would alone: compare runs by CPU time and FLOPs."
+		}
+	}
+	return fmt.Sprintf("- **Compute**: the finished runs' vit-train processes (training, evaluation, logits) took %s of wall-clock time and %s of CPU time.%s\n\n", Minutes(t.WallS), Minutes(t.CPUS), ran)
 }
 
 // ConsistencyCheck compares, for each finished run, the top-1 of its test
