@@ -131,19 +131,25 @@ var extraBases = []string{"R8"}
 // index form reaching it. Index registers hold 1, 3 and 5 rows; scales are
 // 1, 2, 4, 8.
 type rowRef struct {
-	base int // index into bases
-	expr string
+	base  int    // index into bases
+	index string // index register, "" for none
+	scale int
+}
+
+// mem is the address of r's A element.
+func (r rowRef) mem() evex.Mem {
+	return evex.Mem{Base: baseReg(r.base), Index: r.index, Scale: r.scale}
 }
 
 func (s kernelSpec) rowRefs() (bases []int, refs []rowRef) {
-	forms := map[int]string{0: ""}
+	forms := map[int]rowRef{0: {}}
 	for _, ir := range []struct {
 		reg string
 		n   int
 	}{{regRS, 1}, {regRS3, 3}, {regRS5, 5}} {
 		for _, sc := range []int{1, 2, 4, 8} {
 			if _, ok := forms[ir.n*sc]; !ok {
-				forms[ir.n*sc] = fmt.Sprintf("(%s*%d)", ir.reg, sc)
+				forms[ir.n*sc] = rowRef{index: ir.reg, scale: sc}
 			}
 		}
 	}
@@ -157,7 +163,8 @@ func (s kernelSpec) rowRefs() (bases []int, refs []rowRef) {
 		for r := i; r < s.mr; r++ {
 			if f, ok := forms[r-i]; ok && !done[r] {
 				done[r] = true
-				refs[r] = rowRef{len(bases) - 1, f}
+				f.base = len(bases) - 1
+				refs[r] = f
 			}
 		}
 	}
@@ -274,15 +281,19 @@ func (s kernelSpec) emit(w *bytes.Buffer) {
 		}
 		for i := 0; i < s.mr; i++ {
 			r := refs[i]
-			if avx512 && s.vecs == 1 && !s.bf16 {
-				// One product per A element: the broadcast is the FMA's
-				// memory operand. A separate VBROADCASTSS per FMA holds
-				// these tiles to about 75% of the FMA peak on AMD Zen 4,
-				// the embedded broadcast runs at the peak.
-				p("VFMADD231PS.BCST (%s)%s, %s, %s", baseReg(r.base), r.expr, bReg(0), acc(i, 0))
+			if avx512 && s.vecs == 1 {
+				// One product per A element: the broadcast is the
+				// product's memory operand. A separate VBROADCASTSS per
+				// product holds these tiles to about 70% of the peak on
+				// AMD Zen 4; the embedded broadcast runs at the peak.
+				if s.bf16 {
+					p("%s", evex.VDPBF16PS.AsmBcst(i, nacc, r.mem()))
+				} else {
+					p("VFMADD231PS.BCST %s, %s, %s", r.mem(), bReg(0), acc(i, 0))
+				}
 				continue
 			}
-			p("VBROADCASTSS (%s)%s, %s", baseReg(r.base), r.expr, aReg(i))
+			p("VBROADCASTSS %s, %s", r.mem(), aReg(i))
 			for v := 0; v < s.vecs; v++ {
 				if s.bf16 {
 					p("%s", evex.VDPBF16PS.Asm(i*s.vecs+v, nacc+v, aNum(i)))
