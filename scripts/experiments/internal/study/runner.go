@@ -149,8 +149,9 @@ type Attempt struct {
 	CPUS   float64   `json:"cpu_s"` // user + system
 	Status int       `json:"exit_status"`
 	// Jobs is how many runs the study trained at once, Threads the
-	// process's GOMAXPROCS (0: every CPU). Records written before these
-	// fields existed have neither: their study ran one run at a time.
+	// process's GOMAXPROCS (0: every CPU), from --jobs or the study's own
+	// environment. Records written before these fields existed have
+	// neither: their study ran one run at a time.
 	Jobs    int `json:"jobs,omitempty"`
 	Threads int `json:"threads,omitempty"`
 }
@@ -292,10 +293,13 @@ func (rn *Runner) exec(ctx context.Context, r Run, args []string) (Attempt, erro
 	cmd := exec.Command(rn.Build.Bin, args...)
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if rn.Threads > 0 {
-		cmd.Env = append(os.Environ(), "GOMAXPROCS="+strconv.Itoa(rn.Threads))
+	threads := rn.Threads
+	if threads > 0 {
+		cmd.Env = append(os.Environ(), "GOMAXPROCS="+strconv.Itoa(threads))
+	} else if n, err := strconv.Atoi(os.Getenv("GOMAXPROCS")); err == nil && n > 0 {
+		threads = n // the study's own setting, which vit-train inherits
 	}
-	a := Attempt{Start: time.Now(), Args: args, Jobs: rn.Jobs, Threads: rn.Threads}
+	a := Attempt{Start: time.Now(), Args: args, Jobs: rn.Jobs, Threads: threads}
 	// Every SIGINT or SIGTERM the study receives goes to vit-train: the
 	// first stops it with a checkpoint, a second ends it at once. One that
 	// came before has cancelled ctx.

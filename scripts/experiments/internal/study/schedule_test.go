@@ -157,8 +157,15 @@ func TestRunnerThreadsAndTheComputeLine(t *testing.T) {
 			t.Errorf("attempt %+v of runner %+v", a, rn)
 		}
 	}
+	// One job in a study started with GOMAXPROCS=2: vit-train inherits
+	// it, and the attempt says so.
+	t.Setenv("GOMAXPROCS", "2")
+	rn := &Runner{Jobs: 1, Build: Build{Bin: bin}, Out: io.Discard}
+	if a, err := rn.exec(t.Context(), r, []string{"train"}); err != nil || a.Threads != 2 || concurrencyLabel(a) != "one run at a time, on 2 threads" {
+		t.Errorf("attempt %+v (%s), %v", a, concurrencyLabel(a), err)
+	}
 	b, err := os.ReadFile(filepath.Join(dir, "env.txt"))
-	if err != nil || string(b) != "GOMAXPROCS=\nGOMAXPROCS=3\n" {
+	if err != nil || string(b) != "GOMAXPROCS=\nGOMAXPROCS=3\nGOMAXPROCS=2\n" {
 		t.Errorf("vit-train's GOMAXPROCS: %q, %v", b, err)
 	}
 

@@ -35,8 +35,11 @@ type LabelCount struct {
 
 // concurrencyLabel says how the study ran a training process.
 func concurrencyLabel(a Attempt) string {
-	if a.Jobs <= 1 && a.Threads == 0 {
+	switch {
+	case a.Jobs <= 1 && a.Threads == 0:
 		return "one run at a time, on every CPU"
+	case a.Jobs <= 1:
+		return "one run at a time, on " + Plural(a.Threads, "thread")
 	}
 	return fmt.Sprintf("%d runs at a time, each on %s", a.Jobs, Plural(a.Threads, "thread"))
 }
