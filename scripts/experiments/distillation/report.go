@@ -42,11 +42,13 @@ func (r *report) Markdown() string {
 	w("- **Data**: Fashion-MNIST from `%s` (`train-images-idx3-ubyte`, `t10k-images-idx3-ubyte` and their labels, IDX, gzipped in Debian's `dataset-fashion-mnist`): %d training images, %d test images. The test set is the validation set of every run; all numbers are of the last epoch's weights (`last.safetensors`), not of the best epoch.\n", o.Data, trainN, evalN)
 	w("- **Students**: `deit_fmnist_distilled_patch4_28` (dim 64, depth 4, 4 heads, patch 4, a class token and a distillation token), and the plain `vit_fmnist_patch4_28` for the first arm. Every arm: the same recipe (`student.yaml`: AdamW lr 1e-3, weight decay 0.05, batch 128, warmup 1 epoch + cosine, pad-crop + flip), %s, %s (a seed fixes the initialisation, the data order and the augmentations, so arms are paired by seed).\n", study.Plural(o.epochs, "epoch"), study.SeedRange(o.seeds))
 	w("- **Distillation** (DeiT's loss): (1−α)·CE(class head, labels) + α·D(distillation head, teacher), D the KL divergence at temperature τ (soft) or the cross-entropy on the teacher's argmax (hard). The teacher runs frozen on each augmented batch, except in the `.npy` arm, whose teacher logits were computed once by `vit-train logits` on the un-augmented training images. Test top-1 is reported for the class head, the distillation head and their average (the logits' mean, DeiT's inference rule).\n")
-	w("- **Teachers**, trained by vit-train on the same data: ResNet-20 (`resnet20.yaml`, SGD + Nesterov, %s; the ResNets' top-1 is their last epoch's evaluation, checked against their test logits), a ViT of about 20× the student (`vit_teacher.yaml`, %s), "+
-		"and the same ResNet-20 recipe stopped after %s, near or below the ViT's top-1 (DeiT compares teacher types at similar accuracy; a weaker CNN whose student still wins separates type from accuracy).\n",
-		study.Plural(o.teacherEpochs, "epoch"), study.Plural(o.vitTeacherEpochs, "epoch"), study.Plural(o.matchedTeacherEpochs, "epoch"))
 	if o.core {
+		w("- **Teacher**, trained by vit-train on the same data: ResNet-20 (`resnet20.yaml`, SGD + Nesterov, %s; its top-1 is its last epoch's evaluation, checked against its test logits).\n", study.Plural(o.teacherEpochs, "epoch"))
 		w("- **Core arms only** (`--core`): the plain ViT, the distilled architecture without a teacher and hard distillation from the CNN, with the CNN teacher; the other arms, teachers and checks are not part of this run.\n")
+	} else {
+		w("- **Teachers**, trained by vit-train on the same data: ResNet-20 (`resnet20.yaml`, SGD + Nesterov, %s; the ResNets' top-1 is their last epoch's evaluation, checked against their test logits), a ViT of about 20× the student (`vit_teacher.yaml`, %s), "+
+			"and the same ResNet-20 recipe stopped after %s, near or below the ViT's top-1 (DeiT compares teacher types at similar accuracy; a weaker CNN whose student still wins separates type from accuracy).\n",
+			study.Plural(o.teacherEpochs, "epoch"), study.Plural(o.vitTeacherEpochs, "epoch"), study.Plural(o.matchedTeacherEpochs, "epoch"))
 	}
 	w("- **Fine-tuning at a higher resolution** with distillation is measured by `scripts/experiments/finetune` ([finetune.md](finetune.md), its arm (f)): Fashion-MNIST trained at 14 px and fine-tuned at its native 28 px, where the higher resolution carries real extra pixels.\n")
 	b.WriteString(r.Tally.BuildLine())
@@ -92,7 +94,11 @@ func (r *report) Markdown() string {
 
 	b.WriteString(study.ChecksMarkdown(r.Checks, r.Tally.Missing, r.Estimate, defaultsText()))
 
-	w("\n## Commands\n\nThe study ran these vit-train commands (seed 0; the other seeds differ only in `seed=`, and `--out`), each followed by `vit-train eval` (ViTs) and `vit-train logits --split test` of its `last.safetensors`, and `vit-train logits --split train` of the ResNet-20 for the `.npy` arm:\n\n```sh\n")
+	npyLogits := ", and `vit-train logits --split train` of the ResNet-20 for the `.npy` arm"
+	if o.core {
+		npyLogits = ""
+	}
+	w("\n## Commands\n\nThe study ran these vit-train commands (seed 0; the other seeds differ only in `seed=`, and `--out`), each followed by `vit-train eval` (ViTs) and `vit-train logits --split test` of its `last.safetensors`%s:\n\n```sh\n", npyLogits)
 	for _, c := range r.Tally.Commands {
 		w("%s\n", c)
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"debug/buildinfo"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -35,7 +36,7 @@ func BuildBinary(ctx context.Context, c Common) (b Build, err error) {
 		}
 	}()
 	if c.Bin != "" {
-		return Build{Bin: c.Bin, Tags: "given with --bin", Commit: "unknown"}, nil
+		return Build{Bin: c.Bin, Tags: "given with --bin", Commit: binaryCommit(c.Bin)}, nil
 	}
 	root, err := ModuleRoot()
 	if err != nil {
@@ -117,6 +118,31 @@ func ModuleRoot() (string, error) {
 func openBLASInstalled() bool {
 	out, err := exec.Command("dpkg-query", "-W", "-f=${Status}", "libopenblas-dev").Output()
 	return err == nil && strings.Contains(string(out), "install ok installed")
+}
+
+// binaryCommit is the commit a Go binary records it was built from (go
+// build stamps it inside a git checkout), or "not recorded in the binary".
+func binaryCommit(path string) string {
+	info, err := buildinfo.ReadFile(path)
+	if err != nil {
+		return "not recorded in the binary"
+	}
+	commit, modified := "", false
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			commit = s.Value[:min(12, len(s.Value))]
+		case "vcs.modified":
+			modified = s.Value == "true"
+		}
+	}
+	switch {
+	case commit == "":
+		return "not recorded in the binary"
+	case modified:
+		return commit + " with uncommitted changes"
+	}
+	return commit
 }
 
 // gitCommit describes the working tree at dir.

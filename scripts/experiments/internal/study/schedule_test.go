@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -171,7 +172,7 @@ func TestRunnerThreadsAndTheComputeLine(t *testing.T) {
 
 	tally := Tally{Concurrency: add(add(add(nil, concurrencyLabel(Attempt{})), concurrencyLabel(Attempt{Jobs: 2, Threads: 1})), concurrencyLabel(Attempt{Jobs: 2, Threads: 1}))}
 	line := tally.ComputeLine()
-	want := "Training ran one run at a time, on every CPU (1 process), 2 runs at a time, each on 1 thread (2 processes). A run that shared the CPUs"
+	want := "Training ran one run at a time, on every CPU (1 process) and 2 runs at a time, each on 1 thread (2 processes). A run that shared the CPUs"
 	if !strings.Contains(line, want) {
 		t.Errorf("compute line %q lacks %q", line, want)
 	}
@@ -193,5 +194,39 @@ func TestJobsFlag(t *testing.T) {
 	c = DefaultCommon("x")
 	if _, err := Parse(Command{Name: "x"}, []string{"--jobs", "0"}, &c); err == nil || !strings.Contains(err.Error(), "--jobs 0") {
 		t.Errorf("--jobs 0: %v", err)
+	}
+}
+
+// A binary given with --bin names the commit go build stamped into it.
+func TestBinaryCommit(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git not installed")
+	}
+	dir := t.TempDir()
+	run := func(name string, args ...string) string {
+		cmd := exec.Command(name, args...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t", "GOFLAGS=-buildvcs=true")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s %v: %v\n%s", name, args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	for name, text := range map[string]string{"go.mod": "module x\n\ngo 1.22\n", "main.go": "package main\n\nfunc main() {}\n"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run("git", "init", "-q")
+	run("git", "add", ".")
+	run("git", "commit", "-qm", "x")
+	commit := run("git", "rev-parse", "HEAD")
+	run("go", "build", "-o", "x")
+	if got := binaryCommit(filepath.Join(dir, "x")); got != commit[:12] {
+		t.Errorf("binaryCommit = %q, want %q", got, commit[:12])
+	}
+	if got := binaryCommit(filepath.Join(dir, "main.go")); got != "not recorded in the binary" {
+		t.Errorf("binaryCommit of a source file = %q", got)
 	}
 }

@@ -93,9 +93,9 @@ func (t Tally) BuildLine() string {
 	case n == 1:
 		bins = fmt.Sprintf("every run ran the same binary (SHA-256 %.12s…)", t.Binaries[0])
 	case n > 1:
-		bins = fmt.Sprintf("the runs ran %d different binaries (the study was continued with --rebuild or --bin); the first: %s build of commit %s", n, t.Build, t.Commit)
+		bins = fmt.Sprintf("the runs ran %d different binaries (the study was continued with --rebuild or --bin); the first: build %s, commit %s", n, t.Build, t.Commit)
 	}
-	return fmt.Sprintf("- **Build and machine**: vit-train, %s build of commit %s; %s; %d CPUs (%s); report written %s.\n",
+	return fmt.Sprintf("- **Build and machine**: vit-train, build: %s, commit %s; %s; %d CPUs (%s); report written %s.\n",
 		t.Build, t.Commit, bins, runtime.NumCPU(), CPUModel(), time.Now().UTC().Format("2006-01-02"))
 }
 
@@ -112,7 +112,7 @@ func (t Tally) ComputeLine() string {
 			}
 			parts[i] = fmt.Sprintf("%s (%d %s)", c.Label, c.N, processes)
 		}
-		ran = " Training ran " + strings.Join(parts, ", ") + "."
+		ran = " Training ran " + joinAnd(parts) + "."
 		if len(t.Concurrency) > 1 || t.Concurrency[0].Label != concurrencyLabel(Attempt{}) {
 			ran += " A run that shared the CPUs took longer on the clock than it would alone: compare runs by CPU time and FLOPs."
 		}
@@ -156,4 +156,12 @@ func ConsistencyCheck(p *Plan, res *Results) Check {
 		c.Detail = strings.Join(bad, "; ")
 	}
 	return c
+}
+
+// joinAnd joins items as a list in prose: "a", "a and b", "a, b and c".
+func joinAnd(items []string) string {
+	if len(items) < 2 {
+		return strings.Join(items, "")
+	}
+	return strings.Join(items[:len(items)-1], ", ") + " and " + items[len(items)-1]
 }
