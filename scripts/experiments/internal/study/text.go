@@ -1,13 +1,14 @@
 package study
 
 import (
-	"bufio"
 	"fmt"
 	"math"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
+
+	"github.com/vit-train/vit-train/nn/fmapeak"
 )
 
 // Plural writes n and the noun, with an s unless n is 1.
@@ -63,20 +64,14 @@ func OrDash(s string) string {
 	return s
 }
 
-// CPUModel is the first model name in /proc/cpuinfo.
+// CPUModel names the processor as /proc/cpuinfo does, with its family and
+// model ("AMD EPYC (family 25 model 17)").
 func CPUModel() string {
-	f, err := os.Open("/proc/cpuinfo")
+	p, err := fmapeak.ReadProcessor()
 	if err != nil {
 		return runtime.GOARCH
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
-			return strings.TrimSpace(v)
-		}
-	}
-	return runtime.GOARCH
+	return p.String()
 }
 
 // RelArgs writes the paths in args relative to the current folder when
