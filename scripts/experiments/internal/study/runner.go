@@ -78,16 +78,7 @@ func Execute(ctx context.Context, c Common, p *Plan, configs embed.FS, cfgDir, c
 // finish, and Schedule returns the first error. With one job it is p's
 // runs in order, stopping at the first error.
 func Schedule(p *Plan, jobs int, do func(i int) error) error {
-	needs := make([][]int, len(p.Runs))
-	index := map[string]int{}
-	for i, r := range p.Runs {
-		index[r.ID] = i
-	}
-	for i, r := range p.Runs {
-		for _, id := range p.Needs(r) {
-			needs[i] = append(needs[i], index[id])
-		}
-	}
+	needs := p.needIndices()
 	const (
 		waiting = iota
 		running
@@ -130,6 +121,21 @@ func Schedule(p *Plan, jobs int, do func(i int) error) error {
 		}
 		state[res.i] = finished
 	}
+}
+
+// needIndices is Needs of each run, as indices into p.Runs.
+func (p *Plan) needIndices() [][]int {
+	index := map[string]int{}
+	for i, r := range p.Runs {
+		index[r.ID] = i
+	}
+	needs := make([][]int, len(p.Runs))
+	for i, r := range p.Runs {
+		for _, id := range p.Needs(r) {
+			needs[i] = append(needs[i], index[id])
+		}
+	}
+	return needs
 }
 
 // Runner runs a study's commands.
