@@ -93,6 +93,21 @@ func (p *Plan) Needs(r Run) []string {
 	return ids
 }
 
+// needIndices is Needs of each run, as indices into p.Runs.
+func (p *Plan) needIndices() [][]int {
+	index := map[string]int{}
+	for i, r := range p.Runs {
+		index[r.ID] = i
+	}
+	needs := make([][]int, len(p.Runs))
+	for i, r := range p.Runs {
+		for _, id := range p.Needs(r) {
+			needs[i] = append(needs[i], index[id])
+		}
+	}
+	return needs
+}
+
 // Started says whether any run of p has a folder.
 func (p *Plan) Started() bool {
 	for _, r := range p.Runs {

@@ -123,21 +123,6 @@ func Schedule(p *Plan, jobs int, do func(i int) error) error {
 	}
 }
 
-// needIndices is Needs of each run, as indices into p.Runs.
-func (p *Plan) needIndices() [][]int {
-	index := map[string]int{}
-	for i, r := range p.Runs {
-		index[r.ID] = i
-	}
-	needs := make([][]int, len(p.Runs))
-	for i, r := range p.Runs {
-		for _, id := range p.Needs(r) {
-			needs[i] = append(needs[i], index[id])
-		}
-	}
-	return needs
-}
-
 // Runner runs a study's commands.
 type Runner struct {
 	Build Build
