@@ -237,13 +237,28 @@ func TestExistingRunsMustMatchTheFlags(t *testing.T) {
 		t.Errorf("run with other epochs: %v", err)
 	}
 
-	// Recipes: written when missing, kept when equal, refused when they
-	// differ once runs have started.
+	// Recipes: written when missing, kept when equal, refused when their
+	// values differ once runs have started.
 	if err := study.WriteConfigs(cfgDir, configFiles, true); err != nil {
 		t.Fatal(err)
 	}
 	if err := study.WriteConfigs(cfgDir, configFiles, true); err != nil {
 		t.Errorf("same recipes: %v", err)
+	}
+	// Other comments are the same recipe: accepted, and the file takes the
+	// study's text.
+	student, err := configFiles.ReadFile("configs/student.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(cfgDir, "student.yaml"), append([]byte("# an older comment\n"), student...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := study.WriteConfigs(cfgDir, configFiles, true); err != nil {
+		t.Errorf("recipe with other comments: %v", err)
+	}
+	if b, err := os.ReadFile(filepath.Join(cfgDir, "student.yaml")); err != nil || string(b) != string(student) {
+		t.Errorf("student.yaml not rewritten with the study's text: %v", err)
 	}
 	if err := os.WriteFile(filepath.Join(cfgDir, "student.yaml"), []byte("epochs: 3\n"), 0o644); err != nil {
 		t.Fatal(err)

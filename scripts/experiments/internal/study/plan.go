@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 
@@ -158,6 +159,16 @@ func (m RunMaker) New(id string, seed, epochs, size int, args ...string) Run {
 // FmtFloat writes v as --set parses it.
 func FmtFloat(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 
+// sameYAML says whether two YAML documents hold the same values: a recipe
+// whose comments changed is the same recipe.
+func sameYAML(a, b []byte) bool {
+	var va, vb any
+	if yaml.Unmarshal(a, &va) != nil || yaml.Unmarshal(b, &vb) != nil {
+		return false
+	}
+	return reflect.DeepEqual(va, vb)
+}
+
 // WriteConfigs writes the recipes files holds in its folder configs
 // (configs/*.yaml) into dir, where the runs' commands name them. Once runs
 // have started (started), a recipe that differs from the one in dir is an
@@ -180,7 +191,7 @@ func WriteConfigs(dir string, files embed.FS, started bool) error {
 		switch {
 		case err == nil && string(old) == string(b):
 			continue
-		case err == nil && started:
+		case err == nil && started && !sameYAML(old, b):
 			return fmt.Errorf("%s differs from the study's %s: the runs in this work folder were started with other recipes; use another --work", path, e.Name())
 		case err != nil && !errors.Is(err, os.ErrNotExist):
 			return err
