@@ -68,31 +68,38 @@ func TestObjdump(t *testing.T) {
 				}
 			}
 		}
-		path := filepath.Join(t.TempDir(), "code.bin")
-		if err := os.WriteFile(path, code.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
+		checkObjdump(t, objdump, op.Name, code.Bytes(), want)
+	}
+}
+
+// checkObjdump decodes code with objdump and compares each instruction, in
+// AT&T syntax with single spaces, with want.
+func checkObjdump(t *testing.T, objdump, name string, code []byte, want []string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "code.bin")
+	if err := os.WriteFile(path, code, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(objdump, "-D", "-b", "binary", "-mi386:x86-64", path).CombinedOutput()
+	if err != nil {
+		t.Fatalf("objdump: %v\n%s", err, out)
+	}
+	var got []string
+	for _, line := range strings.Split(string(out), "\n") {
+		// "   6:	62 f2 76 48 52 c2    	vdpbf16ps %zmm2,%zmm1,%zmm0"
+		f := strings.Split(line, "\t")
+		if len(f) == 3 && strings.HasSuffix(strings.TrimSpace(f[0]), ":") {
+			got = append(got, strings.Join(strings.Fields(f[2]), " "))
 		}
-		out, err := exec.Command(objdump, "-D", "-b", "binary", "-mi386:x86-64", path).CombinedOutput()
-		if err != nil {
-			t.Fatalf("objdump: %v\n%s", err, out)
-		}
-		var got []string
-		for _, line := range strings.Split(string(out), "\n") {
-			// "   6:	62 f2 76 48 52 c2    	vdpbf16ps %zmm2,%zmm1,%zmm0"
-			f := strings.Split(line, "\t")
-			if len(f) == 3 && strings.HasSuffix(strings.TrimSpace(f[0]), ":") {
-				got = append(got, strings.Join(strings.Fields(f[2]), " "))
-			}
-		}
-		if len(got) != len(want) {
-			t.Fatalf("%s: objdump decoded %d instructions, want %d:\n%s", op.Name, len(got), len(want), out[:min(len(out), 2000)])
-		}
-		bad := 0
-		for i := range want {
-			if got[i] != want[i] && bad < 10 {
-				bad++
-				t.Errorf("%s: instruction %d decodes as %q, want %q", op.Name, i, got[i], want[i])
-			}
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%s: objdump decoded %d instructions, want %d:\n%s", name, len(got), len(want), out[:min(len(out), 2000)])
+	}
+	bad := 0
+	for i := range want {
+		if got[i] != want[i] && bad < 10 {
+			bad++
+			t.Errorf("%s: instruction %d decodes as %q, want %q", name, i, got[i], want[i])
 		}
 	}
 }
@@ -178,31 +185,7 @@ func TestObjdumpBroadcast(t *testing.T) {
 		}
 		want = append(want, fmt.Sprintf("vdpbf16ps %s(%s){1to16},%%zmm%d,%%zmm%d", disp, addr, s1, d))
 	}
-	path := filepath.Join(t.TempDir(), "code.bin")
-	if err := os.WriteFile(path, code.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	out, err := exec.Command(objdump, "-D", "-b", "binary", "-mi386:x86-64", path).CombinedOutput()
-	if err != nil {
-		t.Fatalf("objdump: %v\n%s", err, out)
-	}
-	var got []string
-	for _, line := range strings.Split(string(out), "\n") {
-		f := strings.Split(line, "\t")
-		if len(f) == 3 && strings.HasSuffix(strings.TrimSpace(f[0]), ":") {
-			got = append(got, strings.Join(strings.Fields(f[2]), " "))
-		}
-	}
-	if len(got) != len(want) {
-		t.Fatalf("objdump decoded %d instructions, want %d", len(got), len(want))
-	}
-	bad := 0
-	for i := range want {
-		if got[i] != want[i] && bad < 10 {
-			bad++
-			t.Errorf("instruction %d decodes as %q, want %q", i, got[i], want[i])
-		}
-	}
+	checkObjdump(t, objdump, "VDPBF16PS.BCST", code.Bytes(), want)
 }
 
 func TestZmmBcstRejectsBadOperands(t *testing.T) {
