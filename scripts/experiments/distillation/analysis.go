@@ -341,3 +341,12 @@ func teacherGapReading(g float64, cnnWins bool) string {
 	}
 	return similarity(g) + "; the weaker teacher's student wins, so teacher accuracy does not explain the difference"
 }
+
+// seedCount says over how many seeds the arms' numbers are averaged.
+func (r *report) seedCount() string {
+	finished := make([][]int, len(r.Arms))
+	for i, a := range r.Arms {
+		finished[i] = a.Seeds
+	}
+	return study.SeedCount(r.Opts.seeds, finished...)
+}

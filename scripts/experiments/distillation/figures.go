@@ -65,7 +65,7 @@ func (r *report) WriteFigures(dir string) error {
 // deviation over seeds as error bars and the teachers as dashed lines.
 func barChart(r *report) (*plot.Plot, error) {
 	p := plot.New()
-	p.Title.Text = fmt.Sprintf("Fashion-MNIST test top-1 by arm (mean ± std over %s; %s at 28 px)", study.Plural(r.Opts.seeds, "seed"), study.Plural(r.Opts.epochs, "epoch"))
+	p.Title.Text = fmt.Sprintf("Fashion-MNIST test top-1 by arm (mean ± std over %s; %s at 28 px)", r.seedCount(), study.Plural(r.Opts.epochs, "epoch"))
 	p.Y.Label.Text = "top-1 (%)"
 	p.Legend.Top = true
 	p.Legend.Left = true

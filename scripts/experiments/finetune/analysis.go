@@ -249,3 +249,12 @@ func ratio(v float64) string {
 	}
 	return fmt.Sprintf("%.2f", v)
 }
+
+// seedCount says over how many seeds the arms' numbers are averaged.
+func (r *report) seedCount() string {
+	finished := make([][]int, len(r.Arms))
+	for i, a := range r.Arms {
+		finished[i] = a.Seeds
+	}
+	return study.SeedCount(r.Opts.seeds, finished...)
+}

@@ -42,7 +42,7 @@ func (r *report) WriteFigures(dir string) error {
 // over seeds as error bars) against its training compute per seed.
 func computeChart(r *report) (*plot.Plot, error) {
 	p := plot.New()
-	p.Title.Text = fmt.Sprintf("Fashion-MNIST test top-1 against training compute (mean ± std over %s)", study.Plural(r.Opts.seeds, "seed"))
+	p.Title.Text = fmt.Sprintf("Fashion-MNIST test top-1 against training compute (mean ± std over %s)", r.seedCount())
 	p.X.Label.Text = "training compute per seed (TFLOP: 3 × forward FLOPs × images seen)"
 	p.Y.Label.Text = "top-1 (%)"
 	p.Legend.Top = false

@@ -273,3 +273,22 @@ func TestFlagsLine(t *testing.T) {
 		t.Errorf("quick: FlagsLine = %q, want %q", got, want)
 	}
 }
+
+func TestSeedCount(t *testing.T) {
+	for _, c := range []struct {
+		planned  int
+		finished [][]int
+		want     string
+	}{
+		{3, [][]int{{0, 1, 2}, {0, 1, 2}}, "3 seeds"},
+		{1, [][]int{{0}}, "1 seed"},
+		{3, nil, "3 seeds"},
+		{3, [][]int{{0, 1, 2}, {0}}, "1–3 of 3 planned seeds per arm"},
+		{6, [][]int{{0, 1, 2}, {0, 1, 2}}, "3 of 6 planned seeds per arm"},
+		{3, [][]int{{0, 1, 2}, {}}, "0–3 of 3 planned seeds per arm"},
+	} {
+		if got := SeedCount(c.planned, c.finished...); got != c.want {
+			t.Errorf("SeedCount(%d, %v) = %q, want %q", c.planned, c.finished, got, c.want)
+		}
+	}
+}

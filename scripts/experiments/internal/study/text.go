@@ -121,3 +121,21 @@ func ChecksMarkdown(checks []Check, missing []string, estimate *Estimate, defaul
 	}
 	return b.String()
 }
+
+// SeedCount says how many seeds the arms' numbers average, given each arm's
+// finished seeds: "3 seeds" when every arm finished all planned, and, for a
+// study still running, "1–3 of 3 planned seeds per arm".
+func SeedCount(planned int, finished ...[]int) string {
+	least, most := planned, 0
+	for _, seeds := range finished {
+		least, most = min(least, len(seeds)), max(most, len(seeds))
+	}
+	if len(finished) == 0 || least == planned {
+		return Plural(planned, "seed")
+	}
+	count := fmt.Sprint(least)
+	if most != least {
+		count = fmt.Sprintf("%d–%d", least, most)
+	}
+	return fmt.Sprintf("%s of %s per arm", count, Plural(planned, "planned seed"))
+}
