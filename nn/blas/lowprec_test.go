@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/big"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/vit-train/vit-train/internal/allocs"
@@ -259,9 +260,10 @@ var emulations = map[Variant]func(tA, tB bool, m, n, k, kc int, alpha float32, a
 }
 
 // TestVariantsMatchEmulation checks each low-precision kernel this CPU
-// runs against its emulation bit for bit, through GemmAs and through
-// PackBAs and GemmPacked, on tiles whole and partial, K blocks one and
-// several, every transpose, and sums small enough to be flushed.
+// runs against its emulation bit for bit, alone and through packed B
+// panels and GemmPacked, on tiles whole and partial, K blocks one and
+// several (and products shorter than GemmAs gives it), every transpose,
+// and sums small enough to be flushed.
 func TestVariantsMatchEmulation(t *testing.T) {
 	for _, v := range Variants()[1:] {
 		t.Run(string(v), func(t *testing.T) {
@@ -297,9 +299,11 @@ func checkVariant(t *testing.T, v Variant, kern *kernel) {
 		want := append([]float32(nil), c0...)
 		emulations[v](c.tA, c.tB, c.m, c.n, c.k, kc, c.alpha, a, max(1, lda), b, max(1, ldb), c.beta, want, c.n, bias)
 		got := append([]float32(nil), c0...)
-		GemmAs(v, c.tA, c.tB, c.m, c.n, c.k, c.alpha, a, max(1, lda), b, max(1, ldb), c.beta, got, c.n, bias)
+		if c.m > 0 && c.n > 0 {
+			variantGemm(v, c.tA, c.tB, c.m, c.n, c.k, c.alpha, a, max(1, lda), b, max(1, ldb), c.beta, got, c.n, bias)
+		}
 		packed := append([]float32(nil), c0...)
-		GemmPacked(c.tA, c.m, c.alpha, a, max(1, lda), PackBAs(v, c.tB, c.k, c.n, b, max(1, ldb)), c.beta, packed, c.n, bias)
+		GemmPacked(c.tA, c.m, c.alpha, a, max(1, lda), packB(variantPanels(v), c.tB, c.k, c.n, b, max(1, ldb)), c.beta, packed, c.n, bias)
 		bad := 0
 		for i := range want {
 			if (!sameBits(got[i], want[i]) || !sameBits(packed[i], want[i])) && bad < 5 {
@@ -534,6 +538,46 @@ func TestVariantsAllocs(t *testing.T) {
 				}
 				if got := allocs.Least(0, 20, f); got >= 0.5 {
 					t.Errorf("%s %v tr=%d: %v allocations per call", v, sh, tr, got)
+				}
+			}
+		}
+	}
+}
+
+// TestShortProductsRunInFloat32 checks GemmAs's and PackBAs's choice of
+// arithmetic in each low-precision variant this CPU runs: Gemm's float32
+// products bit for bit below lowPrecisionMinK steps, the variant's kernel
+// bit for bit from there on.
+func TestShortProductsRunInFloat32(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, v := range Variants()[1:] {
+		if !v.Runs() {
+			t.Logf("%s: not run here", v)
+			continue
+		}
+		for _, k := range []int{1, 16, 50, lowPrecisionMinK - 1, lowPrecisionMinK, 200} {
+			c := lowCase{false, true, 9, 40, k, 1, 0, true, 1}
+			a, b, c0, bias := c.operands(rng)
+			want := append([]float32(nil), c0...)
+			if k < lowPrecisionMinK {
+				GemmBias(false, true, c.m, c.n, k, 1, a, k, b, k, 0, want, c.n, bias)
+			} else {
+				variantGemm(v, false, true, c.m, c.n, k, 1, a, k, b, k, 0, want, c.n, bias)
+			}
+			got := append([]float32(nil), c0...)
+			GemmAs(v, false, true, c.m, c.n, k, 1, a, k, b, k, 0, got, c.n, bias)
+			packed := append([]float32(nil), c0...)
+			GemmPacked(false, c.m, 1, a, k, PackBAs(v, true, k, c.n, b, k), 0, packed, c.n, bias)
+			for i := range want {
+				if !sameBits(got[i], want[i]) || !sameBits(packed[i], want[i]) {
+					t.Fatalf("%s, k = %d: C[%d] = %v (packed B: %v), want %v", v, k, i, got[i], packed[i], want[i])
+				}
+			}
+			if k >= lowPrecisionMinK {
+				full := append([]float32(nil), c0...)
+				GemmBias(false, true, c.m, c.n, k, 1, a, k, b, k, 0, full, c.n, bias)
+				if slices.Equal(full, want) {
+					t.Errorf("%s, k = %d: the variant's product equals float32's bit for bit", v, k)
 				}
 			}
 		}

@@ -16,7 +16,10 @@ import (
 // TestLowPrecisionOps checks Linear, attention and Conv2d with their
 // products in each low-precision variant this CPU runs: forward values
 // and gradients within the variant's rounding of the float64 ones, and
-// not those of float32 products (the variant took effect).
+// not those of float32 products (the variant took effect). Each op's
+// forward product is at least 64 steps long (q·kᵀ's heads of 64, the
+// convolution's 8×3×3), the length from which blas.GemmAs takes a
+// low-precision variant.
 func TestLowPrecisionOps(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for _, v := range blas.Variants()[1:] {
@@ -29,20 +32,20 @@ func TestLowPrecisionOps(t *testing.T) {
 				inputs []*tensor.Dense
 				f      func(v blas.Variant) opstest.Func
 			}{
-				{"linear", []*tensor.Dense{opstest.Rand(rng, -1, 1, 2, 9, 40), opstest.Rand(rng, -1, 1, 24, 40), opstest.Rand(rng, -1, 1, 24)},
+				{"linear", []*tensor.Dense{opstest.Rand(rng, -1, 1, 2, 9, 64), opstest.Rand(rng, -1, 1, 24, 64), opstest.Rand(rng, -1, 1, 24)},
 					func(v blas.Variant) opstest.Func {
 						return func(g *gorgonia.ExprGraph, in []*gorgonia.Node) (*gorgonia.Node, error) {
 							return ops.LinearAs(v, in[0], in[1], in[2])
 						}
 					}},
-				{"attention", []*tensor.Dense{opstest.Rand(rng, -1, 1, 2, 13, 48)},
+				{"attention", []*tensor.Dense{opstest.Rand(rng, -1, 1, 2, 13, 384)},
 					func(v blas.Variant) opstest.Func {
 						return func(g *gorgonia.ExprGraph, in []*gorgonia.Node) (*gorgonia.Node, error) {
 							out, _, err := ops.NewAttentionAs(v, in[0], 2, 0, nil)
 							return out, err
 						}
 					}},
-				{"conv2d", []*tensor.Dense{opstest.Rand(rng, -1, 1, 2, 3, 8, 8), opstest.Rand(rng, -1, 1, 5, 3, 3, 3), opstest.Rand(rng, -1, 1, 5)},
+				{"conv2d", []*tensor.Dense{opstest.Rand(rng, -1, 1, 2, 8, 8, 8), opstest.Rand(rng, -1, 1, 5, 8, 3, 3), opstest.Rand(rng, -1, 1, 5)},
 					func(v blas.Variant) opstest.Func {
 						return func(g *gorgonia.ExprGraph, in []*gorgonia.Node) (*gorgonia.Node, error) {
 							return ops.Conv2dAs(v, in[0], in[1], in[2], 1, 1)
