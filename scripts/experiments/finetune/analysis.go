@@ -252,9 +252,5 @@ func ratio(v float64) string {
 
 // seedCount says over how many seeds the arms' numbers are averaged.
 func (r *report) seedCount() string {
-	finished := make([][]int, len(r.Arms))
-	for i, a := range r.Arms {
-		finished[i] = a.Seeds
-	}
-	return study.SeedCount(r.Opts.seeds, finished...)
+	return study.SeedCount(r.Opts.seeds, r.Arms, func(a armResult) []int { return a.Seeds })
 }

@@ -287,7 +287,7 @@ func TestSeedCount(t *testing.T) {
 		{6, [][]int{{0, 1, 2}, {0, 1, 2}}, "3 of 6 planned seeds per arm"},
 		{3, [][]int{{0, 1, 2}, {}}, "0–3 of 3 planned seeds per arm"},
 	} {
-		if got := SeedCount(c.planned, c.finished...); got != c.want {
+		if got := SeedCount(c.planned, c.finished, func(seeds []int) []int { return seeds }); got != c.want {
 			t.Errorf("SeedCount(%d, %v) = %q, want %q", c.planned, c.finished, got, c.want)
 		}
 	}

@@ -123,14 +123,15 @@ func ChecksMarkdown(checks []Check, missing []string, estimate *Estimate, defaul
 }
 
 // SeedCount says how many seeds the arms' numbers average, given each arm's
-// finished seeds: "3 seeds" when every arm finished all planned, and, for a
-// study still running, "1–3 of 3 planned seeds per arm".
-func SeedCount(planned int, finished ...[]int) string {
+// finished seeds (seeds reads them): "3 seeds" when every arm finished all
+// planned, and, for a study still running, "1–3 of 3 planned seeds per arm".
+func SeedCount[A any](planned int, arms []A, seeds func(A) []int) string {
 	least, most := planned, 0
-	for _, seeds := range finished {
-		least, most = min(least, len(seeds)), max(most, len(seeds))
+	for _, a := range arms {
+		n := len(seeds(a))
+		least, most = min(least, n), max(most, n)
 	}
-	if len(finished) == 0 || least == planned {
+	if len(arms) == 0 || least == planned {
 		return Plural(planned, "seed")
 	}
 	count := fmt.Sprint(least)
