@@ -165,7 +165,7 @@ func compareLiveAndFile(rep *report, res *study.Results) (study.Finding, []strin
 	hard, npy := rep.arm("hard_cnn"), rep.arm("hard_npy")
 	if hard != nil && npy != nil && len(hard.Seeds) > 0 && len(npy.Seeds) > 0 {
 		d := study.Compare(npy.Seeds, npy.Avg, hard.Seeds, hard.Avg)
-		s := fmt.Sprintf("With the main recipe (pad-crop + flip) the file study.Holds the teacher's logits of the un-augmented images while the live teacher sees each augmented batch, so the two differ by design: "+
+		s := fmt.Sprintf("With the main recipe (pad-crop + flip) the file holds the teacher's logits of the un-augmented images while the live teacher sees each augmented batch, so the two differ by design: "+
 			".npy %s vs live %s (%s).", study.PM(study.Summarize(npy.Avg)), study.PM(study.Summarize(hard.Avg)), d)
 		text = append(text, s)
 		if f.Detail != "" {
@@ -211,8 +211,8 @@ func findings(r *report) []study.Finding {
 		}
 		return &armResult{Arm: arm{Key: key}}
 	}
-	mean := study.Mean
 	cmp := func(a, b *armResult) study.Diff { return study.Compare(a.Seeds, a.Avg, b.Seeds, b.Avg) }
+	agreeCmp := func(a, b *armResult) study.Diff { return study.Compare(a.Seeds, a.AgreeCNN, b.Seeds, b.AgreeCNN) }
 	avgOf := func(a *armResult) string { return study.PM(study.Summarize(a.Avg)) }
 	label := func(key string) string { return studentArms[armIndex(key)].Label }
 
@@ -222,14 +222,14 @@ func findings(r *report) []study.Finding {
 
 	out = append(out, study.Finding{
 		Claim:   "Hard distillation beats soft distillation",
-		Verdict: study.Verdict(mean(hard.Avg), mean(soft3.Avg), mean(soft1.Avg)),
+		Verdict: study.Verdict(cmp(hard, soft3), cmp(hard, soft1)),
 		Detail: fmt.Sprintf("hard %s vs %s %s (%s) and %s %s (%s)", avgOf(hard),
 			label(soft3.Arm.Key), avgOf(soft3), cmp(hard, soft3), label(soft1.Arm.Key), avgOf(soft1), cmp(hard, soft1)),
 	})
 
 	out = append(out, study.Finding{
 		Claim:   "Distillation beats no distillation at equal epochs",
-		Verdict: study.Verdict(mean(hard.Avg), mean(vit.Avg), mean(noT.Avg)),
+		Verdict: study.Verdict(cmp(hard, vit), cmp(hard, noT)),
 		Detail: fmt.Sprintf("hard distillation from the CNN %s vs the plain ViT %s (%s) and the distilled architecture without a teacher %s (%s), all %s",
 			avgOf(hard), avgOf(vit), cmp(hard, vit), avgOf(noT), cmp(hard, noT), study.Plural(r.Opts.epochs, "epoch")),
 	})
@@ -239,31 +239,39 @@ func findings(r *report) []study.Finding {
 	// The ensemble of the two heads, judged on hard distillation from the
 	// CNN (DeiT's setting) and counted over every arm with a teacher.
 	ens := study.Finding{Claim: "The two-head ensemble beats each head alone"}
-	ens.Verdict = study.Verdict(mean(hard.Avg), mean(hard.Cls), mean(hard.Dist))
-	ens.Detail = fmt.Sprintf("hard, CNN teacher: both heads %s vs class head %s and distillation head %s",
-		avgOf(hard), study.PM(study.Summarize(hard.Cls)), study.PM(study.Summarize(hard.Dist)))
+	ens.Verdict = ensembleVerdict(hard)
+	ens.Detail = fmt.Sprintf("hard, CNN teacher: both heads %s vs class head %s (%s) and distillation head %s (%s)",
+		avgOf(hard), study.PM(study.Summarize(hard.Cls)), study.Compare(hard.Seeds, hard.Avg, hard.Seeds, hard.Cls),
+		study.PM(study.Summarize(hard.Dist)), study.Compare(hard.Seeds, hard.Avg, hard.Seeds, hard.Dist))
 	wins, n := 0, 0
 	for _, a := range r.Arms {
 		if a.Arm.Teacher == noTeacher || len(a.Seeds) == 0 {
 			continue
 		}
 		n++
-		if study.Verdict(study.Summarize(a.Avg).Mean, study.Summarize(a.Cls).Mean, study.Summarize(a.Dist).Mean) == study.Holds {
+		if ensembleVerdict(&a) == study.Holds {
 			wins++
 		}
 	}
 	if n > 0 {
-		ens.Detail += fmt.Sprintf("; the ensemble is best in %d of the %d arms with a teacher", wins, n)
+		ens.Detail += fmt.Sprintf("; the ensemble beats both heads by more than 2 SE in %d of the %d arms with a teacher", wins, n)
 	}
 	out = append(out, ens)
 
 	out = append(out, study.Finding{
 		Claim:   "Distillation makes the student agree more with its teacher",
-		Verdict: study.Verdict(mean(hard.AgreeCNN), mean(noT.AgreeCNN), mean(vit.AgreeCNN)),
-		Detail: fmt.Sprintf("agreement with the CNN: hard-distilled %s%% vs no teacher %s%% and plain ViT %s%%",
-			study.PM(study.Summarize(hard.AgreeCNN)), study.PM(study.Summarize(noT.AgreeCNN)), study.PM(study.Summarize(vit.AgreeCNN))),
+		Verdict: study.Verdict(agreeCmp(hard, noT), agreeCmp(hard, vit)),
+		Detail: fmt.Sprintf("agreement with the CNN: hard-distilled %s%% vs no teacher %s%% (%s) and plain ViT %s%% (%s)",
+			study.PM(study.Summarize(hard.AgreeCNN)), study.PM(study.Summarize(noT.AgreeCNN)), agreeCmp(hard, noT),
+			study.PM(study.Summarize(vit.AgreeCNN)), agreeCmp(hard, vit)),
 	})
 	return out
+}
+
+// ensembleVerdict judges "the two heads' average beats each head alone" on
+// one arm's seeds.
+func ensembleVerdict(a *armResult) string {
+	return study.Verdict(study.Compare(a.Seeds, a.Avg, a.Seeds, a.Cls), study.Compare(a.Seeds, a.Avg, a.Seeds, a.Dist))
 }
 
 // teacherTypeFinding judges "a convnet teacher beats a transformer teacher"
@@ -278,7 +286,6 @@ func teacherTypeFinding(r *report, get func(string) *armResult) study.Finding {
 		gap     float64 // teacher top-1, CNN − ViT; NaN if either is missing
 	}
 	hardViT, tv := get("hard_vit"), r.teacher(teacherViT)
-	vitMean := study.Summarize(hardViT.Avg).Mean
 	var cnns []cnn
 	for _, c := range []cnn{{arm: get("hard_cnn_matched"), teacher: r.teacher(teacherCNNMatched)}, {arm: get("hard_cnn"), teacher: r.teacher(teacherCNN)}} {
 		if len(c.arm.Seeds) == 0 {
@@ -301,16 +308,15 @@ func teacherTypeFinding(r *report, get func(string) *armResult) study.Finding {
 	f := study.Finding{Claim: "A convnet teacher beats a transformer teacher", Verdict: study.NotMeasured,
 		Detail: fmt.Sprintf("no arm distilled from a CNN; from the ViT %s", study.PM(study.Summarize(hardViT.Avg)))}
 	for i, c := range cnns {
-		mean := study.Summarize(c.arm.Avg).Mean
+		d := study.Compare(c.arm.Seeds, c.arm.Avg, hardViT.Seeds, hardViT.Avg)
 		text := fmt.Sprintf("%s: %s vs %s: %s (%s)",
-			c.arm.Arm.Label, study.PM(study.Summarize(c.arm.Avg)), studentArms[armIndex("hard_vit")].Label, study.PM(study.Summarize(hardViT.Avg)),
-			study.Compare(c.arm.Seeds, c.arm.Avg, hardViT.Seeds, hardViT.Avg))
+			c.arm.Arm.Label, study.PM(study.Summarize(c.arm.Avg)), studentArms[armIndex("hard_vit")].Label, study.PM(study.Summarize(hardViT.Avg)), d)
 		if !math.IsNaN(c.gap) {
 			text += fmt.Sprintf("; teachers %.2f%% and %.2f%% (CNN − ViT %+.2f points, %s)", c.teacher.Top1, tv.Top1, c.gap,
-				teacherGapReading(c.gap, mean > vitMean))
+				teacherGapReading(c.gap, d.D > 0))
 		}
 		if i == 0 {
-			f.Verdict, f.Detail = study.Verdict(mean, vitMean), text
+			f.Verdict, f.Detail = study.Verdict(d), text
 			continue
 		}
 		f.Detail += ". Beside it, " + text

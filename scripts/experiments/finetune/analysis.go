@@ -171,15 +171,18 @@ func (r *report) arm(key string) *armResult {
 
 // reachVerdict judges "the fine-tuned model reaches the one trained at
 // the native size from scratch within margin points, at a fraction of its
-// compute": Holds when ft ≥ scratch − margin and fraction < 1.
-func reachVerdict(ft, scratch, margin, fraction float64) string {
+// compute" from ftMinusScratch, the fine-tuned model's top-1 less the
+// other's: the claim that ft − scratch + margin is positive (study.Verdict),
+// and DoesNotHold whatever the accuracy when fraction is not below 1.
+func reachVerdict(ftMinusScratch study.Diff, margin, fraction float64) string {
 	switch {
-	case math.IsNaN(ft) || math.IsNaN(scratch) || math.IsNaN(fraction):
+	case math.IsNaN(fraction):
 		return study.NotMeasured
-	case ft >= scratch-margin && fraction < 1:
-		return study.Holds
+	case fraction >= 1 && !math.IsNaN(ftMinusScratch.D):
+		return study.DoesNotHold
 	}
-	return study.DoesNotHold
+	ftMinusScratch.D += margin
+	return study.Verdict(ftMinusScratch)
 }
 
 // findings computes the study's claims from the arms' mean top-1.
@@ -204,7 +207,7 @@ func findings(r *report) []study.Finding {
 	cpuFraction := study.Mean(d.CPUS) / study.Mean(a.CPUS)
 	reach := study.Finding{
 		Claim:   fmt.Sprintf("Training at 14 px and fine-tuning at 28 px (d) reaches training at 28 px from scratch (a) within %s points, at a fraction of its compute", study.FmtFloat(margin)),
-		Verdict: reachVerdict(mean(d), mean(a), margin, fraction),
+		Verdict: reachVerdict(cmp(d, a), margin, fraction),
 	}
 	reach.Detail = fmt.Sprintf("%s vs %s (%s; %s the %s-point margin), at %s of (a)'s training FLOPs (%s vs %s TFLOP per seed) and %s of its CPU time",
 		pm(d), pm(a), cmp(d, a), map[bool]string{true: "within", false: "outside"}[mean(d) >= mean(a)-margin], study.FmtFloat(margin),
@@ -213,22 +216,22 @@ func findings(r *report) []study.Finding {
 
 	out = append(out, study.Finding{
 		Claim:   "The gain is the resolution, not the extra steps: fine-tuning at 28 px (d) beats fine-tuning for the same steps at 14 px (e)",
-		Verdict: study.Verdict(mean(d), mean(e)),
+		Verdict: study.Verdict(cmp(d, e)),
 		Detail:  fmt.Sprintf("%s vs %s (%s); (d)'s training FLOPs are %s times (e)'s", pm(d), pm(e), cmp(d, e), ratio(d.TrainFLOPs/e.TrainFLOPs)),
 	})
 	out = append(out, study.Finding{
 		Claim:   "Fine-tuning at 28 px (d) improves on the 14 px model (b)",
-		Verdict: study.Verdict(mean(d), mean(b)),
+		Verdict: study.Verdict(cmp(d, b)),
 		Detail:  fmt.Sprintf("%s vs %s (%s)", pm(d), pm(b), cmp(d, b)),
 	})
 	out = append(out, study.Finding{
 		Claim:   "Without fine-tuning, the 14 px model loses accuracy at 28 px (c), the train-test resolution discrepancy (FixRes)",
-		Verdict: study.Verdict(mean(b), mean(c)),
+		Verdict: study.Verdict(cmp(b, c)),
 		Detail:  fmt.Sprintf("%s at 14 px vs %s at 28 px, position embeddings resampled (%s)", pm(b), pm(c), cmp(b, c)),
 	})
 	out = append(out, study.Finding{
 		Claim:   "Hard distillation from a 28 px CNN during the fine-tune (f) beats the same fine-tune without a teacher (d′)",
-		Verdict: study.Verdict(mean(f), mean(dNo)),
+		Verdict: study.Verdict(cmp(f, dNo)),
 		Detail:  fmt.Sprintf("%s vs %s (%s); the ResNet-20 teacher: %s%%", pm(f), pm(dNo), cmp(f, dNo), study.Num(r.Teacher.Top1)),
 	})
 	return out

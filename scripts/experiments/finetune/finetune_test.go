@@ -218,6 +218,22 @@ func TestVerdictsFollowTheNumbers(t *testing.T) {
 		}
 	}
 
+	// (f) above (d′) by 0.07 points on average, but not on every seed.
+	noisy := map[string][]float64{}
+	for k, v := range claimed {
+		noisy[k] = v
+	}
+	noisy[keyDistilledHrd] = []float64{88.4, 87.6, 87.9}
+	for _, f := range fakeReport(t, noisy).Findings {
+		want := study.Holds
+		if strings.HasPrefix(f.Claim, "Hard distillation") {
+			want = study.NotResolved
+		}
+		if f.Verdict != want {
+			t.Errorf("noisy numbers: %q %s, want %s (%s)", f.Claim, f.Verdict, want, f.Detail)
+		}
+	}
+
 	missing := map[string][]float64{keyScratch28: claimed[keyScratch28]}
 	for _, f := range fakeReport(t, missing).Findings {
 		if f.Verdict != study.NotMeasured {
@@ -227,20 +243,25 @@ func TestVerdictsFollowTheNumbers(t *testing.T) {
 }
 
 func TestReachVerdict(t *testing.T) {
+	nan := math.NaN()
 	for _, c := range []struct {
-		ft, scratch, margin, fraction float64
-		want                          string
+		d, se, margin, fraction float64
+		want                    string
 	}{
-		{87.6, 88, 0.5, 0.4, study.Holds},
-		{88.5, 88, 0.5, 0.4, study.Holds},
-		{87.4, 88, 0.5, 0.4, study.DoesNotHold},
-		{87.9, 88, 0.5, 1.2, study.DoesNotHold},
-		{87.9, 88, 0, 0.4, study.DoesNotHold},
-		{math.NaN(), 88, 0.5, 0.4, study.NotMeasured},
-		{87.9, 88, 0.5, math.NaN(), study.NotMeasured},
+		{-0.4, 0, 0.5, 0.4, study.Holds},
+		{0.5, 0.1, 0.5, 0.4, study.Holds},
+		{-0.4, 0.1, 0.5, 0.4, study.NotResolved}, // 0.1 above the margin: 1 SE
+		{-0.6, 0, 0.5, 0.4, study.DoesNotHold},
+		{-0.6, 0.04, 0.5, 0.4, study.DoesNotHold},
+		{-0.6, 0.1, 0.5, 0.4, study.NotResolved},
+		{0.1, 0.01, 0.5, 1.2, study.DoesNotHold}, // more compute than (a)
+		{-0.1, 0, 0, 0.4, study.DoesNotHold},
+		{nan, nan, 0.5, 0.4, study.NotMeasured},
+		{nan, nan, 0.5, 1.2, study.NotMeasured},
+		{-0.1, 0.01, 0.5, nan, study.NotMeasured},
 	} {
-		if got := reachVerdict(c.ft, c.scratch, c.margin, c.fraction); got != c.want {
-			t.Errorf("reachVerdict(%v, %v, %v, %v) = %s, want %s", c.ft, c.scratch, c.margin, c.fraction, got, c.want)
+		if got := reachVerdict(study.Diff{D: c.d, SE: c.se}, c.margin, c.fraction); got != c.want {
+			t.Errorf("reachVerdict(%v ± %v, %v, %v) = %s, want %s", c.d, c.se, c.margin, c.fraction, got, c.want)
 		}
 	}
 }

@@ -71,7 +71,7 @@ func (r *report) Markdown() string {
 	}
 
 	w("## Verdicts\n\n")
-	w("Each verdict compares the arms' mean top-1 over %s; the standard error of each difference says whether the seeds resolve it.\n\n", r.seedCount())
+	w("Each verdict compares the arms' mean top-1 over %s. %s\n\n", r.seedCount(), study.VerdictRule)
 	for _, f := range r.Findings {
 		w("- **%s: %s.** %s.\n", f.Claim, f.Verdict, f.Detail)
 	}

@@ -85,14 +85,15 @@ func (d Diff) String() string {
 	switch {
 	case math.IsNaN(d.SE):
 		return s + ", one seed: no error estimate"
-	case d.Resolved():
-		kind := "unpaired"
-		if d.Paired {
-			kind = "paired over seeds"
-		}
+	}
+	kind := "unpaired"
+	if d.Paired {
+		kind = "paired over seeds"
+	}
+	if d.Resolved() {
 		return s + fmt.Sprintf(", standard error %.2f (%s): more than 2 SE", d.SE, kind)
 	}
-	return s + fmt.Sprintf(", standard error %.2f: within 2 SE, not resolved by %d seeds", d.SE, d.N)
+	return s + fmt.Sprintf(", standard error %.2f (%s): within 2 SE, not resolved by %d seeds", d.SE, kind, d.N)
 }
 
 // PM writes mean ± std in percent ("–" when not measured).
@@ -110,26 +111,40 @@ func PM(s Stats) string {
 const (
 	Holds       = "holds"
 	DoesNotHold = "does not hold"
+	NotResolved = "not resolved"
 	NotMeasured = "not measured"
 )
 
-// Verdict is Holds when better > each of others (means), DoesNotHold when
-// not, NotMeasured when any is missing.
-func Verdict(better float64, others ...float64) string {
-	if math.IsNaN(better) {
+// VerdictRule says in a sentence how Verdict decides, for reports.
+const VerdictRule = "A claim holds when each difference it rests on is positive by more than twice its standard error, " +
+	"does not hold when one is not positive by at least twice its standard error, and is not resolved otherwise " +
+	"(one seed gives no standard error)."
+
+// Verdict judges a claim that one arm beats each of the others from the
+// differences one − other: Holds when every difference is positive by more
+// than twice its standard error, DoesNotHold when some difference is not
+// positive by at least twice its standard error (the seeds contradict the
+// claim), NotMeasured when a difference is missing, and NotResolved
+// otherwise, a single seed (no standard error) included.
+func Verdict(diffs ...Diff) string {
+	if len(diffs) == 0 {
 		return NotMeasured
 	}
-	for _, o := range others {
-		if math.IsNaN(o) {
+	for _, d := range diffs {
+		if math.IsNaN(d.D) {
 			return NotMeasured
 		}
 	}
-	for _, o := range others {
-		if !(better > o) {
+	verdict := Holds
+	for _, d := range diffs {
+		switch {
+		case d.D+2*d.SE <= 0:
 			return DoesNotHold
+		case !(d.D > 2*d.SE):
+			verdict = NotResolved
 		}
 	}
-	return Holds
+	return verdict
 }
 
 // Finding is one of a study's claims with its verdict from the numbers.

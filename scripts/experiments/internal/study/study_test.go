@@ -144,18 +144,24 @@ func TestCompareAndVerdict(t *testing.T) {
 	if d := Compare([]int{0}, []float64{91}, []int{0}, []float64{90}); !math.IsNaN(d.SE) || !strings.Contains(d.String(), "one seed") {
 		t.Errorf("one seed: %+v %s", d, d)
 	}
+	nan := math.NaN()
 	for _, c := range []struct {
-		better float64
-		others []float64
-		want   string
+		diffs []Diff
+		want  string
 	}{
-		{2, []float64{1, 1.5}, Holds},
-		{2, []float64{1, 2}, DoesNotHold},
-		{math.NaN(), []float64{1}, NotMeasured},
-		{2, []float64{math.NaN()}, NotMeasured},
+		{[]Diff{{D: 1, SE: 0.4}, {D: 0.5, SE: 0.2}}, Holds},
+		{[]Diff{{D: 1, SE: 0}}, Holds},
+		{[]Diff{{D: 1, SE: 0.4}, {D: 0.5, SE: 0.25}}, NotResolved}, // exactly 2 SE
+		{[]Diff{{D: 1, SE: 0.4}, {D: -0.1, SE: 0.2}}, NotResolved},
+		{[]Diff{{D: 1, SE: nan}}, NotResolved}, // one seed
+		{[]Diff{{D: 1, SE: 0.4}, {D: -0.4, SE: 0.2}}, DoesNotHold},
+		{[]Diff{{D: 0, SE: 0}}, DoesNotHold}, // equal on every seed
+		{[]Diff{{D: -1, SE: nan}, {D: 1, SE: 0.1}}, NotResolved},
+		{[]Diff{{D: 1, SE: 0.1}, {D: nan, SE: nan}}, NotMeasured},
+		{nil, NotMeasured},
 	} {
-		if got := Verdict(c.better, c.others...); got != c.want {
-			t.Errorf("Verdict(%v, %v) = %s, want %s", c.better, c.others, got, c.want)
+		if got := Verdict(c.diffs...); got != c.want {
+			t.Errorf("Verdict(%+v) = %s, want %s", c.diffs, got, c.want)
 		}
 	}
 }
