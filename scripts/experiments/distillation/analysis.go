@@ -24,7 +24,10 @@ type armResult struct {
 	// TrainS is the training loop's time (Σ epoch_seconds), WallS the
 	// vit-train processes' wall-clock time, evaluation included.
 	TrainS, WallS []float64
-	SecPerEpoch   []float64
+	// WallAtLeast says that some of WallS are lower bounds (a run's first
+	// process went unrecorded).
+	WallAtLeast bool
+	SecPerEpoch []float64
 	// Curves are the validation top-1 per epoch, one slice per seed.
 	Curves [][]float64
 }
@@ -108,6 +111,7 @@ func analyse(o options, p *study.Plan, res *study.Results) *report {
 			ar.AgreeViT = append(ar.AgreeViT, study.Agreement(s, vitPred))
 			ar.TrainS = append(ar.TrainS, rr.TrainS)
 			ar.WallS = append(ar.WallS, rr.Done.WallS)
+			ar.WallAtLeast = ar.WallAtLeast || rr.Done.StartUnrecorded()
 			ar.SecPerEpoch = append(ar.SecPerEpoch, rr.TrainS/float64(max(len(rr.Epochs), 1)))
 			ar.Curves = append(ar.Curves, study.Column(rr.Epochs, "val_top1"))
 		}

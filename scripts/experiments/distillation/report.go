@@ -116,7 +116,11 @@ func (r *report) studentTable() string {
 			dist, avg = "–", study.PM(study.Summarize(a.Avg))
 		}
 		fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | %s | %s | %s | %s |\n", a.Arm.Label, len(a.Seeds), study.PM(study.Summarize(a.Cls)), dist, avg,
-			study.PM(study.Summarize(a.AgreeCNN)), study.PM(study.Summarize(a.AgreeViT)), study.Num(study.Summarize(a.SecPerEpoch).Mean), study.Minutes(study.Summarize(a.WallS).Mean))
+			study.PM(study.Summarize(a.AgreeCNN)), study.PM(study.Summarize(a.AgreeViT)), study.Num(study.Summarize(a.SecPerEpoch).Mean),
+			study.AtLeast(study.Minutes(study.Summarize(a.WallS).Mean), a.WallAtLeast))
+	}
+	if note := r.Tally.UnrecordedNote(); note != "" {
+		b.WriteString("\n" + strings.TrimSpace(note) + "\n")
 	}
 	return b.String()
 }

@@ -25,8 +25,10 @@ type armResult struct {
 	TrainFLOPs, OwnFLOPs float64
 	// CPUS and WallS are, per seed, the CPU and wall-clock seconds of the
 	// vit-train train and finetune processes of the arm and of the arm it
-	// starts from.
-	CPUS, WallS []float64
+	// starts from; TimesAtLeast says that some are lower bounds (a run's
+	// first process went unrecorded).
+	CPUS, WallS  []float64
+	TimesAtLeast bool
 }
 
 // teacherResult is the ResNet-20 teacher's run.
@@ -36,6 +38,7 @@ type teacherResult struct {
 	Params       string
 	Top1         float64
 	CPUS, WallS  float64
+	TimesAtLeast bool // CPUS and WallS are lower bounds
 	TrainSeconds float64
 }
 
@@ -57,7 +60,7 @@ func analyse(o options, p *study.Plan, res *study.Results) (*report, error) {
 	rep.Teacher = teacherResult{Epochs: p.ByID[teacherCNN].Epochs, Top1: math.NaN(), CPUS: math.NaN(), WallS: math.NaN()}
 	if rr, ok := res.Runs[teacherCNN]; ok {
 		rep.Teacher = teacherResult{Done: true, Epochs: rr.Spec.Epochs, Params: rr.Params, Top1: rr.Eval.Top1,
-			CPUS: rr.Done.CPUS, WallS: rr.Done.WallS, TrainSeconds: rr.TrainS}
+			CPUS: rr.Done.CPUS, WallS: rr.Done.WallS, TimesAtLeast: rr.Done.StartUnrecorded(), TrainSeconds: rr.TrainS}
 	}
 	for _, a := range arms {
 		ar, err := armNumbers(o, a, p, res)
@@ -98,7 +101,8 @@ func armNumbers(o options, a arm, p *study.Plan, res *study.Results) (armResult,
 		if ev.ClassHead != nil && ev.DistHead != nil {
 			cls, dist = ev.ClassHead.Top1, ev.DistHead.Top1
 		}
-		cpu, wall := seedTime(a, seed, res)
+		cpu, wall, lower := seedTime(a, seed, res)
+		ar.TimesAtLeast = ar.TimesAtLeast || lower
 		ar.Seeds = append(ar.Seeds, seed)
 		ar.Top1, ar.Cls, ar.Dist = append(ar.Top1, ev.Top1), append(ar.Cls, cls), append(ar.Dist, dist)
 		ar.CPUS, ar.WallS = append(ar.CPUS, cpu), append(ar.WallS, wall)
@@ -140,20 +144,22 @@ func trainFLOPsOf(a arm, p *study.Plan, seed, depth int) (total, own float64, er
 }
 
 // seedTime is the CPU and wall-clock seconds of the training processes of
-// arm a's seed and of the arms it starts from (NaN when one is missing).
-func seedTime(a arm, seed int, res *study.Results) (cpu, wall float64) {
+// arm a's seed and of the arms it starts from (NaN when one is missing);
+// lower says that they are lower bounds.
+func seedTime(a arm, seed int, res *study.Results) (cpu, wall float64, lower bool) {
 	if a.EvalOf != "" {
 		a = armByKey(a.EvalOf)
 	}
 	for {
 		rr, ok := res.Runs[seedRunID(a, seed)]
 		if !ok {
-			return math.NaN(), math.NaN()
+			return math.NaN(), math.NaN(), false
 		}
 		cpu += rr.Done.CPUS
 		wall += rr.Done.WallS
+		lower = lower || rr.Done.StartUnrecorded()
 		if a.From == "" {
-			return cpu, wall
+			return cpu, wall, lower
 		}
 		a = armByKey(a.From)
 	}
@@ -211,7 +217,7 @@ func findings(r *report) []study.Finding {
 	}
 	reach.Detail = fmt.Sprintf("%s vs %s (%s; %s the %s-point margin), at %s of (a)'s training FLOPs (%s vs %s TFLOP per seed) and %s of its CPU time",
 		pm(d), pm(a), cmp(d, a), map[bool]string{true: "within", false: "outside"}[mean(d) >= mean(a)-margin], study.FmtFloat(margin),
-		ratio(fraction), tflop(d.TrainFLOPs), tflop(a.TrainFLOPs), ratio(cpuFraction))
+		ratio(fraction), tflop(d.TrainFLOPs), tflop(a.TrainFLOPs), boundedRatio(cpuFraction, d.TimesAtLeast, a.TimesAtLeast))
 	out = append(out, reach)
 
 	out = append(out, study.Finding{
@@ -243,6 +249,20 @@ func tflop(v float64) string {
 		return "–"
 	}
 	return fmt.Sprintf("%.3g", v/1e12)
+}
+
+// boundedRatio writes a ratio whose numerator or denominator may be a
+// lower bound: "≥ 0.48" (numerator), "≤ 0.48" (denominator), "–" (both).
+func boundedRatio(v float64, numAtLeast, denAtLeast bool) string {
+	switch {
+	case numAtLeast && denAtLeast:
+		return "–"
+	case numAtLeast:
+		return "≥ " + ratio(v)
+	case denAtLeast:
+		return "≤ " + ratio(v)
+	}
+	return ratio(v)
 }
 
 // ratio writes a ratio with two decimals ("–" when unknown).

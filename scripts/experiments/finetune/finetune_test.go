@@ -304,3 +304,14 @@ func TestFlagsLine(t *testing.T) {
 		t.Errorf("flagsLine = %q, want %q", got, want)
 	}
 }
+
+func TestBoundedRatio(t *testing.T) {
+	for _, c := range []struct {
+		num, den bool
+		want     string
+	}{{false, false, "0.48"}, {true, false, "≥ 0.48"}, {false, true, "≤ 0.48"}, {true, true, "–"}} {
+		if got := boundedRatio(0.4812, c.num, c.den); got != c.want {
+			t.Errorf("boundedRatio(0.4812, %v, %v) = %q, want %q", c.num, c.den, got, c.want)
+		}
+	}
+}

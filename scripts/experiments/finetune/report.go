@@ -65,7 +65,8 @@ func (r *report) Markdown() string {
 	w("\n![Test top-1 against training compute](%s)\n\n", computeFigure)
 	t := r.Teacher
 	if t.Done {
-		w("The ResNet-20 teacher (%s parameters, %s at 28 px) reaches %.2f%%; it took %s of CPU time (%s wall-clock).\n\n", study.OrDash(t.Params), study.Plural(t.Epochs, "epoch"), t.Top1, study.Minutes(t.CPUS), study.Minutes(t.WallS))
+		w("The ResNet-20 teacher (%s parameters, %s at 28 px) reaches %.2f%%; it took %s of CPU time (%s wall-clock).\n\n", study.OrDash(t.Params), study.Plural(t.Epochs, "epoch"), t.Top1,
+			study.AtLeast(study.Minutes(t.CPUS), t.TimesAtLeast), study.AtLeast(study.Minutes(t.WallS), t.TimesAtLeast))
 	} else {
 		w("The ResNet-20 teacher has not finished yet.\n\n")
 	}
@@ -110,7 +111,10 @@ func (r *report) armTable() string {
 		}
 		fmt.Fprintf(&b, "| (%s) %s | %d | %d | %s | %s | %s | %.4f | %s | %s | %s | %s |\n", x.Arm.Letter, x.Arm.Label, x.Arm.Size, len(x.Seeds),
 			study.PM(study.Summarize(x.Top1)), cls, dist, x.ForwardGFLOPs, tflop(x.TrainFLOPs), ratio(frac),
-			study.Minutes(study.Mean(x.CPUS)), study.Minutes(study.Mean(x.WallS)))
+			study.AtLeast(study.Minutes(study.Mean(x.CPUS)), x.TimesAtLeast), study.AtLeast(study.Minutes(study.Mean(x.WallS)), x.TimesAtLeast))
+	}
+	if note := r.Tally.UnrecordedNote(); note != "" {
+		b.WriteString("\n" + strings.TrimSpace(note) + "\n")
 	}
 	return b.String()
 }

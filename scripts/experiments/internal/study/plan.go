@@ -57,6 +57,7 @@ func (r Run) TrainLogitsFile() string     { return filepath.Join(r.Dir, "train_l
 func (r Run) DoneFile() string            { return filepath.Join(r.Dir, "study_done.json") }
 func (r Run) LogFile() string             { return r.Dir + ".log" }
 func (r Run) attemptsFile() string        { return r.Dir + ".attempts.jsonl" }
+func (r Run) progressFile() string        { return r.Dir + ".running.json" }
 func (r Run) evalJSON(name string) string { return filepath.Join(r.EvalDir(name), "eval.json") }
 
 // Plan is a study's runs in the order they run.

@@ -13,6 +13,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -145,9 +146,18 @@ type Attempt struct {
 	// neither: their study ran one run at a time.
 	Jobs    int `json:"jobs,omitempty"`
 	Threads int `json:"threads,omitempty"`
+	// Interrupted marks a process that ended with the study (killed,
+	// the machine stopped) before its end could be recorded: its times
+	// are those of its last progress record, at most progressEvery old.
+	Interrupted bool `json:"interrupted,omitempty"`
 }
 
-// Done marks a finished training run.
+// progressEvery is how often a running process's times are recorded, so
+// that a study killed with it loses at most this much of its CPU time.
+const progressEvery = 15 * time.Second
+
+// Done marks a finished training run. Its WallS and CPUS add up the
+// training attempts on record.
 type Done struct {
 	ID       string    `json:"id"`
 	Args     []string  `json:"args"` // the command that started it
@@ -157,6 +167,14 @@ type Done struct {
 	Build    string    `json:"build"`
 	Commit   string    `json:"commit"`
 	Binary   string    `json:"binary_sha256"`
+}
+
+// StartUnrecorded says whether the run's first training process is
+// missing from its record (its first recorded attempt resumes: a study
+// that predates progress records was killed with it), so that WallS and
+// CPUS are lower bounds.
+func (d Done) StartUnrecorded() bool {
+	return len(d.Attempts) > 0 && slices.Contains(d.Attempts[0].Args, "--resume")
 }
 
 // Do trains r (skipped when finished, resumed when stopped) and writes the
@@ -273,7 +291,9 @@ func removeUncheckpointed(dir string) error {
 // exec runs vit-train with args, its output appended to r's log, in its
 // own process group: a signal to the study is passed to it once (vit-train
 // then saves a checkpoint and exits) and the study stops. Each attempt is
-// recorded in the run's attempts log.
+// recorded in the run's attempts log when it ends and, while it runs, in
+// the run's progress record, which the next attempt moves into the log if
+// the study died with it.
 func (rn *Runner) exec(ctx context.Context, r Run, args []string) (Attempt, error) {
 	log, err := os.OpenFile(r.LogFile(), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	if err != nil {
@@ -283,7 +303,10 @@ func (rn *Runner) exec(ctx context.Context, r Run, args []string) (Attempt, erro
 	fmt.Fprintf(log, "\n$ %s %s\n", rn.Build.Bin, QuoteArgs(args))
 	cmd := exec.Command(rn.Build.Bin, args...)
 	cmd.Stdout, cmd.Stderr = log, log
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// Its own process group keeps a terminal's Ctrl-C from reaching it
+	// twice; SIGTERM when the study dies (killed, its terminal closed)
+	// makes it save a checkpoint and exit rather than run on unwatched.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
 	threads := rn.Threads
 	if threads > 0 {
 		cmd.Env = append(os.Environ(), "GOMAXPROCS="+strconv.Itoa(threads))
@@ -300,15 +323,23 @@ func (rn *Runner) exec(ctx context.Context, r Run, args []string) (Attempt, erro
 	if ctx.Err() != nil {
 		return a, fmt.Errorf("%w before %s", ErrInterrupted, r.ID)
 	}
+	if err := recoverInterrupted(r); err != nil {
+		return a, err
+	}
 	if err := cmd.Start(); err != nil {
 		return a, err
 	}
-	done := make(chan struct{})
+	done, exited := make(chan struct{}), make(chan struct{})
 	go func() {
+		defer close(exited)
+		tick := time.NewTicker(progressEvery)
+		defer tick.Stop()
 		for {
 			select {
 			case s := <-sigs:
 				_ = cmd.Process.Signal(s)
+			case <-tick.C:
+				recordProgress(r, a, cmd.Process.Pid)
 			case <-done:
 				return
 			}
@@ -316,12 +347,16 @@ func (rn *Runner) exec(ctx context.Context, r Run, args []string) (Attempt, erro
 	}()
 	werr := cmd.Wait()
 	close(done)
+	<-exited
 	a.WallS = time.Since(a.Start).Seconds()
 	if ps := cmd.ProcessState; ps != nil {
 		a.CPUS = (ps.UserTime() + ps.SystemTime()).Seconds()
 		a.Status = ps.ExitCode()
 	}
 	if err := appendAttempt(r.attemptsFile(), a); err != nil {
+		return a, err
+	}
+	if err := os.Remove(r.progressFile()); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return a, err
 	}
 	if ctx.Err() != nil {
@@ -331,6 +366,71 @@ func (rn *Runner) exec(ctx context.Context, r Run, args []string) (Attempt, erro
 		return a, fmt.Errorf("vit-train %s: %w\n%s", args[0], werr, tail(r.LogFile(), 15))
 	}
 	return a, nil
+}
+
+// recordProgress writes a, with its times so far, as r's progress record:
+// the attempt's entry in the attempts log should the study end with it.
+// A failed write only widens that gap, so it is not an error.
+func recordProgress(r Run, a Attempt, pid int) {
+	cpu, err := processCPUSeconds(pid)
+	if err != nil {
+		return
+	}
+	a.WallS, a.CPUS, a.Interrupted = time.Since(a.Start).Seconds(), cpu, true
+	if b, err := json.Marshal(a); err == nil {
+		_ = WriteFileAtomic(r.progressFile(), b)
+	}
+}
+
+// recoverInterrupted moves the progress record that a killed study left
+// for r into r's attempts log, unless the log already ends with it (the
+// study was killed between recording an attempt and removing its
+// progress record).
+func recoverInterrupted(r Run) error {
+	b, err := os.ReadFile(r.progressFile())
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var a Attempt
+	if err := json.Unmarshal(b, &a); err != nil || len(a.Args) == 0 {
+		return os.Remove(r.progressFile()) // cut short as it was written
+	}
+	atts, err := readAttempts(r.attemptsFile())
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	if len(atts) == 0 || !atts[len(atts)-1].Start.Equal(a.Start) {
+		if err := appendAttempt(r.attemptsFile(), a); err != nil {
+			return err
+		}
+	}
+	return os.Remove(r.progressFile())
+}
+
+// processCPUSeconds is the user and system CPU time of process pid, all
+// its threads, from /proc/PID/stat (in clock ticks of 1/100 s, Linux's
+// fixed USER_HZ).
+func processCPUSeconds(pid int) (float64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	// The command name, in parentheses, may hold spaces: fields count
+	// from after its closing parenthesis, where field 3 (state) starts.
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(f) < 13 {
+		return 0, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(f)+2)
+	}
+	utime, err1 := strconv.ParseUint(f[11], 10, 64)
+	stime, err2 := strconv.ParseUint(f[12], 10, 64)
+	if err := errors.Join(err1, err2); err != nil {
+		return 0, fmt.Errorf("/proc/%d/stat: %w", pid, err)
+	}
+	return float64(utime+stime) / 100, nil
 }
 
 func appendAttempt(path string, a Attempt) error {

@@ -22,6 +22,9 @@ type Tally struct {
 	Binaries      []string // the distinct binaries' SHA-256, in run order
 	Commands      []string // seed 0's vit-train commands
 	Missing       []string // the runs not finished
+	// Unrecorded are the finished runs whose first training process went
+	// unrecorded (Done.StartUnrecorded): their times are lower bounds.
+	Unrecorded []string
 	// Concurrency counts the finished runs' training processes by how they
 	// ran (concurrencyLabel), in order of first appearance.
 	Concurrency []LabelCount
@@ -69,6 +72,9 @@ func NewTally(p *Plan, res *Results) Tally {
 		}
 		t.WallS += rr.Done.WallS
 		t.CPUS += rr.Done.CPUS
+		if rr.Done.StartUnrecorded() {
+			t.Unrecorded = append(t.Unrecorded, r.ID)
+		}
 		for _, a := range rr.Done.Attempts {
 			t.Concurrency = add(t.Concurrency, concurrencyLabel(a))
 		}
@@ -117,7 +123,23 @@ func (t Tally) ComputeLine() string {
 			ran += " A run that shared the CPUs took longer on the clock than it would alone: compare runs by CPU time and FLOPs."
 		}
 	}
-	return fmt.Sprintf("- **Compute**: the finished runs' vit-train processes (training, evaluation, logits) took %s of wall-clock time and %s of CPU time.%s\n\n", Minutes(t.WallS), Minutes(t.CPUS), ran)
+	lower := len(t.Unrecorded) > 0
+	return fmt.Sprintf("- **Compute**: the finished runs' vit-train processes (training, evaluation, logits) took %s of wall-clock time and %s of CPU time.%s%s\n\n",
+		AtLeast(Minutes(t.WallS), lower), AtLeast(Minutes(t.CPUS), lower), ran, t.UnrecordedNote())
+}
+
+// UnrecordedNote explains the report's lower bounds ("" when there are
+// none).
+func (t Tally) UnrecordedNote() string {
+	if len(t.Unrecorded) == 0 {
+		return ""
+	}
+	its := "their"
+	if len(t.Unrecorded) == 1 {
+		its = "its"
+	}
+	return fmt.Sprintf(" ≥: at least. The first training process of %s (%s) ended with the study before it could be recorded, so %s times count the later processes only.",
+		Plural(len(t.Unrecorded), "run"), strings.Join(t.Unrecorded, ", "), its)
 }
 
 // ConsistencyCheck compares, for each finished run, the top-1 of its test

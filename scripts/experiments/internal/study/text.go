@@ -48,6 +48,14 @@ func Minutes(s float64) string {
 	return fmt.Sprintf("%.1f h", s/3600)
 }
 
+// AtLeast marks text as a lower bound when lower is set ("≥ 3.2 min").
+func AtLeast(text string, lower bool) string {
+	if lower {
+		return "≥ " + text
+	}
+	return text
+}
+
 // Hours writes s seconds in hours.
 func Hours(s float64) string {
 	if math.IsNaN(s) {
