@@ -129,14 +129,8 @@ func run(o options) error {
 }
 
 // reportName is the base name of the report and its figures in the output
-// folder: the core arms' report has its own, so that it stands beside the
-// full study's instead of replacing it.
-func reportName(o options) string {
-	if o.core {
-		return name + "_core"
-	}
-	return name
-}
+// folder.
+func reportName(o options) string { return study.ReportName(name, o.core) }
 
 // continueCommand is the command that continues a stopped study.
 func continueCommand(o options) string {

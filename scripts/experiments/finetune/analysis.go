@@ -62,7 +62,7 @@ func analyse(o options, p *study.Plan, res *study.Results) (*report, error) {
 		rep.Teacher = teacherResult{Done: true, Epochs: rr.Spec.Epochs, Params: rr.Params, Top1: rr.Eval.Top1,
 			CPUS: rr.Done.CPUS, WallS: rr.Done.WallS, TimesAtLeast: rr.Done.StartUnrecorded(), TrainSeconds: rr.TrainS}
 	}
-	for _, a := range arms {
+	for _, a := range plannedArms(o) {
 		ar, err := armNumbers(o, a, p, res)
 		if err != nil {
 			return nil, err
@@ -235,6 +235,9 @@ func findings(r *report) []study.Finding {
 		Verdict: study.Verdict(cmp(b, c)),
 		Detail:  fmt.Sprintf("%s at 14 px vs %s at 28 px, position embeddings resampled (%s)", pm(b), pm(c), cmp(b, c)),
 	})
+	if r.Opts.core {
+		return out
+	}
 	out = append(out, study.Finding{
 		Claim:   "Hard distillation from a 28 px CNN during the fine-tune (f) beats the same fine-tune without a teacher (d′)",
 		Verdict: study.Verdict(cmp(f, dNo)),

@@ -288,8 +288,51 @@ func TestReportFromFakeResults(t *testing.T) {
 	if !strings.Contains(r.Markdown(), "**Short budget**") {
 		t.Error("a 1-epoch fine-tune is not reported as a short budget")
 	}
+	r.Opts.finetuneEpochs = 6
+	if !strings.Contains(r.Markdown(), "**Another budget**: 10 epochs from scratch, 6 epochs of fine-tuning") {
+		t.Error("a 6-epoch fine-tune is not reported as another budget")
+	}
 	if err := r.WriteFigures(t.TempDir()); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// --core plans the plain ViT's arms only, without the teacher, and its
+// report leaves out the distilled architecture and the teacher.
+func TestCore(t *testing.T) {
+	o := testOptions(t, 2)
+	o.core = true
+	p := newPlan(o, "")
+	var ids []string
+	for _, r := range p.Runs {
+		ids = append(ids, r.ID)
+	}
+	want := "arms/scratch28/seed0 arms/scratch14/seed0 arms/finetune28/seed0 arms/finetune14/seed0 " +
+		"arms/scratch28/seed1 arms/scratch14/seed1 arms/finetune28/seed1 arms/finetune14/seed1"
+	if got := strings.Join(ids, " "); got != want {
+		t.Errorf("core runs %s, want %s", got, want)
+	}
+	if got := flagsLine(o); !strings.Contains(got, " --core") {
+		t.Errorf("flags line %q lacks --core", got)
+	}
+	rep, err := analyse(o, p, &study.Results{Runs: map[string]*study.Result{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Arms) != 5 || len(rep.Findings) != 4 {
+		t.Errorf("%d arms, %d findings; want 5 and 4", len(rep.Arms), len(rep.Findings))
+	}
+	md := rep.Markdown()
+	for _, absent := range []string{"(b′) distilled architecture", "ResNet-20 teacher has not finished", "Hard distillation from a 28 px CNN"} {
+		if strings.Contains(md, absent) {
+			t.Errorf("core report has %q", absent)
+		}
+	}
+	if !strings.Contains(md, "**Core arms only** (`--core`)") {
+		t.Error("core report does not say so")
+	}
+	if study.ReportName(name, o.core) != "finetune_core" {
+		t.Error("core report would replace the full study's")
 	}
 }
 

@@ -8,6 +8,7 @@
 //
 //	go run ./scripts/experiments/finetune           # the full study (hours)
 //	go run ./scripts/experiments/finetune --quick   # every arm on a few hundred images, in a temporary folder
+//	go run ./scripts/experiments/finetune --core    # only the plain ViT's arms (a)-(e): no teacher, no distilled architecture
 //
 // The arms, per seed: (a) 28 px from scratch; (b) 14 px from scratch,
 // evaluated at 14 px; (c) (b) evaluated at 28 px without fine-tuning; (d)
@@ -52,6 +53,9 @@ type options struct {
 	// margin is how many points below (a) the fine-tuned (d) may stay and
 	// still count as reaching it.
 	margin float64
+	// core runs only the plain ViT's arms, (a)-(e): the claim that the
+	// fine-tune reaches training at 28 px, and its control.
+	core bool
 }
 
 // defaults are the full study's settings.
@@ -87,6 +91,7 @@ func parseFlags(args []string) (options, error) {
 		Counts: o.countFlags(),
 		Extra: func(fs *flag.FlagSet) {
 			fs.Float64Var(&o.margin, "margin", o.margin, "points of top-1 below training at 28 px from scratch within which the fine-tuned model counts as reaching it")
+			fs.BoolVar(&o.core, "core", false, "run only the plain ViT's arms (a)-(e), without the distilled architecture and the ResNet-20 teacher: the claim that the fine-tune reaches training at 28 px from scratch, and its control")
 		},
 	}
 	if _, err := study.Parse(cmd, args, &o.Common); err != nil {
@@ -119,10 +124,10 @@ func run(o options) error {
 	}
 	if o.Quick {
 		full := defaults()
-		full.Data = o.Data
+		full.Data, full.core = o.Data, o.core
 		rep.Estimate = study.EstimateFull(p, newPlan(full, ""), res, kindLabel)
 	}
-	return study.WriteReport(o.Common, name, rep, start)
+	return study.WriteReport(o.Common, study.ReportName(name, o.core), rep, start)
 }
 
 // continueCommand is the command that continues a stopped study.
@@ -137,6 +142,9 @@ func flagsLine(o options) string {
 	var extra []string
 	if o.margin != d.margin {
 		extra = append(extra, "--margin "+study.FmtFloat(o.margin))
+	}
+	if o.core {
+		extra = append(extra, "--core")
 	}
 	return study.FlagsLine(o.Common, o.countFlags(), d.countFlags(), d.Data, extra...)
 }

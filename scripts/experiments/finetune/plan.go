@@ -91,6 +91,21 @@ var arms = []arm{
 	{Key: keyDistilledHrd, Letter: "f", Label: "(b′) fine-tuned at 28 px, hard distillation from the 28 px ResNet-20", Short: "(f) (b′)→28 px + CNN", Model: distilledModel, Size: nativeSize, From: keyDistilled14, Teacher: true},
 }
 
+// inCore says whether the arm is one of --core's: the plain ViT's.
+func (a arm) inCore() bool { return a.Model == plainModel }
+
+// plannedArms are the arms o runs: every arm, or the plain ViT's with
+// --core.
+func plannedArms(o options) []arm {
+	var out []arm
+	for _, a := range arms {
+		if a.inCore() || !o.core {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
 // armByKey returns the arm of key.
 func armByKey(key string) arm {
 	for _, a := range arms {
@@ -126,21 +141,24 @@ func (a arm) infoArgs() string {
 	return fmt.Sprintf("vit-train info --json --model %s --patch-size %d --img-size %d", a.Model, patchSize, a.Size)
 }
 
-// newPlan is the study's runs in the order they run: the teacher, then
-// for each seed every arm with a run (so that a stopped study has whole
-// seeds), each fine-tuning arm after the arm it starts from.
+// newPlan is the study's runs in the order they run: the teacher (not
+// with --core), then for each seed every planned arm with a run (so that a
+// stopped study has whole seeds), each fine-tuning arm after the arm it
+// starts from.
 func newPlan(o options, cfgDir string) *study.Plan {
 	p := study.NewPlan()
 	m := study.NewRunMaker(o.Common)
 	cfg := func(name string) string { return filepath.Join(cfgDir, name) }
 	quiet := []string{"--set", "progress=false"}
 
-	cnn := m.New(teacherCNN, 0, o.teacherEpochs, nativeSize, append([]string{"train", "--config", cfg("resnet20.yaml")}, quiet...)...)
-	cnn.Evals = nil
-	p.Add(cnn)
+	if !o.core {
+		cnn := m.New(teacherCNN, 0, o.teacherEpochs, nativeSize, append([]string{"train", "--config", cfg("resnet20.yaml")}, quiet...)...)
+		cnn.Evals = nil
+		p.Add(cnn)
+	}
 
 	for seed := 0; seed < o.seeds; seed++ {
-		for _, a := range arms {
+		for _, a := range plannedArms(o) {
 			if a.EvalOf != "" {
 				continue
 			}

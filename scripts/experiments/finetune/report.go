@@ -25,9 +25,13 @@ func (r *report) Markdown() string {
 			"Its numbers say nothing about fine-tuning; the verdicts below are computed from them as in the full study.\n\n",
 			o.TrainSubset, o.EvalSubset, study.Plural(o.epochs, "epoch"), study.Plural(o.seeds, "seed"))
 	}
-	if d := defaults(); !o.Quick && (o.epochs < d.epochs || o.finetuneEpochs < d.finetuneEpochs || o.teacherEpochs < d.teacherEpochs) {
-		w("> **Short budget**: %s from scratch, %s of fine-tuning, a teacher of %s, against the script's defaults of %d, %d and %d. "+
-			"The verdicts below are about this budget.\n\n", study.Plural(o.epochs, "epoch"), study.Plural(o.finetuneEpochs, "epoch"),
+	if d := defaults(); !o.Quick && (o.epochs != d.epochs || o.finetuneEpochs != d.finetuneEpochs || o.teacherEpochs != d.teacherEpochs) {
+		kind := "Another budget"
+		if o.epochs <= d.epochs && o.finetuneEpochs <= d.finetuneEpochs && o.teacherEpochs <= d.teacherEpochs {
+			kind = "Short budget"
+		}
+		w("> **%s**: %s from scratch, %s of fine-tuning, a teacher of %s, against the script's defaults of %d, %d and %d. "+
+			"The verdicts below are about this budget.\n\n", kind, study.Plural(o.epochs, "epoch"), study.Plural(o.finetuneEpochs, "epoch"),
 			study.Plural(o.teacherEpochs, "epoch"), d.epochs, d.finetuneEpochs, d.teacherEpochs)
 	}
 	w("This report is written by `go run ./scripts/experiments/finetune%s`; every number, and every verdict, is computed from the run folders in `%s`.\n\n",
@@ -50,9 +54,13 @@ func (r *report) Markdown() string {
 	w("- **From scratch**, (a), (b) and (b′): `train.yaml` (`configs/fashion_mnist_full.yaml`'s recipe: AdamW lr 5e-3, weight decay 0.05, batch 64, warmup 0.5 epoch + cosine to 1e-5, no augmentation), %s, %s (a seed fixes the initialisation and the data order, so arms are paired by seed).\n", study.Plural(o.epochs, "epoch"), study.SeedRange(o.seeds))
 	w("- **Fine-tuning**, (d), (e), (d′) and (f): `vit-train finetune --from CKPT --img-size 28` (the position embeddings resampled from the 7×7 to the 14×14 grid, bicubic) or `--img-size 14` for the control (e), %s of `finetune.yaml`: the ViT paper's fine-tuning recipe, SGD with momentum 0.9, no weight decay, clipping at global norm 1, warmup 0.1 epoch then cosine to 0, lr 0.06 referenced to batch 512 and scaled to the batch (`optim.scale_lr`), no augmentation.\n", study.Plural(o.finetuneEpochs, "epoch"))
 	w("- **Evaluation at 28 px without fine-tuning**, (c): `vit-train eval --img-size 28` of (b)'s checkpoint, the position embeddings resampled the same way.\n")
-	w("- **Distillation**, (f): DeiT's hard distillation, (1−α)·CE(class head, labels) + α·CE(distillation head, the teacher's argmax), α 0.5, from a ResNet-20 trained at 28 px (`resnet20.yaml`, %s; one teacher for all seeds), run frozen on each fine-tuning batch. "+
-		"vit-train distils only into a model with a distillation head (`distill.type=hard` on the plain ViT is refused: \"needs a distilled model with a distillation head\"), so (f) fine-tunes the distilled architecture: (b′) is trained at 14 px without a teacher exactly as (b), and (d′), its fine-tune without a teacher, is (f)'s control. "+
-		"The distilled architecture's top-1 averages its two heads (DeiT's inference rule).\n", study.Plural(o.teacherEpochs, "epoch"))
+	if o.core {
+		w("- **Core arms only** (`--core`): the plain ViT's arms (a)-(e); the distilled architecture's arms (b′), (d′) and (f) and the ResNet-20 teacher are not part of this run.\n")
+	} else {
+		w("- **Distillation**, (f): DeiT's hard distillation, (1−α)·CE(class head, labels) + α·CE(distillation head, the teacher's argmax), α 0.5, from a ResNet-20 trained at 28 px (`resnet20.yaml`, %s; one teacher for all seeds), run frozen on each fine-tuning batch. "+
+			"vit-train distils only into a model with a distillation head (`distill.type=hard` on the plain ViT is refused: \"needs a distilled model with a distillation head\"), so (f) fine-tunes the distilled architecture: (b′) is trained at 14 px without a teacher exactly as (b), and (d′), its fine-tune without a teacher, is (f)'s control. "+
+			"The distilled architecture's top-1 averages its two heads (DeiT's inference rule).\n", study.Plural(o.teacherEpochs, "epoch"))
+	}
 	w("- **Compute**: training FLOPs = 3 × forward FLOPs per image × images seen (epochs × training images): the forward pass and a backward pass of about twice its cost. " +
 		"The forward FLOPs are `vit-train info --json`'s `forward_gflops_per_image` for the arm's model and size (table below). A fine-tuned arm counts the arm it starts from: (d) = (b) + its fine-tune. " +
 		"Evaluation is not counted, nor, for (f), the teacher's forward passes and training (vit-train info counts ViTs only; their CPU time is given below). CPU and wall-clock times are the vit-train train and finetune processes of the arm and of the arm it starts from.\n")
@@ -63,11 +71,12 @@ func (r *report) Markdown() string {
 	w("Test top-1 (%%, mean ± standard deviation over seeds) and training compute per seed.\n\n")
 	b.WriteString(r.armTable())
 	w("\n![Test top-1 against training compute](%s)\n\n", computeFigure)
-	t := r.Teacher
-	if t.Done {
+	switch t := r.Teacher; {
+	case o.core:
+	case t.Done:
 		w("The ResNet-20 teacher (%s parameters, %s at 28 px) reaches %.2f%%; it took %s of CPU time (%s wall-clock).\n\n", study.OrDash(t.Params), study.Plural(t.Epochs, "epoch"), t.Top1,
 			study.AtLeast(study.Minutes(t.CPUS), t.TimesAtLeast), study.AtLeast(study.Minutes(t.WallS), t.TimesAtLeast))
-	} else {
+	default:
 		w("The ResNet-20 teacher has not finished yet.\n\n")
 	}
 
@@ -85,7 +94,7 @@ func (r *report) Markdown() string {
 	}
 	w("```\n\nThe models' forward FLOPs:\n\n```sh\n")
 	seen := map[string]bool{}
-	for _, a := range arms {
+	for _, a := range plannedArms(o) {
 		if cmd := a.infoArgs(); !seen[cmd] {
 			seen[cmd] = true
 			w("%s\n", cmd)
@@ -122,7 +131,9 @@ func (r *report) armTable() string {
 // SummaryText is the part of the report printed at the end of --quick.
 func (r *report) SummaryText() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "teacher: ResNet-20 %s%%\n\n", study.Num(r.Teacher.Top1))
+	if !r.Opts.core {
+		fmt.Fprintf(&b, "teacher: ResNet-20 %s%%\n\n", study.Num(r.Teacher.Top1))
+	}
 	b.WriteString(r.armTable() + "\n")
 	for _, f := range r.Findings {
 		fmt.Fprintf(&b, "- %s: %s\n", f.Claim, f.Verdict)

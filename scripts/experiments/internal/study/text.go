@@ -48,6 +48,16 @@ func Minutes(s float64) string {
 	return fmt.Sprintf("%.1f h", s/3600)
 }
 
+// ReportName is the base name of a study's report and figures in the
+// output folder: a --core run's report has its own, so that it stands
+// beside the full study's instead of replacing it.
+func ReportName(study string, core bool) string {
+	if core {
+		return study + "_core"
+	}
+	return study
+}
+
 // AtLeast marks text as a lower bound when lower is set ("≥ 3.2 min").
 func AtLeast(text string, lower bool) string {
 	if lower {
