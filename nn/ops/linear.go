@@ -10,6 +10,7 @@ import (
 
 	"github.com/vit-train/vit-train/nn/blas"
 	"github.com/vit-train/vit-train/nn/parallel"
+	"github.com/vit-train/vit-train/nn/vec"
 )
 
 // Linear returns x·Wᵀ + b, PyTorch's nn.Linear.
@@ -278,16 +279,18 @@ func (op *sumRows) UsePreallocDo(prealloc gorgonia.Value, in ...gorgonia.Value) 
 	s := in[0].Shape()
 	n := s[len(s)-1]
 	out := output(prealloc, dt, tensor.Shape{n})
+	// Columns are independent, so any split gives the same sums; a chunk
+	// of 16 float32 columns is one AVX-512 register per row.
 	if dt == tensor.Float32 {
-		parallel.Loop(n, 64, sumColumns[float32]{floats[float32](in[0]), floats[float32](out)})
+		parallel.Loop(n, 16, sumColumns32{floats[float32](in[0]), floats[float32](out)})
 	} else {
-		parallel.Loop(n, 64, sumColumns[float64]{floats[float64](in[0]), floats[float64](out)})
+		parallel.Loop(n, 16, sumColumns[float64]{floats[float64](in[0]), floats[float64](out)})
 	}
 	return out, nil
 }
 
 // sumColumns sets out[j] to the sum of column j of x, whose rows have
-// len(out) elements.
+// len(out) elements, adding the rows in order.
 type sumColumns[T Float] struct{ x, out []T }
 
 func (k *sumColumns[T]) Range(lo, hi int) {
@@ -298,5 +301,19 @@ func (k *sumColumns[T]) Range(lo, hi int) {
 		for j, v := range k.x[r*n+lo : r*n+hi] {
 			acc[j] += v
 		}
+	}
+}
+
+// sumColumns32 is sumColumns for float32 with SIMD adds: vec.AXPY with a
+// factor of 1 rounds each sum as the scalar add does, so the result is the
+// same bit for bit.
+type sumColumns32 struct{ x, out []float32 }
+
+func (k *sumColumns32) Range(lo, hi int) {
+	n := len(k.out)
+	acc := k.out[lo:hi]
+	clear(acc)
+	for r := 0; r < len(k.x)/n; r++ {
+		vec.AXPY(acc, k.x[r*n+lo:r*n+hi], 1)
 	}
 }

@@ -1,0 +1,35 @@
+package ops
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"gorgonia.org/tensor"
+)
+
+// SumRows (the bias gradient) adds each column's rows in order, as a
+// scalar loop does, bit for bit, at every width the column split meets.
+func TestSumRowsAddsRowsInOrder(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, n := range []int{1, 15, 16, 37, 64, 192, 768} {
+		const rows = 257
+		x := make([]float32, rows*n)
+		for i := range x {
+			x[i] = float32(rng.NormFloat64() * math.Pow(10, float64(rng.IntN(6)-3)))
+		}
+		got, err := newSumRows(2).Do(tensor.New(tensor.WithShape(rows, n), tensor.WithBacking(x)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for j, g := range got.Data().([]float32) {
+			var want float32
+			for r := range rows {
+				want += x[r*n+j]
+			}
+			if g != want {
+				t.Fatalf("n %d, column %d: %v, want %v", n, j, g, want)
+			}
+		}
+	}
+}
