@@ -14,8 +14,9 @@ import (
 	"github.com/vit-train/vit-train/scripts/experiments/internal/study"
 )
 
-// computeFigure is the figure's file name in the report folder.
-const computeFigure = "finetune_top1_compute.png"
+// computeFigure is the figure's file name in the report folder, beside
+// the report o writes (a --core run's has its own).
+func computeFigure(o options) string { return study.ReportName(name, o.core) + "_top1_compute.png" }
 
 // armColors are the arms' colours, in the order of arms.
 var armColors = []color.Color{
@@ -35,7 +36,7 @@ func (r *report) WriteFigures(dir string) error {
 	if err != nil {
 		return err
 	}
-	return study.SavePlot(filepath.Join(dir, computeFigure), p, 9*vg.Inch, 6*vg.Inch)
+	return study.SavePlot(filepath.Join(dir, computeFigure(r.Opts)), p, 9*vg.Inch, 6*vg.Inch)
 }
 
 // computeChart plots each arm's mean test top-1 (the standard deviation

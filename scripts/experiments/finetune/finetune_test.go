@@ -274,7 +274,7 @@ func TestReportFromFakeResults(t *testing.T) {
 	md := r.Markdown()
 	for _, want := range []string{
 		"| (a) 28 px from scratch | 28 | 3 | 88.00 ± 0.20 |", "| (d) (b) fine-tuned at 28 px | 28 | 3 | 87.80 ± 0.10 |",
-		"| (c) (b) evaluated at 28 px, no fine-tuning | 28 | 0 | – |", computeFigure,
+		"| (c) (b) evaluated at 28 px, no fine-tuning | 28 | 0 | – |", "(finetune_top1_compute.png)",
 		"vit-train info --json --model vit_fmnist_patch4_28 --patch-size 2 --img-size 14", "training FLOPs = 3 × forward FLOPs per image × images seen",
 	} {
 		if !strings.Contains(md, want) {
@@ -331,8 +331,8 @@ func TestCore(t *testing.T) {
 	if !strings.Contains(md, "**Core arms only** (`--core`)") {
 		t.Error("core report does not say so")
 	}
-	if study.ReportName(name, o.core) != "finetune_core" {
-		t.Error("core report would replace the full study's")
+	if study.ReportName(name, o.core) != "finetune_core" || !strings.Contains(md, "(finetune_core_top1_compute.png)") {
+		t.Error("core report or its figure would replace the full study's")
 	}
 }
 

@@ -70,7 +70,7 @@ func (r *report) Markdown() string {
 	w("## Results\n\n")
 	w("Test top-1 (%%, mean ± standard deviation over seeds) and training compute per seed.\n\n")
 	b.WriteString(r.armTable())
-	w("\n![Test top-1 against training compute](%s)\n\n", computeFigure)
+	w("\n![Test top-1 against training compute](%s)\n\n", computeFigure(o))
 	switch t := r.Teacher; {
 	case o.core:
 	case t.Done:
