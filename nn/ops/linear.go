@@ -282,7 +282,7 @@ func (op *sumRows) UsePreallocDo(prealloc gorgonia.Value, in ...gorgonia.Value) 
 	// Columns are independent, so any split gives the same sums; a chunk
 	// of 16 float32 columns is one AVX-512 register per row.
 	if dt == tensor.Float32 {
-		parallel.Loop(n, 16, sumColumns32{floats[float32](in[0]), floats[float32](out)})
+		parallel.Loop(n, 16, sumColumns[float32]{floats[float32](in[0]), floats[float32](out)})
 	} else {
 		parallel.Loop(n, 16, sumColumns[float64]{floats[float64](in[0]), floats[float64](out)})
 	}
@@ -298,22 +298,19 @@ func (k *sumColumns[T]) Range(lo, hi int) {
 	acc := k.out[lo:hi]
 	clear(acc)
 	for r := 0; r < len(k.x)/n; r++ {
-		for j, v := range k.x[r*n+lo : r*n+hi] {
-			acc[j] += v
-		}
+		addTo(acc, k.x[r*n+lo:r*n+hi])
 	}
 }
 
-// sumColumns32 is sumColumns for float32 with SIMD adds: vec.AXPY with a
-// factor of 1 rounds each sum as the scalar add does, so the result is the
-// same bit for bit.
-type sumColumns32 struct{ x, out []float32 }
-
-func (k *sumColumns32) Range(lo, hi int) {
-	n := len(k.out)
-	acc := k.out[lo:hi]
-	clear(acc)
-	for r := 0; r < len(k.x)/n; r++ {
-		vec.AXPY(acc, k.x[r*n+lo:r*n+hi], 1)
+// addTo adds x to acc element by element. For float32 it is vec.AXPY with a
+// factor of 1, which rounds each sum as the scalar add does: the same
+// result bit for bit, in SIMD.
+func addTo[T Float](acc, x []T) {
+	if x32, ok := any(x).([]float32); ok {
+		vec.AXPY(any(acc).([]float32), x32, 1)
+		return
+	}
+	for j, v := range x {
+		acc[j] += v
 	}
 }

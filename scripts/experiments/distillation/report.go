@@ -119,9 +119,7 @@ func (r *report) studentTable() string {
 			study.PM(study.Summarize(a.AgreeCNN)), study.PM(study.Summarize(a.AgreeViT)), study.Num(study.Summarize(a.SecPerEpoch).Mean),
 			study.AtLeast(study.Minutes(study.Summarize(a.WallS).Mean), a.WallAtLeast))
 	}
-	if note := r.Tally.UnrecordedNote(); note != "" {
-		b.WriteString("\n" + strings.TrimSpace(note) + "\n")
-	}
+	b.WriteString(r.Tally.UnrecordedFootnote())
 	return b.String()
 }
 

@@ -122,9 +122,7 @@ func (r *report) armTable() string {
 			study.PM(study.Summarize(x.Top1)), cls, dist, x.ForwardGFLOPs, tflop(x.TrainFLOPs), ratio(frac),
 			study.AtLeast(study.Minutes(study.Mean(x.CPUS)), x.TimesAtLeast), study.AtLeast(study.Minutes(study.Mean(x.WallS)), x.TimesAtLeast))
 	}
-	if note := r.Tally.UnrecordedNote(); note != "" {
-		b.WriteString("\n" + strings.TrimSpace(note) + "\n")
-	}
+	b.WriteString(r.Tally.UnrecordedFootnote())
 	return b.String()
 }
 

@@ -125,12 +125,21 @@ func (t Tally) ComputeLine() string {
 	}
 	lower := len(t.Unrecorded) > 0
 	return fmt.Sprintf("- **Compute**: the finished runs' vit-train processes (training, evaluation, logits) took %s of wall-clock time and %s of CPU time.%s%s\n\n",
-		AtLeast(Minutes(t.WallS), lower), AtLeast(Minutes(t.CPUS), lower), ran, t.UnrecordedNote())
+		AtLeast(Minutes(t.WallS), lower), AtLeast(Minutes(t.CPUS), lower), ran, t.unrecordedNote())
 }
 
-// UnrecordedNote explains the report's lower bounds ("" when there are
-// none).
-func (t Tally) UnrecordedNote() string {
+// UnrecordedFootnote is the paragraph under a table of run times that
+// explains its lower bounds ("" when there are none).
+func (t Tally) UnrecordedFootnote() string {
+	if len(t.Unrecorded) == 0 {
+		return ""
+	}
+	return "\n" + strings.TrimSpace(t.unrecordedNote()) + "\n"
+}
+
+// unrecordedNote explains the report's lower bounds, as a sentence to
+// append ("" when there are none).
+func (t Tally) unrecordedNote() string {
 	if len(t.Unrecorded) == 0 {
 		return ""
 	}
