@@ -72,6 +72,9 @@ def main():
                 runs[model][ranks].append(res)
                 print(f"round {r + 1}: {model} batch {batch} × {ranks} process(es): {res['train_images_per_s']:.2f} images/s", file=sys.stderr)
 
+    proc = runs[models[0][0]][1][0]["processor"]
+    print(f"processor: {proc['name']} (family {proc['family']} model {proc['model']}); medians of {args.rounds} rounds")
+    print()
     print("| model | per-process batch | 1 process × 2 threads, img/s | 2 processes × 1 thread, img/s | ratio | allreduce after the backward pass, ms (share of that step) | left to wait when overlapped, ms (hidden) | bytes sent per process and step |")
     print("|---|---|---|---|---|---|---|---|")
     for model, batch in models:
