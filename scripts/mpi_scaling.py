@@ -10,9 +10,11 @@ one process with 2 threads, and `mpirun -np 2` with one thread per process
 (each process takes the per-process batch, so the job trains twice as many
 images per step). Reported: images/s of both (medians over rounds; the
 2-process steps average the gradients during the backward pass, as
-training does), the time of the gradient allreduce when it follows the
-backward pass and its share of that step, what is left to wait for when it
-overlaps the backward pass, and the bytes each process sends per step.
+training does), and for the 2-process job the step that averages the
+gradients after the backward pass with the time of its allreduce, the step
+that averages them bucket by bucket during the backward pass with what is
+left to wait for after it (this includes waiting for the slower process),
+and the bytes each process sends per step.
 
 The projection takes the measured compute time of one step of one machine
 (one process, 2 threads, the per-process batch) and adds a ring allreduce
@@ -75,15 +77,16 @@ def main():
     proc = runs[models[0][0]][1][0]["processor"]
     print(f"processor: {proc['name']} (family {proc['family']} model {proc['model']}); medians of {args.rounds} rounds")
     print()
-    print("| model | per-process batch | 1 process × 2 threads, img/s | 2 processes × 1 thread, img/s | ratio | allreduce after the backward pass, ms (share of that step) | left to wait when overlapped, ms (hidden) | bytes sent per process and step |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| model | per-process batch | 1 process × 2 threads, img/s | 2 processes × 1 thread, img/s | ratio | step averaging after the backward pass, ms | of it in the allreduce, ms | step averaging during the backward pass, ms | of it waiting after the backward pass, ms | bytes sent per process and step |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for model, batch in models:
         med = lambda key, ranks: statistics.median(r[key] for r in runs[model][ranks])
         one, two = med("train_images_per_s", 1), med("train_images_per_s", 2)
-        ar, share, wait = med("allreduce_ms_per_step", 2), med("allreduce_share", 2), med("exposed_allreduce_ms_per_step", 2)
+        after, ar = med("no_overlap_ms_per_step", 2), med("allreduce_ms_per_step", 2)
+        during, wait = med("train_ms_per_step", 2), med("exposed_allreduce_ms_per_step", 2)
         s = runs[model][2][0]["grad_bytes"]
-        print(f"| {model} | {batch} | {one:.2f} | {two:.2f} | {two / one:.2f} | {ar:.1f} ({100 * share:.1f}%) | "
-              f"{wait:.1f} ({100 * (1 - wait / ar):.0f}%) | {2 * (2 - 1) / 2 * s / 1e6:.1f} MB |")
+        print(f"| {model} | {batch} | {one:.2f} | {two:.2f} | {two / one:.2f} | {after:.0f} | {ar:.1f} | {during:.0f} | {wait:.1f} | "
+              f"{2 * (2 - 1) / 2 * s / 1e6:.1f} MB |")
 
     print()
     print(f"Projection: one machine (measured, 1 process × 2 threads) per node, ring allreduce without overlap, latency {args.alpha_us:g} µs per message.")
