@@ -48,6 +48,8 @@ var benchShapes = []gemmShape{
 	{name: "attn197_dv", tA: true, m: 197, n: 64, k: 197, ldb: 768, ldc: 2304},
 	{name: "fmnist2_qkv_fwd", tB: true, m: 12608, n: 192, k: 64},
 	{name: "fmnist2_fc2_fwd", tB: true, m: 12608, n: 64, k: 128},
+	{name: "fmnist2_qkv_dX", m: 12608, n: 64, k: 192},
+	{name: "fmnist2_qkv_dW", tA: true, m: 192, n: 64, k: 12608},
 	{name: "attn197h16_qk", tB: true, m: 197, n: 197, k: 16, lda: 192, ldb: 192},
 	{name: "attn197h16_pv", m: 197, n: 16, k: 197, ldb: 192, ldc: 64},
 	{name: "attn197h16_dv", tA: true, m: 197, n: 16, k: 197, ldb: 64, ldc: 192},

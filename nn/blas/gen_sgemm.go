@@ -780,39 +780,60 @@ func emitPackBF16(w *bytes.Buffer) {
 	}
 	fmt.Fprintf(w, "GLOBL bf16Iota<>(SB), RODATA|NOPTR, $64\n")
 
-	// bf16PairsAVX512 sets dst[i] to the pair (even[i], odd[i]), the even
-	// step in the low half, for i < n.
-	fmt.Fprintf(w, "\n// func bf16PairsAVX512(dst *uint32, even, odd *float32, n int)\n")
-	fmt.Fprintf(w, "TEXT ·bf16PairsAVX512(SB), NOSPLIT, $0-32\n")
+	// bf16PairRowsAVX512 converts pairs of rows of a row-major matrix
+	// (row stride ld floats) to words of bfloat16 pairs, the even row in
+	// the low half: dst[q·stride+j] = (src[2q·ld+j], src[(2q+1)·ld+j]) for
+	// q < pairs and j < width. Each run of 16 columns is two loads, one
+	// conversion, one interleave and one store; the last width mod 16
+	// columns go under K1.
+	fmt.Fprintf(w, "\n// func bf16PairRowsAVX512(dst *uint32, stride int, src *float32, ld, width, pairs int)\n")
+	fmt.Fprintf(w, "TEXT ·bf16PairRowsAVX512(SB), NOSPLIT, $0-48\n")
 	p("MOVQ dst+0(FP), DI")
-	p("MOVQ even+8(FP), SI")
-	p("MOVQ odd+16(FP), DX")
-	p("MOVQ n+24(FP), BX")
+	p("MOVQ stride+8(FP), R8")
+	p("SHLQ $2, R8") // bytes from one pair's words to the next's
+	p("MOVQ src+16(FP), SI")
+	p("MOVQ ld+24(FP), R9")
+	p("SHLQ $2, R9") // bytes from one row to the next
+	p("MOVQ width+32(FP), R10")
+	p("MOVQ pairs+40(FP), BX")
 	p("VMOVDQU64 bf16Interleave<>(SB), Z4")
-	label("pairs_loop")
-	p("CMPQ BX, $16")
-	p("JLT pairs_tail")
-	p("VMOVUPS (SI), Z0")
-	p("VMOVUPS (DX), Z1")
-	p("%s", convert)
-	p("VPERMW Z2, Z4, Z3")
-	p("VMOVDQU32 Z3, (DI)")
-	p("ADDQ $64, SI")
-	p("ADDQ $64, DX")
-	p("ADDQ $64, DI")
-	p("SUBQ $16, BX")
-	p("JMP pairs_loop")
-	label("pairs_tail")
-	p("TESTQ BX, BX")
-	p("JEQ pairs_done")
-	p("MOVQ BX, CX")
+	p("MOVQ R10, CX")
+	p("ANDQ $15, CX")
 	mask("K1")
-	p("VMOVUPS.Z (SI), K1, Z0")
-	p("VMOVUPS.Z (DX), K1, Z1")
+	label("pair_rows_loop")
+	p("TESTQ BX, BX")
+	p("JEQ pair_rows_done")
+	p("MOVQ SI, R11")         // the even row
+	p("LEAQ (SI)(R9*1), R12") // the odd row
+	p("MOVQ DI, R13")
+	p("MOVQ R10, DX") // columns left
+	label("pair_cols_loop")
+	p("CMPQ DX, $16")
+	p("JLT pair_cols_tail")
+	p("VMOVUPS (R11), Z0")
+	p("VMOVUPS (R12), Z1")
 	p("%s", convert)
 	p("VPERMW Z2, Z4, Z3")
-	p("VMOVDQU32 Z3, K1, (DI)")
-	label("pairs_done")
+	p("VMOVDQU32 Z3, (R13)")
+	p("ADDQ $64, R11")
+	p("ADDQ $64, R12")
+	p("ADDQ $64, R13")
+	p("SUBQ $16, DX")
+	p("JMP pair_cols_loop")
+	label("pair_cols_tail")
+	p("TESTQ DX, DX")
+	p("JEQ pair_next")
+	p("VMOVUPS.Z (R11), K1, Z0")
+	p("VMOVUPS.Z (R12), K1, Z1")
+	p("%s", convert)
+	p("VPERMW Z2, Z4, Z3")
+	p("VMOVDQU32 Z3, K1, (R13)")
+	label("pair_next")
+	p("LEAQ (SI)(R9*2), SI")
+	p("ADDQ R8, DI")
+	p("DECQ BX")
+	p("JMP pair_rows_loop")
+	label("pair_rows_done")
 	p("VZEROUPPER")
 	p("RET")
 

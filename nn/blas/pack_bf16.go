@@ -19,8 +19,9 @@ func packABF16(dst []float32, mr int, a []float32, lda int, tA bool, i0, rows, p
 	d := words(dst[:mr*pairs])
 	if tA {
 		// Column p of op(A) is row p0+p of A: pair two rows of A.
-		for q := range pairs {
-			pairsBF16(d[q*mr:q*mr+rows], a[(p0+2*q)*lda+i0:], stepRow(a, lda, p0+2*q+1, p0+kc, i0))
+		pairRowsBF16(d, mr, a[p0*lda+i0:], lda, rows, kc/2)
+		if kc%2 == 1 {
+			lastStepBF16(d[kc/2*mr:kc/2*mr+rows], a[(p0+kc-1)*lda+i0:])
 		}
 	} else {
 		// Row i of op(A) runs along K: its pairs go mr words apart.
@@ -48,8 +49,9 @@ func packBBF16(dst []float32, nr int, b []float32, ldb int, tB bool, j0, cols, p
 		}
 	} else {
 		// Row p of op(B) is row p0+p of B: pair two rows of B.
-		for q := range pairs {
-			pairsBF16(d[q*nr:q*nr+cols], b[(p0+2*q)*ldb+j0:], stepRow(b, ldb, p0+2*q+1, p0+kc, j0))
+		pairRowsBF16(d, nr, b[p0*ldb+j0:], ldb, cols, kc/2)
+		if kc%2 == 1 {
+			lastStepBF16(d[kc/2*nr:kc/2*nr+cols], b[(p0+kc-1)*ldb+j0:])
 		}
 	}
 	for q := range pairs {
@@ -57,29 +59,25 @@ func packBBF16(dst []float32, nr int, b []float32, ldb int, tB bool, j0, cols, p
 	}
 }
 
-// stepRow is row p of a row-major matrix (stride ld) from column c0, or
-// nil when p is past the panel's last K step end-1: the missing high half
-// of an odd kc's last pair.
-func stepRow(m []float32, ld, p, end, c0 int) []float32 {
-	if p >= end {
-		return nil
+// pairRowsBF16Go sets dst[q·stride+j] to the bfloat16 pair
+// (src[2q·ld+j], src[(2q+1)·ld+j]) for q < pairs and j < width: pairs of
+// rows of a row-major matrix (row stride ld), each pair's words stride
+// apart.
+func pairRowsBF16Go(dst []uint32, stride int, src []float32, ld, width, pairs int) {
+	for q := range pairs {
+		even, odd := src[2*q*ld:2*q*ld+width], src[(2*q+1)*ld:(2*q+1)*ld+width]
+		row := dst[q*stride : q*stride+width]
+		for j := range row {
+			row[j] = bf16Pair(even[j], odd[j])
+		}
 	}
-	return m[p*ld+c0:]
 }
 
-// pairsBF16Go sets dst[i] to the bfloat16 pair (even[i], odd[i]), or
-// (even[i], 0) when odd is nil, for every i of dst.
-func pairsBF16Go(dst []uint32, even, odd []float32) {
-	even = even[:len(dst)]
-	if odd == nil {
-		for i := range dst {
-			dst[i] = bf16Pair(even[i], 0)
-		}
-		return
-	}
-	odd = odd[:len(dst)]
-	for i := range dst {
-		dst[i] = bf16Pair(even[i], odd[i])
+// lastStepBF16 sets dst[j] to the bfloat16 pair (src[j], 0) for every j of
+// dst: the last pair of an odd number of K steps.
+func lastStepBF16(dst []uint32, src []float32) {
+	for j := range dst {
+		dst[j] = bf16Pair(src[j], 0)
 	}
 }
 

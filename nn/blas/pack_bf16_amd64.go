@@ -12,10 +12,11 @@ var bf16Convert = cpu.X86.HasAVX512BF16
 // maxScatterStride keeps the scatter's indices, 15·stride, in int32.
 const maxScatterStride = 1 << 26
 
-// bf16PairsAVX512 sets dst[i] to bf16Pair(even[i], odd[i]) for i < n.
+// bf16PairRowsAVX512 sets dst[q·stride+j] to bf16Pair(src[2q·ld+j],
+// src[(2q+1)·ld+j]) for q < pairs and j < width.
 //
 //go:noescape
-func bf16PairsAVX512(dst *uint32, even, odd *float32, n int)
+func bf16PairRowsAVX512(dst *uint32, stride int, src *float32, ld, width, pairs int)
 
 // bf16RowAVX512 sets dst[q·stride] to bf16Pair(src[2q], src[2q+1]) for
 // q < pairs.
@@ -23,14 +24,16 @@ func bf16PairsAVX512(dst *uint32, even, odd *float32, n int)
 //go:noescape
 func bf16RowAVX512(dst *uint32, stride int, src *float32, pairs int)
 
-// pairsBF16 is pairsBF16Go, in assembly where the processor converts.
-func pairsBF16(dst []uint32, even, odd []float32) {
-	if !bf16Convert || odd == nil || len(dst) == 0 {
-		pairsBF16Go(dst, even, odd)
+// pairRowsBF16 is pairRowsBF16Go, in assembly where the processor
+// converts.
+func pairRowsBF16(dst []uint32, stride int, src []float32, ld, width, pairs int) {
+	if !bf16Convert || pairs == 0 || width == 0 {
+		pairRowsBF16Go(dst, stride, src, ld, width, pairs)
 		return
 	}
-	even, odd = even[:len(dst)], odd[:len(dst)]
-	bf16PairsAVX512(&dst[0], &even[0], &odd[0], len(dst))
+	// The last word the assembly writes and the last float it reads.
+	_, _ = dst[(pairs-1)*stride+width-1], src[(2*pairs-1)*ld+width-1]
+	bf16PairRowsAVX512(&dst[0], stride, &src[0], ld, width, pairs)
 }
 
 // rowBF16 is rowBF16Go, in assembly where the processor converts.

@@ -4,7 +4,9 @@ package blas
 
 // Without the assembly conversions, the packing routines convert in Go.
 
-func pairsBF16(dst []uint32, even, odd []float32) { pairsBF16Go(dst, even, odd) }
+func pairRowsBF16(dst []uint32, stride int, src []float32, ld, width, pairs int) {
+	pairRowsBF16Go(dst, stride, src, ld, width, pairs)
+}
 
 func rowBF16(dst []uint32, stride int, src []float32) { rowBF16Go(dst, stride, src) }
 

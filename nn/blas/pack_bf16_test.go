@@ -105,29 +105,37 @@ func TestPackBF16(t *testing.T) {
 	}
 }
 
-// TestBF16ConversionsMatchGo compares pairsBF16 and rowBF16 (the assembly
-// where the processor converts) with their Go definitions on every length
-// up to 70, strides 1 to 40, leaving the words between strides alone.
+// TestBF16ConversionsMatchGo compares pairRowsBF16 and rowBF16 (the
+// assembly where the processor converts) with their Go definitions on
+// every width or length up to 70, for several row and word strides,
+// leaving the words between strides alone.
 func TestBF16ConversionsMatchGo(t *testing.T) {
 	if !bf16Convert {
 		t.Skip("this processor has no AVX512_BF16: the packing converts in Go, which TestPackBF16 checks")
 	}
 	rng := rand.New(rand.NewPCG(5, 6))
+	marked := func(size int) (got, want []uint32) {
+		got, want = make([]uint32, size), make([]uint32, size)
+		for i := range got {
+			got[i] = uint32(i) * 0x9e3779b9
+			want[i] = got[i]
+		}
+		return got, want
+	}
 	for n := range 71 {
-		even, odd := randomFloats(rng, n), randomFloats(rng, n)
-		got, want := make([]uint32, n+1), make([]uint32, n+1)
-		got[n], want[n] = 0xdeadbeef, 0xdeadbeef
-		pairsBF16(got[:n], even, odd)
-		pairsBF16Go(want[:n], even, odd)
-		sameWords(t, "pairsBF16", got, want)
+		for _, pairs := range []int{1, 2, 5} {
+			for _, pad := range []int{0, 3, 16} {
+				ld, stride := n+pad, n+(pad+1)%4
+				src := randomFloats(rng, 2*pairs*ld+1)
+				got, want := marked(pairs*stride + 1)
+				pairRowsBF16(got, stride, src, ld, n, pairs)
+				pairRowsBF16Go(want, stride, src, ld, n, pairs)
+				sameWords(t, "pairRowsBF16", got, want)
+			}
+		}
 		for _, stride := range []int{1, 2, 12, 17, 32, 40} {
 			src := randomFloats(rng, n)
-			size := ceilDiv(n, 2)*stride + 1
-			got, want := make([]uint32, size), make([]uint32, size)
-			for i := range got {
-				got[i] = uint32(i) * 0x9e3779b9
-				want[i] = got[i]
-			}
+			got, want := marked(ceilDiv(n, 2)*stride + 1)
 			rowBF16(got, stride, src)
 			rowBF16Go(want, stride, src)
 			sameWords(t, "rowBF16", got, want)

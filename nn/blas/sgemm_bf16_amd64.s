@@ -2528,40 +2528,57 @@ DATA bf16Iota<>+48(SB)/8, $0x0000000d0000000c
 DATA bf16Iota<>+56(SB)/8, $0x0000000f0000000e
 GLOBL bf16Iota<>(SB), RODATA|NOPTR, $64
 
-// func bf16PairsAVX512(dst *uint32, even, odd *float32, n int)
-TEXT ·bf16PairsAVX512(SB), NOSPLIT, $0-32
+// func bf16PairRowsAVX512(dst *uint32, stride int, src *float32, ld, width, pairs int)
+TEXT ·bf16PairRowsAVX512(SB), NOSPLIT, $0-48
 	MOVQ dst+0(FP), DI
-	MOVQ even+8(FP), SI
-	MOVQ odd+16(FP), DX
-	MOVQ n+24(FP), BX
+	MOVQ stride+8(FP), R8
+	SHLQ $2, R8
+	MOVQ src+16(FP), SI
+	MOVQ ld+24(FP), R9
+	SHLQ $2, R9
+	MOVQ width+32(FP), R10
+	MOVQ pairs+40(FP), BX
 	VMOVDQU64 bf16Interleave<>(SB), Z4
-pairs_loop:
-	CMPQ BX, $16
-	JLT pairs_tail
-	VMOVUPS (SI), Z0
-	VMOVUPS (DX), Z1
-	BYTE $0x62; BYTE $0xf2; BYTE $0x77; BYTE $0x48; BYTE $0x72; BYTE $0xd0 // VCVTNE2PS2BF16 Z0, Z1, Z2
-	VPERMW Z2, Z4, Z3
-	VMOVDQU32 Z3, (DI)
-	ADDQ $64, SI
-	ADDQ $64, DX
-	ADDQ $64, DI
-	SUBQ $16, BX
-	JMP pairs_loop
-pairs_tail:
-	TESTQ BX, BX
-	JEQ pairs_done
-	MOVQ BX, CX
+	MOVQ R10, CX
+	ANDQ $15, CX
 	MOVQ $1, AX
 	SHLQ CX, AX
 	DECQ AX
 	KMOVW AX, K1
-	VMOVUPS.Z (SI), K1, Z0
-	VMOVUPS.Z (DX), K1, Z1
+pair_rows_loop:
+	TESTQ BX, BX
+	JEQ pair_rows_done
+	MOVQ SI, R11
+	LEAQ (SI)(R9*1), R12
+	MOVQ DI, R13
+	MOVQ R10, DX
+pair_cols_loop:
+	CMPQ DX, $16
+	JLT pair_cols_tail
+	VMOVUPS (R11), Z0
+	VMOVUPS (R12), Z1
 	BYTE $0x62; BYTE $0xf2; BYTE $0x77; BYTE $0x48; BYTE $0x72; BYTE $0xd0 // VCVTNE2PS2BF16 Z0, Z1, Z2
 	VPERMW Z2, Z4, Z3
-	VMOVDQU32 Z3, K1, (DI)
-pairs_done:
+	VMOVDQU32 Z3, (R13)
+	ADDQ $64, R11
+	ADDQ $64, R12
+	ADDQ $64, R13
+	SUBQ $16, DX
+	JMP pair_cols_loop
+pair_cols_tail:
+	TESTQ DX, DX
+	JEQ pair_next
+	VMOVUPS.Z (R11), K1, Z0
+	VMOVUPS.Z (R12), K1, Z1
+	BYTE $0x62; BYTE $0xf2; BYTE $0x77; BYTE $0x48; BYTE $0x72; BYTE $0xd0 // VCVTNE2PS2BF16 Z0, Z1, Z2
+	VPERMW Z2, Z4, Z3
+	VMOVDQU32 Z3, K1, (R13)
+pair_next:
+	LEAQ (SI)(R9*2), SI
+	ADDQ R8, DI
+	DECQ BX
+	JMP pair_rows_loop
+pair_rows_done:
 	VZEROUPPER
 	RET
 
