@@ -774,11 +774,6 @@ func emitPackBF16(w *bytes.Buffer) {
 		fmt.Fprintf(w, "DATA bf16Interleave<>+%d(SB)/8, $0x%016x\n", 8*q, v)
 	}
 	fmt.Fprintf(w, "GLOBL bf16Interleave<>(SB), RODATA|NOPTR, $64\n")
-	fmt.Fprintf(w, "\n// 0, 1, …, 15 as int32.\n")
-	for q := 0; q < 8; q++ {
-		fmt.Fprintf(w, "DATA bf16Iota<>+%d(SB)/8, $0x%08x%08x\n", 8*q, 2*q+1, 2*q)
-	}
-	fmt.Fprintf(w, "GLOBL bf16Iota<>(SB), RODATA|NOPTR, $64\n")
 
 	// bf16PairRowsAVX512 converts pairs of rows of a row-major matrix
 	// (row stride ld floats) to words of bfloat16 pairs, the even row in
@@ -837,50 +832,123 @@ func emitPackBF16(w *bytes.Buffer) {
 	p("VZEROUPPER")
 	p("RET")
 
-	// bf16RowAVX512 converts 2·pairs consecutive float32 of src to pairs
-	// words, pair q (src[2q] in the low half) at dst[q·stride]: 16 pairs
-	// are one conversion and one scatter.
-	fmt.Fprintf(w, "\n// func bf16RowAVX512(dst *uint32, stride int, src *float32, pairs int)\n")
-	fmt.Fprintf(w, "TEXT ·bf16RowAVX512(SB), NOSPLIT, $0-32\n")
+	emitRowsBF16(w, p, label)
+}
+
+// emitRowsBF16 writes bf16RowsAVX512, which converts rows (at most 16) of
+// a row-major matrix (row stride ld floats) along K, steps floats each,
+// to words of bfloat16 pairs: dst[q·stride+i] holds src[i·ld+2q] (low
+// half) and src[i·ld+2q+1] (high half, zero past steps), for i < rows and
+// q < ⌈steps/2⌉. Each run of 16 pairs converts one row into each of Z0 to
+// Z15, transposes the 16×16 words in four rounds of interleaves and lane
+// shuffles, so that Zq holds pair q of every row, and stores the first
+// rows words of each.
+func emitRowsBF16(w *bytes.Buffer, p func(string, ...any), label func(string)) {
+	fmt.Fprintf(w, "\n// func bf16RowsAVX512(dst *uint32, stride int, src *float32, ld, rows, steps int)\n")
+	fmt.Fprintf(w, "TEXT ·bf16RowsAVX512(SB), NOSPLIT, $0-48\n")
 	p("MOVQ dst+0(FP), DI")
 	p("MOVQ stride+8(FP), R8")
+	p("SHLQ $2, R8") // bytes from one pair's words to the next's
+	p("MOVQ R8, R12")
+	p("SHLQ $4, R12") // bytes from one run of 16 pairs to the next
 	p("MOVQ src+16(FP), SI")
-	p("MOVQ pairs+24(FP), BX")
-	p("MOVQ R8, X5")
-	p("VPBROADCASTD X5, Z5")
-	p("VMOVDQU32 bf16Iota<>(SB), Z6")
-	p("VPMULLD Z6, Z5, Z7") // Z7 = (0, 1, …, 15)·stride
-	p("SHLQ $6, R8")        // 16 pairs: 16·stride words of 4 bytes
-	label("row_loop")
-	p("CMPQ BX, $16")
-	p("JLT row_tail")
-	p("VMOVUPS (SI), Z0")
-	p("VMOVUPS 64(SI), Z1")
-	p("%s", convert)
-	p("KXNORW K1, K1, K1")
-	p("VPSCATTERDD Z2, K1, (DI)(Z7*4)")
-	p("ADDQ $128, SI")
-	p("ADDQ R8, DI")
-	p("SUBQ $16, BX")
-	p("JMP row_loop")
-	label("row_tail")
-	p("TESTQ BX, BX")
-	p("JEQ row_done")
-	// 2·pairs < 32 floats remain: the first 16 under K2, the rest under K3.
-	p("LEAQ (BX)(BX*1), CX")
+	p("MOVQ ld+24(FP), R9")
+	p("SHLQ $2, R9") // bytes from one row to the next
+	p("MOVQ rows+32(FP), R10")
+	p("MOVQ steps+40(FP), DX") // floats left in each row
+	// K4: the first rows words of a pair's vector.
+	p("MOVQ R10, CX")
+	p("MOVQ $1, AX")
+	p("SHLQ CX, AX")
+	p("DECQ AX")
+	p("KMOVW AX, K4")
+	// Row i of the run goes to Zi: its 32 floats (two loads) become 16
+	// pairs. load(i, masked) reads them, under K2 and K3 in the last,
+	// shorter run.
+	convert := evex.VCVTNE2PS2BF16.Asm
+	load := func(i int, masked bool) {
+		if masked {
+			p("VMOVUPS.Z (R11), K2, Z16")
+			p("VMOVUPS.Z 64(R11), K3, Z17")
+		} else {
+			p("VMOVUPS (R11), Z16")
+			p("VMOVUPS 64(R11), Z17")
+		}
+		p("%s", convert(i, 17, 16))
+		p("ADDQ R9, R11")
+	}
+	// loadRows converts rows 0..rows-1 into Z0..; the registers of the
+	// rows past rows keep what they held, which lands in the words K4
+	// leaves unstored.
+	loadRows := func(masked bool) {
+		p("MOVQ SI, R11")
+		for i := 0; i < 16; i++ {
+			load(i, masked)
+			if i < 15 {
+				p("CMPQ R10, $%d", i+1)
+				p("JLE rows_transpose")
+			}
+		}
+		p("JMP rows_transpose")
+	}
+	label("rows_loop")
+	p("CMPQ DX, $32")
+	p("JLT rows_tail")
+	loadRows(false)
+	label("rows_tail")
+	// 0 < steps < 32 floats left: the first 16 under K2, the rest under K3.
+	p("MOVQ DX, CX")
 	p("MOVQ $1, AX")
 	p("SHLQ CX, AX")
 	p("DECQ AX")
 	p("KMOVW AX, K2")
 	p("SHRQ $16, AX")
 	p("KMOVW AX, K3")
-	p("MOVQ BX, CX")
-	mask("K1")
-	p("VMOVUPS.Z (SI), K2, Z0")
-	p("VMOVUPS.Z 64(SI), K3, Z1")
-	p("%s", convert)
-	p("VPSCATTERDD Z2, K1, (DI)(Z7*4)")
-	label("row_done")
+	loadRows(true)
+
+	label("rows_transpose")
+	r := func(i int) string { return fmt.Sprintf("Z%d", i) }
+	t := func(i int) string { return fmt.Sprintf("Z%d", 16+i) }
+	// Words (i, q) for row i, pair q. Round 1 interleaves words of row
+	// pairs, round 2 their 64-bit halves, rounds 3 and 4 gather 128-bit
+	// lanes, so that Zq ends with (0, q), (1, q), …, (15, q).
+	for k := 0; k < 8; k++ {
+		p("VPUNPCKLDQ %s, %s, %s", r(2*k+1), r(2*k), t(2*k))
+		p("VPUNPCKHDQ %s, %s, %s", r(2*k+1), r(2*k), t(2*k+1))
+	}
+	for g := 0; g < 16; g += 4 {
+		p("VPUNPCKLQDQ %s, %s, %s", t(g+2), t(g), r(g))
+		p("VPUNPCKHQDQ %s, %s, %s", t(g+2), t(g), r(g+1))
+		p("VPUNPCKLQDQ %s, %s, %s", t(g+3), t(g+1), r(g+2))
+		p("VPUNPCKHQDQ %s, %s, %s", t(g+3), t(g+1), r(g+3))
+	}
+	for h := 0; h < 16; h += 8 {
+		for j := 0; j < 4; j++ {
+			p("VSHUFI32X4 $0x88, %s, %s, %s", r(h+4+j), r(h+j), t(h+j))
+			p("VSHUFI32X4 $0xdd, %s, %s, %s", r(h+4+j), r(h+j), t(h+4+j))
+		}
+	}
+	for j := 0; j < 8; j++ {
+		p("VSHUFI32X4 $0x88, %s, %s, %s", t(8+j), t(j), r(j))
+		p("VSHUFI32X4 $0xdd, %s, %s, %s", t(8+j), t(j), r(8+j))
+	}
+	// Store pair q's words while pairs are left: ⌈floats left / 2⌉.
+	p("MOVQ DI, R13")
+	p("LEAQ 1(DX), BX")
+	p("SHRQ $1, BX")
+	for q := 0; q < 16; q++ {
+		p("VMOVDQU32 Z%d, K4, (R13)", q)
+		if q < 15 {
+			p("CMPQ BX, $%d", q+1)
+			p("JLE rows_stored")
+			p("ADDQ R8, R13")
+		}
+	}
+	label("rows_stored")
+	p("ADDQ $128, SI")
+	p("ADDQ R12, DI")
+	p("SUBQ $32, DX")
+	p("JGT rows_loop")
 	p("VZEROUPPER")
 	p("RET")
 }

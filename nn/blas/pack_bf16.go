@@ -25,9 +25,7 @@ func packABF16(dst []float32, mr int, a []float32, lda int, tA bool, i0, rows, p
 		}
 	} else {
 		// Row i of op(A) runs along K: its pairs go mr words apart.
-		for i := range rows {
-			rowBF16(d[i:], mr, a[(i0+i)*lda+p0:(i0+i)*lda+p0+kc])
-		}
+		rowsBF16(d, mr, a[i0*lda+p0:], lda, rows, kc)
 	}
 	for q := range pairs {
 		clear(d[q*mr+rows : q*mr+mr])
@@ -44,9 +42,7 @@ func packBBF16(dst []float32, nr int, b []float32, ldb int, tB bool, j0, cols, p
 	if tB {
 		// Column j of op(B) is row j0+j of B, along K: its pairs go nr
 		// words apart.
-		for j := range cols {
-			rowBF16(d[j:], nr, b[(j0+j)*ldb+p0:(j0+j)*ldb+p0+kc])
-		}
+		rowsBF16(d, nr, b[j0*ldb+p0:], ldb, cols, kc)
 	} else {
 		// Row p of op(B) is row p0+p of B: pair two rows of B.
 		pairRowsBF16(d, nr, b[p0*ldb+j0:], ldb, cols, kc/2)
@@ -81,13 +77,18 @@ func lastStepBF16(dst []uint32, src []float32) {
 	}
 }
 
-// rowBF16Go converts src, consecutive K steps, to bfloat16 pairs: pair q
-// (steps 2q and 2q+1, zero past len(src)) goes to dst[q·stride].
-func rowBF16Go(dst []uint32, stride int, src []float32) {
-	for q := range len(src) / 2 {
-		dst[q*stride] = bf16Pair(src[2*q], src[2*q+1])
-	}
-	if n := len(src); n%2 == 1 {
-		dst[(n/2)*stride] = bf16Pair(src[n-1], 0)
+// rowsBF16Go sets dst[q·stride+i] to the bfloat16 pair (src[i·ld+2q],
+// src[i·ld+2q+1]) for i < rows and q < ⌈steps/2⌉, the high half zero past
+// steps: rows of a row-major matrix (row stride ld) along K, each pair's
+// words stride apart.
+func rowsBF16Go(dst []uint32, stride int, src []float32, ld, rows, steps int) {
+	for i := range rows {
+		row := src[i*ld : i*ld+steps]
+		for q := range steps / 2 {
+			dst[q*stride+i] = bf16Pair(row[2*q], row[2*q+1])
+		}
+		if steps%2 == 1 {
+			dst[steps/2*stride+i] = bf16Pair(row[steps-1], 0)
+		}
 	}
 }

@@ -9,20 +9,18 @@ import "golang.org/x/sys/cpu"
 // toBF16 does: on every processor the bfloat16 kernels run on.
 var bf16Convert = cpu.X86.HasAVX512BF16
 
-// maxScatterStride keeps the scatter's indices, 15·stride, in int32.
-const maxScatterStride = 1 << 26
-
 // bf16PairRowsAVX512 sets dst[q·stride+j] to bf16Pair(src[2q·ld+j],
 // src[(2q+1)·ld+j]) for q < pairs and j < width.
 //
 //go:noescape
 func bf16PairRowsAVX512(dst *uint32, stride int, src *float32, ld, width, pairs int)
 
-// bf16RowAVX512 sets dst[q·stride] to bf16Pair(src[2q], src[2q+1]) for
-// q < pairs.
+// bf16RowsAVX512 sets dst[q·stride+i] to bf16Pair(src[i·ld+2q],
+// src[i·ld+2q+1]) (the high half zero past steps) for i < rows ≤ 16 and
+// q < ⌈steps/2⌉.
 //
 //go:noescape
-func bf16RowAVX512(dst *uint32, stride int, src *float32, pairs int)
+func bf16RowsAVX512(dst *uint32, stride int, src *float32, ld, rows, steps int)
 
 // pairRowsBF16 is pairRowsBF16Go, in assembly where the processor
 // converts.
@@ -36,16 +34,18 @@ func pairRowsBF16(dst []uint32, stride int, src []float32, ld, width, pairs int)
 	bf16PairRowsAVX512(&dst[0], stride, &src[0], ld, width, pairs)
 }
 
-// rowBF16 is rowBF16Go, in assembly where the processor converts.
-func rowBF16(dst []uint32, stride int, src []float32) {
-	pairs := len(src) / 2
-	if !bf16Convert || pairs == 0 || stride < 1 || stride > maxScatterStride {
-		rowBF16Go(dst, stride, src)
+// rowsBF16 is rowsBF16Go, in assembly (16 rows at a time) where the
+// processor converts.
+func rowsBF16(dst []uint32, stride int, src []float32, ld, rows, steps int) {
+	if !bf16Convert || rows == 0 || steps == 0 {
+		rowsBF16Go(dst, stride, src, ld, rows, steps)
 		return
 	}
-	_ = dst[(pairs-1)*stride] // the last word the assembly writes
-	bf16RowAVX512(&dst[0], stride, &src[0], pairs)
-	if len(src)%2 == 1 {
-		dst[pairs*stride] = bf16Pair(src[len(src)-1], 0)
+	pairs := ceilDiv(steps, 2)
+	for i0 := 0; i0 < rows; i0 += 16 {
+		n := min(16, rows-i0)
+		// The last word the assembly writes and the last float it reads.
+		_, _ = dst[(pairs-1)*stride+i0+n-1], src[(i0+n-1)*ld+steps-1]
+		bf16RowsAVX512(&dst[i0], stride, &src[i0*ld], ld, n, steps)
 	}
 }

@@ -8,7 +8,9 @@ func pairRowsBF16(dst []uint32, stride int, src []float32, ld, width, pairs int)
 	pairRowsBF16Go(dst, stride, src, ld, width, pairs)
 }
 
-func rowBF16(dst []uint32, stride int, src []float32) { rowBF16Go(dst, stride, src) }
+func rowsBF16(dst []uint32, stride int, src []float32, ld, rows, steps int) {
+	rowsBF16Go(dst, stride, src, ld, rows, steps)
+}
 
 // bf16Convert is false: the packing converts in Go.
 const bf16Convert = false

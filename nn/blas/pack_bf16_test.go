@@ -105,7 +105,7 @@ func TestPackBF16(t *testing.T) {
 	}
 }
 
-// TestBF16ConversionsMatchGo compares pairRowsBF16 and rowBF16 (the
+// TestBF16ConversionsMatchGo compares pairRowsBF16 and rowsBF16 (the
 // assembly where the processor converts) with their Go definitions on
 // every width or length up to 70, for several row and word strides,
 // leaving the words between strides alone.
@@ -133,12 +133,17 @@ func TestBF16ConversionsMatchGo(t *testing.T) {
 				sameWords(t, "pairRowsBF16", got, want)
 			}
 		}
-		for _, stride := range []int{1, 2, 12, 17, 32, 40} {
-			src := randomFloats(rng, n)
-			got, want := marked(ceilDiv(n, 2)*stride + 1)
-			rowBF16(got, stride, src)
-			rowBF16Go(want, stride, src)
-			sameWords(t, "rowBF16", got, want)
+		// n steps of each of rows rows (up to 16 at a time in the
+		// assembly), their pairs stride words apart.
+		for _, rows := range []int{1, 5, 12, 16, 17, 32} {
+			for _, pad := range []int{0, 1, 9} {
+				ld, stride := n+pad, rows+pad%4
+				src := randomFloats(rng, rows*ld+1)
+				got, want := marked(ceilDiv(n, 2)*stride + 1)
+				rowsBF16(got, stride, src, ld, rows, n)
+				rowsBF16Go(want, stride, src, ld, rows, n)
+				sameWords(t, "rowsBF16", got, want)
+			}
 		}
 	}
 }
