@@ -19,10 +19,7 @@ func packABF16(dst []float32, mr int, a []float32, lda int, tA bool, i0, rows, p
 	d := words(dst[:mr*pairs])
 	if tA {
 		// Column p of op(A) is row p0+p of A: pair two rows of A.
-		pairRowsBF16(d, mr, a[p0*lda+i0:], lda, rows, kc/2)
-		if kc%2 == 1 {
-			lastStepBF16(d[kc/2*mr:kc/2*mr+rows], a[(p0+kc-1)*lda+i0:])
-		}
+		stepRowsBF16(d, mr, a[p0*lda+i0:], lda, rows, kc)
 	} else {
 		// Row i of op(A) runs along K: its pairs go mr words apart.
 		rowsBF16(d, mr, a[i0*lda+p0:], lda, rows, kc)
@@ -45,10 +42,7 @@ func packBBF16(dst []float32, nr int, b []float32, ldb int, tB bool, j0, cols, p
 		rowsBF16(d, nr, b[j0*ldb+p0:], ldb, cols, kc)
 	} else {
 		// Row p of op(B) is row p0+p of B: pair two rows of B.
-		pairRowsBF16(d, nr, b[p0*ldb+j0:], ldb, cols, kc/2)
-		if kc%2 == 1 {
-			lastStepBF16(d[kc/2*nr:kc/2*nr+cols], b[(p0+kc-1)*ldb+j0:])
-		}
+		stepRowsBF16(d, nr, b[p0*ldb+j0:], ldb, cols, kc)
 	}
 	for q := range pairs {
 		clear(d[q*nr+cols : q*nr+nr])
@@ -69,11 +63,17 @@ func pairRowsBF16Go(dst []uint32, stride int, src []float32, ld, width, pairs in
 	}
 }
 
-// lastStepBF16 sets dst[j] to the bfloat16 pair (src[j], 0) for every j of
-// dst: the last pair of an odd number of K steps.
-func lastStepBF16(dst []uint32, src []float32) {
-	for j := range dst {
-		dst[j] = bf16Pair(src[j], 0)
+// stepRowsBF16 packs steps K steps that are rows of a row-major matrix
+// (row stride ld), width columns each, in pairs: dst[q·stride+j] holds
+// src[2q·ld+j] (low half) and src[(2q+1)·ld+j] (high half, zero past
+// steps) for q < ⌈steps/2⌉ and j < width.
+func stepRowsBF16(dst []uint32, stride int, src []float32, ld, width, steps int) {
+	pairRowsBF16(dst, stride, src, ld, width, steps/2)
+	if steps%2 == 1 {
+		last, row := dst[steps/2*stride:steps/2*stride+width], src[(steps-1)*ld:]
+		for j := range last {
+			last[j] = bf16Pair(row[j], 0)
+		}
 	}
 }
 
