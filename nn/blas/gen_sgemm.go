@@ -833,6 +833,75 @@ func emitPackBF16(w *bytes.Buffer) {
 	p("RET")
 
 	emitRowsBF16(w, p, label)
+	emitRowMajorBF16(w, p, label)
+}
+
+// emitRowMajorBF16 writes bf16RowMajorAVX512, which converts rows of a
+// row-major matrix (row stride ld floats), steps floats each, to words of
+// bfloat16 pairs in the same order: dst[i·stride+q] holds src[i·ld+2q]
+// (low half) and src[i·ld+2q+1] (high half, zero past steps). Each run of
+// 32 floats is two loads, one conversion and one store of 16 words; the
+// last steps mod 32 floats are loaded under K2 and K3 and their words
+// stored under K4.
+func emitRowMajorBF16(w *bytes.Buffer, p func(string, ...any), label func(string)) {
+	convert := evex.VCVTNE2PS2BF16.Asm(2, 1, 0)
+	fmt.Fprintf(w, "\n// func bf16RowMajorAVX512(dst *uint32, stride int, src *float32, ld, rows, steps int)\n")
+	fmt.Fprintf(w, "TEXT ·bf16RowMajorAVX512(SB), NOSPLIT, $0-48\n")
+	p("MOVQ dst+0(FP), DI")
+	p("MOVQ stride+8(FP), R8")
+	p("SHLQ $2, R8") // bytes from one row's words to the next's
+	p("MOVQ src+16(FP), SI")
+	p("MOVQ ld+24(FP), R9")
+	p("SHLQ $2, R9") // bytes from one row to the next
+	p("MOVQ rows+32(FP), BX")
+	p("MOVQ steps+40(FP), R10")
+	// K2, K3: the last run's floats; K4: its ⌈floats/2⌉ words.
+	p("MOVQ R10, CX")
+	p("ANDQ $31, CX")
+	p("MOVQ $1, AX")
+	p("SHLQ CX, AX")
+	p("DECQ AX")
+	p("KMOVW AX, K2")
+	p("SHRQ $16, AX")
+	p("KMOVW AX, K3")
+	p("INCQ CX")
+	p("SHRQ $1, CX")
+	p("MOVQ $1, AX")
+	p("SHLQ CX, AX")
+	p("DECQ AX")
+	p("KMOVW AX, K4")
+	label("row_major_rows")
+	p("TESTQ BX, BX")
+	p("JEQ row_major_done")
+	p("MOVQ SI, R11")
+	p("MOVQ DI, R13")
+	p("MOVQ R10, DX") // floats left in the row
+	label("row_major_runs")
+	p("CMPQ DX, $32")
+	p("JLT row_major_tail")
+	p("VMOVUPS (R11), Z0")
+	p("VMOVUPS 64(R11), Z1")
+	p("%s", convert)
+	p("VMOVDQU32 Z2, (R13)")
+	p("ADDQ $128, R11")
+	p("ADDQ $64, R13")
+	p("SUBQ $32, DX")
+	p("JMP row_major_runs")
+	label("row_major_tail")
+	p("TESTQ DX, DX")
+	p("JEQ row_major_next")
+	p("VMOVUPS.Z (R11), K2, Z0")
+	p("VMOVUPS.Z 64(R11), K3, Z1")
+	p("%s", convert)
+	p("VMOVDQU32 Z2, K4, (R13)")
+	label("row_major_next")
+	p("ADDQ R9, SI")
+	p("ADDQ R8, DI")
+	p("DECQ BX")
+	p("JMP row_major_rows")
+	label("row_major_done")
+	p("VZEROUPPER")
+	p("RET")
 }
 
 // emitRowsBF16 writes bf16RowsAVX512, which converts rows (at most 16) of

@@ -92,3 +92,20 @@ func rowsBF16Go(dst []uint32, stride int, src []float32, ld, rows, steps int) {
 		}
 	}
 }
+
+// packARowsBF16 converts rows rows of a row-major A (row stride lda), k
+// steps each, to bfloat16 pairs in the same order, the kernel reading
+// them in place: the pair of steps 2q and 2q+1 (zero past k) of row i at
+// dst[i·stride+q].
+func packARowsBF16(dst []float32, stride int, a []float32, lda, rows, k int) {
+	rowMajorBF16(words(dst), stride, a, lda, rows, k)
+}
+
+// rowMajorBF16Go sets dst[i·stride+q] to the bfloat16 pair (src[i·ld+2q],
+// src[i·ld+2q+1]) for i < rows and q < ⌈steps/2⌉, the high half zero past
+// steps.
+func rowMajorBF16Go(dst []uint32, stride int, src []float32, ld, rows, steps int) {
+	for i := range rows {
+		rowsBF16Go(dst[i*stride:], 1, src[i*ld:], ld, 1, steps)
+	}
+}

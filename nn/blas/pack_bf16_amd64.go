@@ -22,6 +22,13 @@ func bf16PairRowsAVX512(dst *uint32, stride int, src *float32, ld, width, pairs 
 //go:noescape
 func bf16RowsAVX512(dst *uint32, stride int, src *float32, ld, rows, steps int)
 
+// bf16RowMajorAVX512 sets dst[i·stride+q] to bf16Pair(src[i·ld+2q],
+// src[i·ld+2q+1]) (the high half zero past steps) for i < rows and
+// q < ⌈steps/2⌉.
+//
+//go:noescape
+func bf16RowMajorAVX512(dst *uint32, stride int, src *float32, ld, rows, steps int)
+
 // pairRowsBF16 is pairRowsBF16Go, in assembly where the processor
 // converts.
 func pairRowsBF16(dst []uint32, stride int, src []float32, ld, width, pairs int) {
@@ -48,4 +55,16 @@ func rowsBF16(dst []uint32, stride int, src []float32, ld, rows, steps int) {
 		_, _ = dst[(pairs-1)*stride+i0+n-1], src[(i0+n-1)*ld+steps-1]
 		bf16RowsAVX512(&dst[i0], stride, &src[i0*ld], ld, n, steps)
 	}
+}
+
+// rowMajorBF16 is rowMajorBF16Go, in assembly where the processor
+// converts.
+func rowMajorBF16(dst []uint32, stride int, src []float32, ld, rows, steps int) {
+	if !bf16Convert || rows == 0 || steps == 0 {
+		rowMajorBF16Go(dst, stride, src, ld, rows, steps)
+		return
+	}
+	// The last word the assembly writes and the last float it reads.
+	_, _ = dst[(rows-1)*stride+ceilDiv(steps, 2)-1], src[(rows-1)*ld+steps-1]
+	bf16RowMajorAVX512(&dst[0], stride, &src[0], ld, rows, steps)
 }

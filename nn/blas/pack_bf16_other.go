@@ -12,5 +12,9 @@ func rowsBF16(dst []uint32, stride int, src []float32, ld, rows, steps int) {
 	rowsBF16Go(dst, stride, src, ld, rows, steps)
 }
 
+func rowMajorBF16(dst []uint32, stride int, src []float32, ld, rows, steps int) {
+	rowMajorBF16Go(dst, stride, src, ld, rows, steps)
+}
+
 // bf16Convert is false: the packing converts in Go.
 const bf16Convert = false

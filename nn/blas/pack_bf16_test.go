@@ -105,8 +105,8 @@ func TestPackBF16(t *testing.T) {
 	}
 }
 
-// TestBF16ConversionsMatchGo compares pairRowsBF16 and rowsBF16 (the
-// assembly where the processor converts) with their Go definitions on
+// TestBF16ConversionsMatchGo compares pairRowsBF16, rowsBF16 and
+// rowMajorBF16 (the assembly where the processor converts) with their Go definitions on
 // every width or length up to 70, for several row and word strides,
 // leaving the words between strides alone.
 func TestBF16ConversionsMatchGo(t *testing.T) {
@@ -143,6 +143,13 @@ func TestBF16ConversionsMatchGo(t *testing.T) {
 				rowsBF16(got, stride, src, ld, rows, n)
 				rowsBF16Go(want, stride, src, ld, rows, n)
 				sameWords(t, "rowsBF16", got, want)
+				// The same rows, their pairs in order, rows wordStride
+				// words apart.
+				wordStride := ceilDiv(n, 2) + pad%4
+				got, want = marked(rows*wordStride + 1)
+				rowMajorBF16(got, wordStride, src, ld, rows, n)
+				rowMajorBF16Go(want, wordStride, src, ld, rows, n)
+				sameWords(t, "rowMajorBF16", got, want)
 			}
 		}
 	}

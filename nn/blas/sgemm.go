@@ -44,6 +44,11 @@ type kernel struct {
 	// convert says packing converts the operands to a narrower format,
 	// so that neither is ever read in place.
 	convert bool
+	// packARows, if set, converts rows of a row-major A to kw-step words
+	// in the same order, which the kernel reads with rsa = the row's
+	// words and csa = 1: converting op(A) = A then needs no transposition
+	// (see packAllA).
+	packARows func(dst []float32, stride int, a []float32, lda, rows, k int)
 }
 
 // rows is how many packed rows kc K steps take.
@@ -95,6 +100,9 @@ type gemmCall struct {
 	// the tasks run (see packAllA), so that each element is converted
 	// once rather than once per column block.
 	convA *[]float32
+	// aRowWords, when convA holds op(A) = A row by row (packARows), is
+	// the words of one of its rows; 0 when it holds panels.
+	aRowWords int
 
 	kc                 int
 	rowBlock, colBlock int
@@ -159,7 +167,7 @@ func putCall(g *gemmCall) {
 	g.a, g.b, g.c, g.bias, g.panels = nil, nil, nil, nil, nil
 	if g.convA != nil {
 		convPool.put(g.convA)
-		g.convA = nil
+		g.convA, g.aRowWords = nil, 0
 	}
 	calls.put(g)
 }
@@ -410,27 +418,46 @@ func (g *gemmCall) prefetch(r *bRegion, n int) {
 	}
 }
 
-// packAllA packs every A panel of every K block into g.convA: the K
-// block that starts at step pc, then the panel of rows [i, i+mr), at
-// aOffset(pc, kc, i). The panels are spread over the workers when the
+// packAllA converts all of op(A) into g.convA before the tasks run, so
+// that each element is converted once rather than once per column block.
+// A (not transposed) goes row by row where the kernel reads it so
+// (packARows): aRowWords words a row, whole row panels (the rows past m
+// zero). Otherwise every A panel of every K block is packed: the K block
+// that starts at step pc, then the panel of rows [i, i+mr), at
+// aOffset(pc, kc, i). The work is spread over the workers when the
 // product is.
 func (g *gemmCall) packAllA(parallelOK bool) {
 	kern := g.kern
-	panels, blocks := ceilDiv(g.m, kern.mr), ceilDiv(g.k, g.kc)
-	g.convA = convPool.get(panels * kern.aCol * kern.rows(g.k))
+	panels := ceilDiv(g.m, kern.mr)
+	pieces := panels * ceilDiv(g.k, g.kc)
+	if kern.packARows != nil && !g.tA {
+		// Rows 64-byte aligned; a piece is a row panel, all of K.
+		g.aRowWords = ceilDiv(kern.rows(g.k), 16) * 16
+		g.convA = convPool.get(panels * kern.mr * g.aRowWords)
+		pieces = panels
+	} else {
+		g.convA = convPool.get(panels * kern.aCol * kern.rows(g.k))
+	}
 	if parallelOK {
-		parallel.For(panels*blocks, 4, g.packFn)
+		parallel.For(pieces, 4, g.packFn)
 		return
 	}
-	g.packARange(0, panels*blocks)
+	g.packARange(0, pieces)
 }
 
-// packARange packs A panels [lo, hi) of packAllA: panel t is row panel
-// t % panels of K block t / panels.
+// packARange converts pieces [lo, hi) of op(A) (see packAllA): row panel
+// t, or row panel t % panels of K block t / panels.
 func (g *gemmCall) packARange(lo, hi int) {
 	kern := g.kern
 	panels := ceilDiv(g.m, kern.mr)
 	for t := lo; t < hi; t++ {
+		if g.aRowWords > 0 {
+			i, rows := t*kern.mr, min(kern.mr, g.m-t*kern.mr)
+			dst := (*g.convA)[i*g.aRowWords : (i+kern.mr)*g.aRowWords]
+			kern.packARows(dst, g.aRowWords, g.a[i*g.lda:], g.lda, rows, g.k)
+			clear(dst[rows*g.aRowWords:])
+			continue
+		}
 		pc, i := t/panels*g.kc, t%panels*kern.mr
 		kc := min(g.kc, g.k-pc)
 		off := g.aOffset(pc, kc, i)
@@ -448,9 +475,12 @@ func (g *gemmCall) aOffset(pc, kc, i int) int {
 // aPanel returns the kernel's A operand for rows [i, i+rows) and K steps
 // [pc, pc+kc): whole panels are read in place (measured, that is at least
 // as fast as packing them, for A and Aᵀ alike), a partial one is packed
-// into ap; a kernel that converts reads the panel packed in advance.
+// into ap; a kernel that converts reads what packAllA converted in
+// advance.
 func (g *gemmCall) aPanel(ap []float32, i, rows, pc, kc int) (pa *float32, rsa, csa int) {
 	switch {
+	case g.aRowWords > 0:
+		return &(*g.convA)[i*g.aRowWords+pc/g.kern.kw], g.aRowWords, 1
 	case g.convA != nil:
 		return &(*g.convA)[g.aOffset(pc, kc, i)], 1, g.kern.aCol
 	case rows == g.kern.mr && !g.tA:
