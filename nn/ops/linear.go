@@ -279,15 +279,21 @@ func (op *sumRows) UsePreallocDo(prealloc gorgonia.Value, in ...gorgonia.Value) 
 	s := in[0].Shape()
 	n := s[len(s)-1]
 	out := output(prealloc, dt, tensor.Shape{n})
-	// Columns are independent, so any split gives the same sums; a chunk
-	// of 16 float32 columns is one AVX-512 register per row.
+	// Columns are independent, so any split gives the same sums. Chunks
+	// are wide: each is one pass down the rows, and narrow passes read
+	// them slowly (BenchmarkSumRows: on an AMD EPYC family 25 model 17,
+	// 4160 rows of 192 columns summed at 14 GB/s in 8 chunks of 24, 56
+	// GB/s in one).
 	if dt == tensor.Float32 {
-		parallel.Loop(n, 16, sumColumns[float32]{floats[float32](in[0]), floats[float32](out)})
+		parallel.Loop(n, sumChunk, sumColumns[float32]{floats[float32](in[0]), floats[float32](out)})
 	} else {
-		parallel.Loop(n, 16, sumColumns[float64]{floats[float64](in[0]), floats[float64](out)})
+		parallel.Loop(n, sumChunk, sumColumns[float64]{floats[float64](in[0]), floats[float64](out)})
 	}
 	return out, nil
 }
+
+// sumChunk is the fewest columns one worker of SumRows sums.
+const sumChunk = 1024
 
 // sumColumns sets out[j] to the sum of column j of x, whose rows have
 // len(out) elements, adding the rows in order.
