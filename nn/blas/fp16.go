@@ -20,18 +20,15 @@ func halves(f []float32) []uint16 {
 // (i, p) at half p·mr+i of dst; rows past rows are zero. mr is even.
 func packAFP16(dst []float32, mr int, a []float32, lda int, tA bool, i0, rows, p0, kc int) {
 	h := halves(dst[:mr/2*kc])
+	if tA {
+		// Column p of op(A) is row p0+p of A.
+		stepRowsFP16(h, mr, a[p0*lda+i0:], lda, rows, kc)
+	} else {
+		// Row i of op(A) runs along K: its steps go mr apart.
+		rowsFP16(h, mr, a[i0*lda+p0:], lda, rows, kc)
+	}
 	for p := range kc {
-		col := h[p*mr : p*mr+mr]
-		if tA {
-			for i, v := range a[(p0+p)*lda+i0 : (p0+p)*lda+i0+rows] {
-				col[i] = toFP16(v)
-			}
-		} else {
-			for i := range rows {
-				col[i] = toFP16(a[(i0+i)*lda+p0+p])
-			}
-		}
-		clear(col[rows:])
+		clear(h[p*mr+rows : p*mr+mr])
 	}
 }
 
@@ -40,17 +37,37 @@ func packAFP16(dst []float32, mr int, a []float32, lda int, tA bool, i0, rows, p
 // (p, j) at half p·nr+j of dst; columns past cols are zero. nr is even.
 func packBFP16(dst []float32, nr int, b []float32, ldb int, tB bool, j0, cols, p0, kc int) {
 	h := halves(dst[:nr/2*kc])
+	if tB {
+		// Column j of op(B) is row j0+j of B, along K.
+		rowsFP16(h, nr, b[j0*ldb+p0:], ldb, cols, kc)
+	} else {
+		// Row p of op(B) is row p0+p of B.
+		stepRowsFP16(h, nr, b[p0*ldb+j0:], ldb, cols, kc)
+	}
 	for p := range kc {
-		row := h[p*nr : p*nr+nr]
-		if tB {
-			for j := range cols {
-				row[j] = toFP16(b[(j0+j)*ldb+p0+p])
-			}
-		} else {
-			for j, v := range b[(p0+p)*ldb+j0 : (p0+p)*ldb+j0+cols] {
-				row[j] = toFP16(v)
-			}
+		clear(h[p*nr+cols : p*nr+nr])
+	}
+}
+
+// stepRowsFP16Go sets dst[p·stride+j] to toFP16(src[p·ld+j]) for
+// p < steps and j < width: K steps that are rows of a row-major matrix
+// (row stride ld), each step's float16 stride apart.
+func stepRowsFP16Go(dst []uint16, stride int, src []float32, ld, width, steps int) {
+	for p := range steps {
+		row := dst[p*stride : p*stride+width]
+		for j, v := range src[p*ld : p*ld+width] {
+			row[j] = toFP16(v)
 		}
-		clear(row[cols:])
+	}
+}
+
+// rowsFP16Go sets dst[p·stride+i] to toFP16(src[i·ld+p]) for i < rows
+// and p < steps: rows of a row-major matrix along K, each step's float16
+// stride apart.
+func rowsFP16Go(dst []uint16, stride int, src []float32, ld, rows, steps int) {
+	for i := range rows {
+		for p, v := range src[i*ld : i*ld+steps] {
+			dst[p*stride+i] = toFP16(v)
+		}
 	}
 }

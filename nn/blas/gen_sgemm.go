@@ -100,6 +100,7 @@ func main() {
 	emitPackAVX512(files["sgemm_avx512_amd64.s"])
 	emitPackAVX2(files["sgemm_avx2_amd64.s"])
 	emitPackBF16(files["sgemm_bf16_amd64.s"])
+	emitPackFP16(files["sgemm_fp16_amd64.s"])
 	for _, f := range order {
 		if err := os.WriteFile(f, files[f].Bytes(), 0o644); err != nil {
 			fmt.Fprintln(os.Stderr, err)
@@ -836,6 +837,36 @@ func emitPackBF16(w *bytes.Buffer) {
 	emitRowMajorBF16(w, p, label)
 }
 
+// emitTranspose16 writes a transpose of the 16×16 32-bit words in Z0 to
+// Z15, word j of Zi being element (i, j), using Z16 to Z31: round 1
+// interleaves the words of pairs of rows, round 2 their 64-bit halves,
+// rounds 3 and 4 gather 128-bit lanes, so that Zj ends with (0, j),
+// (1, j), …, (15, j).
+func emitTranspose16(p func(string, ...any)) {
+	r := func(i int) string { return fmt.Sprintf("Z%d", i) }
+	t := func(i int) string { return fmt.Sprintf("Z%d", 16+i) }
+	for k := 0; k < 8; k++ {
+		p("VPUNPCKLDQ %s, %s, %s", r(2*k+1), r(2*k), t(2*k))
+		p("VPUNPCKHDQ %s, %s, %s", r(2*k+1), r(2*k), t(2*k+1))
+	}
+	for g := 0; g < 16; g += 4 {
+		p("VPUNPCKLQDQ %s, %s, %s", t(g+2), t(g), r(g))
+		p("VPUNPCKHQDQ %s, %s, %s", t(g+2), t(g), r(g+1))
+		p("VPUNPCKLQDQ %s, %s, %s", t(g+3), t(g+1), r(g+2))
+		p("VPUNPCKHQDQ %s, %s, %s", t(g+3), t(g+1), r(g+3))
+	}
+	for h := 0; h < 16; h += 8 {
+		for j := 0; j < 4; j++ {
+			p("VSHUFI32X4 $0x88, %s, %s, %s", r(h+4+j), r(h+j), t(h+j))
+			p("VSHUFI32X4 $0xdd, %s, %s, %s", r(h+4+j), r(h+j), t(h+4+j))
+		}
+	}
+	for j := 0; j < 8; j++ {
+		p("VSHUFI32X4 $0x88, %s, %s, %s", t(8+j), t(j), r(j))
+		p("VSHUFI32X4 $0xdd, %s, %s, %s", t(8+j), t(j), r(8+j))
+	}
+}
+
 // emitRowMajorBF16 writes bf16RowMajorAVX512, which converts rows of a
 // row-major matrix (row stride ld floats), steps floats each, to words of
 // bfloat16 pairs in the same order: dst[i·stride+q] holds src[i·ld+2q]
@@ -976,31 +1007,7 @@ func emitRowsBF16(w *bytes.Buffer, p func(string, ...any), label func(string)) {
 	loadRows(true)
 
 	label("rows_transpose")
-	r := func(i int) string { return fmt.Sprintf("Z%d", i) }
-	t := func(i int) string { return fmt.Sprintf("Z%d", 16+i) }
-	// Words (i, q) for row i, pair q. Round 1 interleaves words of row
-	// pairs, round 2 their 64-bit halves, rounds 3 and 4 gather 128-bit
-	// lanes, so that Zq ends with (0, q), (1, q), …, (15, q).
-	for k := 0; k < 8; k++ {
-		p("VPUNPCKLDQ %s, %s, %s", r(2*k+1), r(2*k), t(2*k))
-		p("VPUNPCKHDQ %s, %s, %s", r(2*k+1), r(2*k), t(2*k+1))
-	}
-	for g := 0; g < 16; g += 4 {
-		p("VPUNPCKLQDQ %s, %s, %s", t(g+2), t(g), r(g))
-		p("VPUNPCKHQDQ %s, %s, %s", t(g+2), t(g), r(g+1))
-		p("VPUNPCKLQDQ %s, %s, %s", t(g+3), t(g+1), r(g+2))
-		p("VPUNPCKHQDQ %s, %s, %s", t(g+3), t(g+1), r(g+3))
-	}
-	for h := 0; h < 16; h += 8 {
-		for j := 0; j < 4; j++ {
-			p("VSHUFI32X4 $0x88, %s, %s, %s", r(h+4+j), r(h+j), t(h+j))
-			p("VSHUFI32X4 $0xdd, %s, %s, %s", r(h+4+j), r(h+j), t(h+4+j))
-		}
-	}
-	for j := 0; j < 8; j++ {
-		p("VSHUFI32X4 $0x88, %s, %s, %s", t(8+j), t(j), r(j))
-		p("VSHUFI32X4 $0xdd, %s, %s, %s", t(8+j), t(j), r(8+j))
-	}
+	emitTranspose16(p)
 	// Store pair q's words while pairs are left: ⌈floats left / 2⌉.
 	p("MOVQ DI, R13")
 	p("LEAQ 1(DX), BX")
@@ -1018,6 +1025,132 @@ func emitRowsBF16(w *bytes.Buffer, p func(string, ...any), label func(string)) {
 	p("ADDQ R12, DI")
 	p("SUBQ $32, DX")
 	p("JGT rows_loop")
+	p("VZEROUPPER")
+	p("RET")
+}
+
+// emitPackFP16 writes the conversions that pack the float16 kernel's
+// panels: VCVTPS2PH with rounding control 0 (to nearest, ties to even),
+// 16 floats at a time, the float16 stored under a mask (AVX512BW).
+//
+// fp16StepRowsAVX512 converts steps rows of a row-major matrix (row
+// stride ld floats), width floats each, row p to dst[p·stride:]: the K
+// steps of Aᵀ and B. fp16RowsAVX512 converts rows (at most 16) rows of
+// steps floats each, transposed: element (i, p) to dst[p·stride+i], the K
+// steps of A and Bᵀ; each run of 16 steps loads one row into each of Z0
+// to Z15, transposes them (emitTranspose16) and converts and stores the
+// first rows floats of each.
+func emitPackFP16(w *bytes.Buffer) {
+	p := func(format string, args ...any) { fmt.Fprintf(w, "\t"+format+"\n", args...) }
+	label := func(l string) { fmt.Fprintf(w, "%s:\n", l) }
+	// mask sets kreg to the low CX bits of 1s (CX ≤ 16), using AX.
+	mask := func(kreg string) {
+		p("MOVQ $1, AX")
+		p("SHLQ CX, AX")
+		p("DECQ AX")
+		p("KMOVW AX, %s", kreg)
+	}
+	args := func() {
+		p("MOVQ dst+0(FP), DI")
+		p("MOVQ stride+8(FP), R8")
+		p("SHLQ $1, R8") // bytes from one step's float16 to the next's
+		p("MOVQ src+16(FP), SI")
+		p("MOVQ ld+24(FP), R9")
+		p("SHLQ $2, R9") // bytes from one row to the next
+	}
+
+	fmt.Fprintf(w, "\n// func fp16StepRowsAVX512(dst *uint16, stride int, src *float32, ld, width, steps int)\n")
+	fmt.Fprintf(w, "TEXT ·fp16StepRowsAVX512(SB), NOSPLIT, $0-48\n")
+	args()
+	p("MOVQ width+32(FP), R10")
+	p("MOVQ steps+40(FP), BX")
+	p("MOVQ R10, CX")
+	p("ANDQ $15, CX")
+	mask("K1") // the last width mod 16 floats of a row
+	label("step_rows_loop")
+	p("TESTQ BX, BX")
+	p("JEQ step_rows_done")
+	p("MOVQ SI, R11")
+	p("MOVQ DI, R13")
+	p("MOVQ R10, DX") // floats left in the row
+	label("step_cols_loop")
+	p("CMPQ DX, $16")
+	p("JLT step_cols_tail")
+	p("VMOVUPS (R11), Z0")
+	p("VCVTPS2PH $0, Z0, Y1")
+	p("VMOVDQU Y1, (R13)")
+	p("ADDQ $64, R11")
+	p("ADDQ $32, R13")
+	p("SUBQ $16, DX")
+	p("JMP step_cols_loop")
+	label("step_cols_tail")
+	p("TESTQ DX, DX")
+	p("JEQ step_next")
+	p("VMOVUPS.Z (R11), K1, Z0")
+	p("VCVTPS2PH $0, Z0, Y1")
+	p("VMOVDQU16 Y1, K1, (R13)")
+	label("step_next")
+	p("ADDQ R9, SI")
+	p("ADDQ R8, DI")
+	p("DECQ BX")
+	p("JMP step_rows_loop")
+	label("step_rows_done")
+	p("VZEROUPPER")
+	p("RET")
+
+	fmt.Fprintf(w, "\n// func fp16RowsAVX512(dst *uint16, stride int, src *float32, ld, rows, steps int)\n")
+	fmt.Fprintf(w, "TEXT ·fp16RowsAVX512(SB), NOSPLIT, $0-48\n")
+	args()
+	p("MOVQ R8, R12")
+	p("SHLQ $4, R12") // bytes from one run of 16 steps to the next
+	p("MOVQ rows+32(FP), R10")
+	p("MOVQ steps+40(FP), DX") // steps left
+	p("MOVQ R10, CX")
+	mask("K4") // the first rows float16 of a step
+	// loadRows converts rows 0..rows-1 into Z0..; the registers of the
+	// rows past rows keep what they held, which lands in the float16 K4
+	// leaves unstored.
+	loadRows := func(masked bool) {
+		p("MOVQ SI, R11")
+		for i := 0; i < 16; i++ {
+			if masked {
+				p("VMOVUPS.Z (R11), K2, Z%d", i)
+			} else {
+				p("VMOVUPS (R11), Z%d", i)
+			}
+			p("ADDQ R9, R11")
+			if i < 15 {
+				p("CMPQ R10, $%d", i+1)
+				p("JLE fp16_rows_transpose")
+			}
+		}
+		p("JMP fp16_rows_transpose")
+	}
+	label("fp16_rows_loop")
+	p("CMPQ DX, $16")
+	p("JLT fp16_rows_tail")
+	loadRows(false)
+	label("fp16_rows_tail")
+	p("MOVQ DX, CX")
+	mask("K2") // 0 < steps < 16 left
+	loadRows(true)
+	label("fp16_rows_transpose")
+	emitTranspose16(p)
+	p("MOVQ DI, R13")
+	for q := 0; q < 16; q++ {
+		p("VCVTPS2PH $0, Z%d, Y16", q)
+		p("VMOVDQU16 Y16, K4, (R13)")
+		if q < 15 {
+			p("CMPQ DX, $%d", q+1)
+			p("JLE fp16_rows_stored")
+			p("ADDQ R8, R13")
+		}
+	}
+	label("fp16_rows_stored")
+	p("ADDQ $64, SI")
+	p("ADDQ R12, DI")
+	p("SUBQ $16, DX")
+	p("JGT fp16_rows_loop")
 	p("VZEROUPPER")
 	p("RET")
 }
