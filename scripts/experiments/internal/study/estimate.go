@@ -33,12 +33,17 @@ type EstimateRow struct {
 // same kind (the same arm, or the same ID) in the quick plan, whose
 // results are res; label names a kind. CPU time: a process's start-up (the
 // cheapest eval or logits process of the quick run, which reads the whole
-// data set but runs few images) plus, per image, the quick run's CPU time
-// beyond its start-up divided by its images (a training image, plus a
-// third for each evaluated one); evaluation and logits processes run
-// forward passes only, a third of a training image each. At the quick
-// run's load: the same images at the training throughput its epochs.csv
-// recorded.
+// data set but runs few images) plus, per training image, the quick
+// run's threads divided by the training throughput its epochs.csv
+// recorded (each thread busy while it trains), and a third of that per
+// evaluated image; evaluation and logits processes run forward passes
+// only, a third of a training image each. (The quick run's own CPU time
+// per image counts its fixed costs, building the graph, the first steps,
+// writing checkpoints and pictures, over a few hundred images: against
+// the fine-tuning study's full runs it gave 0.9-2.1× their CPU time per
+// image; threads over throughput gave 1.1-1.4× there, 1.0-1.15× for the
+// distillation study's.) At the quick run's load: the same images at that
+// throughput.
 func EstimateFull(quick, full *Plan, res *Results, label func(Run) string) *Estimate {
 	e := &Estimate{StartupS: math.Inf(1), Cores: runtime.NumCPU()}
 	for _, rr := range res.Runs {
@@ -71,9 +76,8 @@ func EstimateFull(quick, full *Plan, res *Results, label func(Run) string) *Esti
 			row.CPUS, row.AtLoadS = math.NaN(), math.NaN()
 			continue
 		}
-		qs := qr.Spec
-		qImages := float64(qs.Epochs) * (float64(qs.TrainImages) + float64(qs.EvalImages)/3)
-		perImage := math.Max(qr.Done.CPUS-e.StartupS, 0) / qImages
+		ips := Median(Column(qr.Epochs, "images_per_s"))
+		perImage := float64(trainThreads(qr.Done)) / ips
 		images := float64(r.Epochs) * (float64(r.TrainImages) + float64(r.EvalImages)/3)
 		// The evaluations and the test logits.
 		post := float64(len(r.Evals)+1) * float64(r.EvalImages) / 3
@@ -84,7 +88,6 @@ func EstimateFull(quick, full *Plan, res *Results, label func(Run) string) *Esti
 		}
 		row.CPUPerImageMs = 1000 * perImage
 		row.CPUS += processes*e.StartupS + perImage*(images+post)
-		ips := Median(Column(qr.Epochs, "images_per_s"))
 		row.QuickImagesPerS = ips
 		row.AtLoadS += (images + post) / ips
 	}
@@ -99,6 +102,15 @@ func EstimateFull(quick, full *Plan, res *Results, label func(Run) string) *Esti
 		}
 	}
 	return e
+}
+
+// trainThreads is how many threads the last training process of a run
+// had: its GOMAXPROCS, or every CPU.
+func trainThreads(d Done) int {
+	if n := len(d.Attempts); n > 0 && d.Attempts[n-1].Threads > 0 {
+		return d.Attempts[n-1].Threads
+	}
+	return runtime.NumCPU()
 }
 
 // IdleS is the wall-clock time on this machine's cores, all free and
@@ -125,7 +137,8 @@ func (e *Estimate) Summary() string {
 func (e *Estimate) Markdown(defaults string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "The full study at the default flags (%s), "+
-		"extrapolated from this run's CPU time per image (a vit-train process's start-up, %.1f CPU seconds, excluded) and from its training throughput. "+
+		"extrapolated from this run's training throughput: CPU time per training image = the run's threads ÷ its images/s, a third of that per evaluated image, "+
+		"and %.1f CPU seconds per vit-train process to start. "+
 		"Quick runs are short and a shared machine makes them noisy: take these as the order of magnitude.\n\n", defaults, e.StartupS)
 	b.WriteString("| runs | count | epochs each | CPU ms per training image | CPU time | wall-clock at this run's throughput |\n|---|---|---|---|---|---|\n")
 	for _, r := range e.Rows {
