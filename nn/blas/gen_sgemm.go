@@ -4,9 +4,9 @@
 //
 //	go run gen_sgemm.go
 //
-// produces sgemm_avx512_amd64.s, sgemm_avx2_amd64.s and
-// sgemm_bf16_amd64.s (with the float32 → bfloat16 conversions that pack
-// the bfloat16 kernels' panels). Each kernel
+// produces sgemm_avx512_amd64.s, sgemm_avx2_amd64.s, sgemm_bf16_amd64.s
+// and sgemm_fp16_amd64.s (the low-precision files with the conversions
+// that pack their kernels' operands). Each kernel
 // computes one mr×nr tile of C = alpha·A·B + beta·C (+ bias) over k steps:
 //
 //	func name(k int, a *float32, rsa, csa int, b *float32, ldb int,
