@@ -591,10 +591,7 @@ func emitPackAVX512(w *bytes.Buffer) {
 	p("CMPQ R11, CX")
 	p("CMOVQLT R11, CX")
 	p("MOVQ CX, R13") // columns in this block
-	p("MOVQ $1, AX")
-	p("SHLQ CX, AX")
-	p("DECQ AX")
-	p("KMOVW AX, K1")
+	emitMask(p, "K1")
 	for i := 0; i < 16; i++ {
 		p("VPXORD Z%d, Z%d, Z%d", i, i, i)
 	}
@@ -753,14 +750,6 @@ func emitPackBF16(w *bytes.Buffer) {
 	label := func(l string) { fmt.Fprintf(w, "%s:\n", l) }
 	// Z2 = the bfloat16 of Z0 (low 16 words), then of Z1 (high 16).
 	convert := evex.VCVTNE2PS2BF16.Asm(2, 1, 0)
-	// mask sets kreg to the low bits bits of 1s (bits ≤ 16) from the count
-	// in CX, using AX.
-	mask := func(kreg string) {
-		p("MOVQ $1, AX")
-		p("SHLQ CX, AX")
-		p("DECQ AX")
-		p("KMOVW AX, %s", kreg)
-	}
 
 	// Word i of the permutation interleaves the low 16 bfloat16 (the even
 	// K steps) with the high 16 (the odd ones): 0, 16, 1, 17, …
@@ -795,7 +784,7 @@ func emitPackBF16(w *bytes.Buffer) {
 	p("VMOVDQU64 bf16Interleave<>(SB), Z4")
 	p("MOVQ R10, CX")
 	p("ANDQ $15, CX")
-	mask("K1")
+	emitMask(p, "K1")
 	label("pair_rows_loop")
 	p("TESTQ BX, BX")
 	p("JEQ pair_rows_done")
@@ -889,18 +878,10 @@ func emitRowMajorBF16(w *bytes.Buffer, p func(string, ...any), label func(string
 	// K2, K3: the last run's floats; K4: its ⌈floats/2⌉ words.
 	p("MOVQ R10, CX")
 	p("ANDQ $31, CX")
-	p("MOVQ $1, AX")
-	p("SHLQ CX, AX")
-	p("DECQ AX")
-	p("KMOVW AX, K2")
-	p("SHRQ $16, AX")
-	p("KMOVW AX, K3")
+	emitRunMasks(p)
 	p("INCQ CX")
 	p("SHRQ $1, CX")
-	p("MOVQ $1, AX")
-	p("SHLQ CX, AX")
-	p("DECQ AX")
-	p("KMOVW AX, K4")
+	emitMask(p, "K4")
 	label("row_major_rows")
 	p("TESTQ BX, BX")
 	p("JEQ row_major_done")
@@ -939,94 +920,133 @@ func emitRowMajorBF16(w *bytes.Buffer, p func(string, ...any), label func(string
 // a row-major matrix (row stride ld floats) along K, steps floats each,
 // to words of bfloat16 pairs: dst[q·stride+i] holds src[i·ld+2q] (low
 // half) and src[i·ld+2q+1] (high half, zero past steps), for i < rows and
-// q < ⌈steps/2⌉. Each run of 16 pairs converts one row into each of Z0 to
-// Z15, transposes the 16×16 words in four rounds of interleaves and lane
-// shuffles, so that Zq holds pair q of every row, and stores the first
-// rows words of each.
+// q < ⌈steps/2⌉ (see emitTransposedRows). A row's 32 floats of a run (two
+// loads, under K2 and K3 in the last, shorter run) become its 16 pairs.
 func emitRowsBF16(w *bytes.Buffer, p func(string, ...any), label func(string)) {
 	fmt.Fprintf(w, "\n// func bf16RowsAVX512(dst *uint32, stride int, src *float32, ld, rows, steps int)\n")
 	fmt.Fprintf(w, "TEXT ·bf16RowsAVX512(SB), NOSPLIT, $0-48\n")
+	convert := evex.VCVTNE2PS2BF16.Asm
+	emitTransposedRows(p, label, transposedRows{
+		prefix: "rows", elemShift: 2, floatsPerStep: 2,
+		load: func(i int, masked bool) {
+			if masked {
+				p("VMOVUPS.Z (R11), K2, Z16")
+				p("VMOVUPS.Z 64(R11), K3, Z17")
+			} else {
+				p("VMOVUPS (R11), Z16")
+				p("VMOVUPS 64(R11), Z17")
+			}
+			p("%s", convert(i, 17, 16))
+		},
+		store: func(q int) { p("VMOVDQU32 Z%d, K4, (R13)", q) },
+	})
+}
+
+// transposedRows is a packing routine that converts rows (at most 16) of
+// a row-major matrix (row stride ld floats) along K, steps floats each,
+// to K-major panels: the element of row i and K step q at
+// dst[q·stride+i], for q < ⌈steps/floatsPerStep⌉.
+type transposedRows struct {
+	prefix        string // of its labels
+	elemShift     int    // log2 of a stored element's bytes
+	floatsPerStep int    // 2 for bfloat16 pairs, 1 for float16
+	// load puts row i of a run (from R11) into Zi as 16 32-bit words,
+	// the last, shorter run's floats under K2 (and K3 past 16).
+	load func(i int, masked bool)
+	// store writes Zq's first rows elements to (R13) under K4.
+	store func(q int)
+}
+
+// emitTransposedRows writes r's body, for the signature
+// (dst, stride, src, ld, rows, steps). Each run of 16 steps loads one row
+// into each of Z0 to Z15, transposes the 16×16 words (emitTranspose16),
+// so that Zq holds step q of every row, and stores the first rows
+// elements of each while steps are left. The registers of the rows past
+// rows keep what they held, which lands in the elements K4 leaves
+// unstored.
+func emitTransposedRows(p func(string, ...any), label func(string), r transposedRows) {
+	run := 16 * r.floatsPerStep // floats of a row per run
 	p("MOVQ dst+0(FP), DI")
 	p("MOVQ stride+8(FP), R8")
-	p("SHLQ $2, R8") // bytes from one pair's words to the next's
+	p("SHLQ $%d, R8", r.elemShift) // bytes from one step's elements to the next's
 	p("MOVQ R8, R12")
-	p("SHLQ $4, R12") // bytes from one run of 16 pairs to the next
+	p("SHLQ $4, R12") // bytes from one run of 16 steps to the next
 	p("MOVQ src+16(FP), SI")
 	p("MOVQ ld+24(FP), R9")
 	p("SHLQ $2, R9") // bytes from one row to the next
 	p("MOVQ rows+32(FP), R10")
 	p("MOVQ steps+40(FP), DX") // floats left in each row
-	// K4: the first rows words of a pair's vector.
 	p("MOVQ R10, CX")
-	p("MOVQ $1, AX")
-	p("SHLQ CX, AX")
-	p("DECQ AX")
-	p("KMOVW AX, K4")
-	// Row i of the run goes to Zi: its 32 floats (two loads) become 16
-	// pairs. load(i, masked) reads them, under K2 and K3 in the last,
-	// shorter run.
-	convert := evex.VCVTNE2PS2BF16.Asm
-	load := func(i int, masked bool) {
-		if masked {
-			p("VMOVUPS.Z (R11), K2, Z16")
-			p("VMOVUPS.Z 64(R11), K3, Z17")
-		} else {
-			p("VMOVUPS (R11), Z16")
-			p("VMOVUPS 64(R11), Z17")
-		}
-		p("%s", convert(i, 17, 16))
-		p("ADDQ R9, R11")
-	}
-	// loadRows converts rows 0..rows-1 into Z0..; the registers of the
-	// rows past rows keep what they held, which lands in the words K4
-	// leaves unstored.
+	emitMask(p, "K4") // the first rows elements of a step
 	loadRows := func(masked bool) {
 		p("MOVQ SI, R11")
 		for i := 0; i < 16; i++ {
-			load(i, masked)
+			r.load(i, masked)
+			p("ADDQ R9, R11")
 			if i < 15 {
 				p("CMPQ R10, $%d", i+1)
-				p("JLE rows_transpose")
+				p("JLE %s_transpose", r.prefix)
 			}
 		}
-		p("JMP rows_transpose")
+		p("JMP %s_transpose", r.prefix)
 	}
-	label("rows_loop")
-	p("CMPQ DX, $32")
-	p("JLT rows_tail")
+	label(r.prefix + "_loop")
+	p("CMPQ DX, $%d", run)
+	p("JLT %s_tail", r.prefix)
 	loadRows(false)
-	label("rows_tail")
-	// 0 < steps < 32 floats left: the first 16 under K2, the rest under K3.
-	p("MOVQ DX, CX")
+	label(r.prefix + "_tail")
+	p("MOVQ DX, CX") // 0 < floats left < run
+	if run > 16 {
+		emitRunMasks(p)
+	} else {
+		emitMask(p, "K2")
+	}
+	loadRows(true)
+
+	label(r.prefix + "_transpose")
+	emitTranspose16(p)
+	p("MOVQ DI, R13")
+	left := "DX" // steps left, counting this run's
+	if r.floatsPerStep == 2 {
+		p("LEAQ 1(DX), BX")
+		p("SHRQ $1, BX")
+		left = "BX"
+	}
+	for q := 0; q < 16; q++ {
+		r.store(q)
+		if q < 15 {
+			p("CMPQ %s, $%d", left, q+1)
+			p("JLE %s_stored", r.prefix)
+			p("ADDQ R8, R13")
+		}
+	}
+	label(r.prefix + "_stored")
+	p("ADDQ $%d, SI", 4*run)
+	p("ADDQ R12, DI")
+	p("SUBQ $%d, DX", run)
+	p("JGT %s_loop", r.prefix)
+	p("VZEROUPPER")
+	p("RET")
+}
+
+// emitMask sets kreg to the low CX bits of ones (CX ≤ 16), using AX.
+func emitMask(p func(string, ...any), kreg string) {
+	p("MOVQ $1, AX")
+	p("SHLQ CX, AX")
+	p("DECQ AX")
+	p("KMOVW AX, %s", kreg)
+}
+
+// emitRunMasks sets K2 and K3 to the first 16 and the next 16 of the low
+// CX bits of ones (CX < 32): the floats of a run of 32 that are left.
+// It uses AX and keeps CX.
+func emitRunMasks(p func(string, ...any)) {
 	p("MOVQ $1, AX")
 	p("SHLQ CX, AX")
 	p("DECQ AX")
 	p("KMOVW AX, K2")
 	p("SHRQ $16, AX")
 	p("KMOVW AX, K3")
-	loadRows(true)
-
-	label("rows_transpose")
-	emitTranspose16(p)
-	// Store pair q's words while pairs are left: ⌈floats left / 2⌉.
-	p("MOVQ DI, R13")
-	p("LEAQ 1(DX), BX")
-	p("SHRQ $1, BX")
-	for q := 0; q < 16; q++ {
-		p("VMOVDQU32 Z%d, K4, (R13)", q)
-		if q < 15 {
-			p("CMPQ BX, $%d", q+1)
-			p("JLE rows_stored")
-			p("ADDQ R8, R13")
-		}
-	}
-	label("rows_stored")
-	p("ADDQ $128, SI")
-	p("ADDQ R12, DI")
-	p("SUBQ $32, DX")
-	p("JGT rows_loop")
-	p("VZEROUPPER")
-	p("RET")
 }
 
 // emitPackFP16 writes the conversions that pack the float16 kernel's
@@ -1043,30 +1063,19 @@ func emitRowsBF16(w *bytes.Buffer, p func(string, ...any), label func(string)) {
 func emitPackFP16(w *bytes.Buffer) {
 	p := func(format string, args ...any) { fmt.Fprintf(w, "\t"+format+"\n", args...) }
 	label := func(l string) { fmt.Fprintf(w, "%s:\n", l) }
-	// mask sets kreg to the low CX bits of 1s (CX ≤ 16), using AX.
-	mask := func(kreg string) {
-		p("MOVQ $1, AX")
-		p("SHLQ CX, AX")
-		p("DECQ AX")
-		p("KMOVW AX, %s", kreg)
-	}
-	args := func() {
-		p("MOVQ dst+0(FP), DI")
-		p("MOVQ stride+8(FP), R8")
-		p("SHLQ $1, R8") // bytes from one step's float16 to the next's
-		p("MOVQ src+16(FP), SI")
-		p("MOVQ ld+24(FP), R9")
-		p("SHLQ $2, R9") // bytes from one row to the next
-	}
-
 	fmt.Fprintf(w, "\n// func fp16StepRowsAVX512(dst *uint16, stride int, src *float32, ld, width, steps int)\n")
 	fmt.Fprintf(w, "TEXT ·fp16StepRowsAVX512(SB), NOSPLIT, $0-48\n")
-	args()
+	p("MOVQ dst+0(FP), DI")
+	p("MOVQ stride+8(FP), R8")
+	p("SHLQ $1, R8") // bytes from one step's float16 to the next's
+	p("MOVQ src+16(FP), SI")
+	p("MOVQ ld+24(FP), R9")
+	p("SHLQ $2, R9") // bytes from one row to the next
 	p("MOVQ width+32(FP), R10")
 	p("MOVQ steps+40(FP), BX")
 	p("MOVQ R10, CX")
 	p("ANDQ $15, CX")
-	mask("K1") // the last width mod 16 floats of a row
+	emitMask(p, "K1") // the last width mod 16 floats of a row
 	label("step_rows_loop")
 	p("TESTQ BX, BX")
 	p("JEQ step_rows_done")
@@ -1100,57 +1109,18 @@ func emitPackFP16(w *bytes.Buffer) {
 
 	fmt.Fprintf(w, "\n// func fp16RowsAVX512(dst *uint16, stride int, src *float32, ld, rows, steps int)\n")
 	fmt.Fprintf(w, "TEXT ·fp16RowsAVX512(SB), NOSPLIT, $0-48\n")
-	args()
-	p("MOVQ R8, R12")
-	p("SHLQ $4, R12") // bytes from one run of 16 steps to the next
-	p("MOVQ rows+32(FP), R10")
-	p("MOVQ steps+40(FP), DX") // steps left
-	p("MOVQ R10, CX")
-	mask("K4") // the first rows float16 of a step
-	// loadRows converts rows 0..rows-1 into Z0..; the registers of the
-	// rows past rows keep what they held, which lands in the float16 K4
-	// leaves unstored.
-	loadRows := func(masked bool) {
-		p("MOVQ SI, R11")
-		for i := 0; i < 16; i++ {
+	emitTransposedRows(p, label, transposedRows{
+		prefix: "fp16_rows", elemShift: 1, floatsPerStep: 1,
+		load: func(i int, masked bool) {
 			if masked {
 				p("VMOVUPS.Z (R11), K2, Z%d", i)
 			} else {
 				p("VMOVUPS (R11), Z%d", i)
 			}
-			p("ADDQ R9, R11")
-			if i < 15 {
-				p("CMPQ R10, $%d", i+1)
-				p("JLE fp16_rows_transpose")
-			}
-		}
-		p("JMP fp16_rows_transpose")
-	}
-	label("fp16_rows_loop")
-	p("CMPQ DX, $16")
-	p("JLT fp16_rows_tail")
-	loadRows(false)
-	label("fp16_rows_tail")
-	p("MOVQ DX, CX")
-	mask("K2") // 0 < steps < 16 left
-	loadRows(true)
-	label("fp16_rows_transpose")
-	emitTranspose16(p)
-	p("MOVQ DI, R13")
-	for q := 0; q < 16; q++ {
-		p("VCVTPS2PH $0, Z%d, Y16", q)
-		p("VMOVDQU16 Y16, K4, (R13)")
-		if q < 15 {
-			p("CMPQ DX, $%d", q+1)
-			p("JLE fp16_rows_stored")
-			p("ADDQ R8, R13")
-		}
-	}
-	label("fp16_rows_stored")
-	p("ADDQ $64, SI")
-	p("ADDQ R12, DI")
-	p("SUBQ $16, DX")
-	p("JGT fp16_rows_loop")
-	p("VZEROUPPER")
-	p("RET")
+		},
+		store: func(q int) {
+			p("VCVTPS2PH $0, Z%d, Y16", q)
+			p("VMOVDQU16 Y16, K4, (R13)")
+		},
+	})
 }

@@ -662,11 +662,11 @@ TEXT ·fp16RowsAVX512(SB), NOSPLIT, $0-48
 	MOVQ dst+0(FP), DI
 	MOVQ stride+8(FP), R8
 	SHLQ $1, R8
+	MOVQ R8, R12
+	SHLQ $4, R12
 	MOVQ src+16(FP), SI
 	MOVQ ld+24(FP), R9
 	SHLQ $2, R9
-	MOVQ R8, R12
-	SHLQ $4, R12
 	MOVQ rows+32(FP), R10
 	MOVQ steps+40(FP), DX
 	MOVQ R10, CX
