@@ -31,14 +31,26 @@ func randomFloats(rng *rand.Rand, n int) []float32 {
 	return f
 }
 
-// sameWords fails unless got and want are equal word for word.
-func sameWords(t *testing.T, what string, got, want []uint32) {
+// samePacked fails unless got and want, packed words or float16, are
+// equal element by element.
+func samePacked[T uint16 | uint32](t *testing.T, what string, got, want []T) {
 	t.Helper()
 	for i := range want {
 		if got[i] != want[i] {
-			t.Fatalf("%s: word %d is %#08x, want %#08x", what, i, got[i], want[i])
+			t.Fatalf("%s: element %d is %#x, want %#x", what, i, got[i], want[i])
 		}
 	}
+}
+
+// markedPair returns two equal buffers of size elements, each a pattern
+// that a conversion must leave alone where it does not write.
+func markedPair[T uint16 | uint32](size int) (got, want []T) {
+	got, want = make([]T, size), make([]T, size)
+	for i := range got {
+		got[i] = T(uint32(i) * 0x9e3779b9)
+		want[i] = got[i]
+	}
+	return got, want
 }
 
 // TestPackBF16 checks packABF16 and packBBF16, for op(A) and op(B)
@@ -74,7 +86,7 @@ func TestPackBF16(t *testing.T) {
 						want[q*mr+i] = bf16Pair(at(i0+i, p0+2*q), odd)
 					}
 				}
-				sameWords(t, "packABF16", words(dst), want)
+				samePacked(t, "packABF16", words(dst), want)
 
 				// op(B) is (kc, cols) from p0, j0 = 2, with cols = rows·2.
 				cols := 2 * rows
@@ -99,7 +111,7 @@ func TestPackBF16(t *testing.T) {
 						want[q*nr+j] = bf16Pair(bt(p0+2*q, j0+j), odd)
 					}
 				}
-				sameWords(t, "packBBF16", words(dst), want)
+				samePacked(t, "packBBF16", words(dst), want)
 			}
 		}
 	}
@@ -114,23 +126,15 @@ func TestBF16ConversionsMatchGo(t *testing.T) {
 		t.Skip("this processor has no AVX512_BF16: the packing converts in Go, which TestPackBF16 checks")
 	}
 	rng := rand.New(rand.NewPCG(5, 6))
-	marked := func(size int) (got, want []uint32) {
-		got, want = make([]uint32, size), make([]uint32, size)
-		for i := range got {
-			got[i] = uint32(i) * 0x9e3779b9
-			want[i] = got[i]
-		}
-		return got, want
-	}
 	for n := range 71 {
 		for _, pairs := range []int{1, 2, 5} {
 			for _, pad := range []int{0, 3, 16} {
 				ld, stride := n+pad, n+(pad+1)%4
 				src := randomFloats(rng, 2*pairs*ld+1)
-				got, want := marked(pairs*stride + 1)
+				got, want := markedPair[uint32](pairs*stride + 1)
 				pairRowsBF16(got, stride, src, ld, n, pairs)
 				pairRowsBF16Go(want, stride, src, ld, n, pairs)
-				sameWords(t, "pairRowsBF16", got, want)
+				samePacked(t, "pairRowsBF16", got, want)
 			}
 		}
 		// n steps of each of rows rows (up to 16 at a time in the
@@ -139,17 +143,17 @@ func TestBF16ConversionsMatchGo(t *testing.T) {
 			for _, pad := range []int{0, 1, 9} {
 				ld, stride := n+pad, rows+pad%4
 				src := randomFloats(rng, rows*ld+1)
-				got, want := marked(ceilDiv(n, 2)*stride + 1)
+				got, want := markedPair[uint32](ceilDiv(n, 2)*stride + 1)
 				rowsBF16(got, stride, src, ld, rows, n)
 				rowsBF16Go(want, stride, src, ld, rows, n)
-				sameWords(t, "rowsBF16", got, want)
+				samePacked(t, "rowsBF16", got, want)
 				// The same rows, their pairs in order, rows wordStride
 				// words apart.
 				wordStride := ceilDiv(n, 2) + pad%4
-				got, want = marked(rows*wordStride + 1)
+				got, want = markedPair[uint32](rows*wordStride + 1)
 				rowMajorBF16(got, wordStride, src, ld, rows, n)
 				rowMajorBF16Go(want, wordStride, src, ld, rows, n)
-				sameWords(t, "rowMajorBF16", got, want)
+				samePacked(t, "rowMajorBF16", got, want)
 			}
 		}
 	}

@@ -50,15 +50,6 @@ func fp16Floats(rng *rand.Rand, n int) []float32 {
 	return f
 }
 
-func sameHalves(t *testing.T, what string, got, want []uint16) {
-	t.Helper()
-	for i := range want {
-		if got[i] != want[i] {
-			t.Fatalf("%s: float16 %d is %#04x, want %#04x", what, i, got[i], want[i])
-		}
-	}
-}
-
 // TestPackFP16 checks packAFP16 and packBFP16, for op(A) and op(B)
 // transposed or not, against the panel layout spelled out element by
 // element with toFP16; where the processor converts in assembly, this
@@ -87,7 +78,7 @@ func TestPackFP16(t *testing.T) {
 						want[p*mr+i] = toFP16(at(i0+i, p0+p))
 					}
 				}
-				sameHalves(t, "packAFP16", halves(dst), want)
+				samePacked(t, "packAFP16", halves(dst), want)
 
 				// op(B) is (kc, cols) from p0, j0 = 2, with cols = rows·4.
 				cols := 4 * rows
@@ -108,7 +99,7 @@ func TestPackFP16(t *testing.T) {
 						want[p*nr+j] = toFP16(bt(p0+p, j0+j))
 					}
 				}
-				sameHalves(t, "packBFP16", halves(dst), want)
+				samePacked(t, "packBFP16", halves(dst), want)
 			}
 		}
 	}
@@ -125,30 +116,22 @@ func TestFP16ConversionsMatchGo(t *testing.T) {
 		t.Skip("this processor has no AVX-512 (with AVX512BW): the packing converts in Go, which TestPackFP16 checks")
 	}
 	rng := rand.New(rand.NewPCG(9, 10))
-	marked := func(size int) (got, want []uint16) {
-		got, want = make([]uint16, size), make([]uint16, size)
-		for i := range got {
-			got[i] = uint16(i) * 0x9e37
-			want[i] = got[i]
-		}
-		return got, want
-	}
 	for n := 1; n <= 40; n++ {
 		for _, count := range []int{1, 5, 12, 16, 17, 32} {
 			for _, pad := range []int{0, 1, 9} {
 				// count steps of n floats, their float16 stride apart.
 				ld, stride := n+pad, n+pad%4
 				src := fp16Floats(rng, count*ld+1)
-				got, want := marked(count*stride + 1)
+				got, want := markedPair[uint16](count*stride + 1)
 				stepRowsFP16(got, stride, src, ld, n, count)
 				stepRowsFP16Go(want, stride, src, ld, n, count)
-				sameHalves(t, "stepRowsFP16", got, want)
+				samePacked(t, "stepRowsFP16", got, want)
 				// count rows of n steps, transposed.
 				stride = count + pad%4
-				got, want = marked(n*stride + 1)
+				got, want = markedPair[uint16](n*stride + 1)
 				rowsFP16(got, stride, src, ld, count, n)
 				rowsFP16Go(want, stride, src, ld, count, n)
-				sameHalves(t, "rowsFP16", got, want)
+				samePacked(t, "rowsFP16", got, want)
 			}
 		}
 	}
