@@ -10,7 +10,10 @@
 //     [MNIST]), and a 10,000/2,000 image subset of Fashion-MNIST embedded in
 //     the binary ([EmbeddedFashionMNIST]);
 //   - ImageNet-style class folders of JPEG and PNG files ([OpenImageFolder],
-//     [OpenImageNet]).
+//     [OpenImageNet]);
+//   - prepared sets, any of the above written once by [WritePrepared] into
+//     an indexed file of resized JPEG or raw images (formats/imageshard),
+//     read by [OpenPrepared] and [OpenPreparedSplit].
 //
 // The [Loader] draws seeded, shuffled batches, decodes and augments items on
 // worker goroutines with a bounded prefetch queue and hands out reusable NCHW

@@ -136,7 +136,8 @@ type InitConfig struct {
 // DataConfig selects the dataset and the loader's settings.
 type DataConfig struct {
 	// Dataset is one of fashion-mnist-embedded, fashion-mnist, mnist, cifar10,
-	// cifar100, imagefolder.
+	// cifar100, imagefolder, prepared (Root holding train.shard and
+	// test.shard, written by `vit-train prepare`).
 	Dataset       string `yaml:"dataset"`
 	Root          string `yaml:"root"`
 	BatchSize     int    `yaml:"batch_size"`

@@ -31,8 +31,10 @@ func OpenDatasets(cfg DataConfig) (*Datasets, error) {
 			return data.OpenCIFAR100(cfg.Root, split, false)
 		case "imagefolder":
 			return data.OpenImageNet(cfg.Root, split, data.FolderOptions{SkipCorrupt: cfg.SkipCorrupt})
+		case "prepared":
+			return data.OpenPreparedSplit(cfg.Root, split)
 		}
-		return nil, fmt.Errorf("config: data.dataset = %q: want fashion-mnist-embedded, fashion-mnist, mnist, cifar10, cifar100 or imagefolder", cfg.Dataset)
+		return nil, fmt.Errorf("config: data.dataset = %q: want fashion-mnist-embedded, fashion-mnist, mnist, cifar10, cifar100, imagefolder or prepared", cfg.Dataset)
 	}
 	d := &Datasets{}
 	var err error
@@ -42,26 +44,36 @@ func OpenDatasets(cfg DataConfig) (*Datasets, error) {
 	if d.Eval, err = open(data.Test); err != nil {
 		return nil, err
 	}
+	d.Classes = d.Train.Classes()
+	source := cfg.Dataset
+	if p, ok := d.Train.(*data.Prepared); ok {
+		source = p.Source()
+	}
+	d.Mean, d.Std = meanStd(source)
 	if cfg.TrainSubset > 0 && cfg.TrainSubset < d.Train.Len() {
 		d.Train = subset{d.Train, cfg.TrainSubset}
 	}
 	if cfg.EvalSubset > 0 && cfg.EvalSubset < d.Eval.Len() {
 		d.Eval = subset{d.Eval, cfg.EvalSubset}
 	}
-	d.Classes = d.Train.Classes()
-	switch cfg.Dataset {
-	case "fashion-mnist-embedded", "fashion-mnist":
-		d.Mean, d.Std = data.FashionMNISTMeanStd()
-	case "mnist":
-		d.Mean, d.Std = data.MNISTMeanStd()
-	case "cifar10":
-		d.Mean, d.Std = data.CIFAR10MeanStd()
-	case "cifar100":
-		d.Mean, d.Std = data.CIFAR100MeanStd()
-	default:
-		d.Mean, d.Std = data.ImageNetMeanStd()
-	}
 	return d, nil
+}
+
+// meanStd returns the normalisation of the data set named dataset (a
+// prepared set's source): its own for the MNISTs and CIFARs, ImageNet's for
+// image folders.
+func meanStd(dataset string) (mean, std []float32) {
+	switch dataset {
+	case "fashion-mnist-embedded", "fashion-mnist":
+		return data.FashionMNISTMeanStd()
+	case "mnist":
+		return data.MNISTMeanStd()
+	case "cifar10":
+		return data.CIFAR10MeanStd()
+	case "cifar100":
+		return data.CIFAR100MeanStd()
+	}
+	return data.ImageNetMeanStd()
 }
 
 // subset is the first n items of a dataset.

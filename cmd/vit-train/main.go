@@ -51,7 +51,7 @@ func newRootCommand() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newTrainCommand(), newFinetuneCommand(), newEvalCommand(), newPredictCommand(), newModelsCommand(), newInfoCommand(), newBenchCommand(), newPlotCommand(), newAttentionCommand(), newPosEmbedCommand(), newImportCommand(), newExportCommand(), newLogitsCommand())
+	root.AddCommand(newTrainCommand(), newFinetuneCommand(), newEvalCommand(), newPredictCommand(), newModelsCommand(), newInfoCommand(), newBenchCommand(), newPlotCommand(), newAttentionCommand(), newPosEmbedCommand(), newImportCommand(), newExportCommand(), newLogitsCommand(), newPrepareCommand())
 	return root
 }
 

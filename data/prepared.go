@@ -1,0 +1,159 @@
+package data
+
+import (
+	"bytes"
+	"fmt"
+	"image"
+	"image/jpeg"
+	"path/filepath"
+	"sync"
+
+	"github.com/vit-train/vit-train/augment"
+	"github.com/vit-train/vit-train/formats/imageshard"
+)
+
+// PreparedExt is the file suffix of a prepared split: a prepared data set
+// is the folder holding train.shard and test.shard.
+const PreparedExt = ".shard"
+
+// Prepared is a data set read from a prepared file (formats/imageshard):
+// images already resized and encoded once, each read with one ReadAt and
+// checked against its CRC-32C. Items are decoded to (C, H, W) images with
+// values in [0, 1], C being the file's channel count.
+type Prepared struct {
+	r         *imageshard.Reader
+	c, h, w   int // h, w: 0 when images differ in size
+	maxPixels int
+	bufs      sync.Pool // *[]byte for items' bytes
+}
+
+// OpenPreparedSplit opens root/train.shard (split Train) or
+// root/test.shard (split Test), checking that it holds that split.
+func OpenPreparedSplit(root string, split Split) (*Prepared, error) {
+	if err := split.check(); err != nil {
+		return nil, err
+	}
+	p, err := OpenPrepared(filepath.Join(root, split.String()+PreparedExt), 0)
+	if err != nil {
+		return nil, err
+	}
+	if got := p.r.Meta().Split; got != split.String() {
+		p.Close()
+		return nil, fmt.Errorf("data: %s: meta split = %q, want %q", p.r.Name(), got, split)
+	}
+	return p, nil
+}
+
+// OpenPrepared opens a prepared file. Images with more than maxPixels
+// pixels (0: DefaultMaxPixels) are refused.
+func OpenPrepared(path string, maxPixels int) (*Prepared, error) {
+	r, err := imageshard.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("data: %w", err)
+	}
+	p, err := newPrepared(r, maxPixels)
+	if err != nil {
+		r.Close()
+		return nil, err
+	}
+	return p, nil
+}
+
+// newPrepared checks every record's size against maxPixels and finds
+// whether all images have one size.
+func newPrepared(r *imageshard.Reader, maxPixels int) (*Prepared, error) {
+	if maxPixels <= 0 {
+		maxPixels = DefaultMaxPixels
+	}
+	p := &Prepared{r: r, c: r.Meta().Channels, maxPixels: maxPixels}
+	for i := range r.Len() {
+		rec := r.Record(i)
+		if rec.Width > maxPixels/rec.Height {
+			return nil, fmt.Errorf("data: %s: item %d: %d × %d pixels (limit %d pixels)", r.Name(), i, rec.Width, rec.Height, maxPixels)
+		}
+		if i == 0 {
+			p.h, p.w = rec.Height, rec.Width
+		} else if rec.Height != p.h || rec.Width != p.w {
+			p.h, p.w = 0, 0
+		}
+	}
+	return p, nil
+}
+
+// Len returns the number of images.
+func (p *Prepared) Len() int { return p.r.Len() }
+
+// Classes returns the class names.
+func (p *Prepared) Classes() []string { return p.r.Meta().Classes }
+
+// Shape returns the channel count and the image size, (C, 0, 0) when
+// images differ in size.
+func (p *Prepared) Shape() (c, h, w int) { return p.c, p.h, p.w }
+
+// Source returns the name of the data set the file was prepared from, as
+// train's data.dataset gives it (imagefolder, cifar10, …).
+func (p *Prepared) Source() string { return p.r.Meta().Source }
+
+// Close closes the file.
+func (p *Prepared) Close() error { return p.r.Close() }
+
+// Item reads and decodes image i.
+func (p *Prepared) Item(i int) (augment.Image, int, error) {
+	bp, _ := p.bufs.Get().(*[]byte)
+	if bp == nil {
+		bp = new([]byte)
+	}
+	defer p.bufs.Put(bp)
+	b, err := p.r.Read(i, *bp)
+	if err != nil {
+		return augment.Image{}, 0, fmt.Errorf("data: %w", err)
+	}
+	*bp = b
+	rec := p.r.Record(i)
+	var img augment.Image
+	switch rec.Encoding {
+	case imageshard.Raw:
+		img = augment.NewImage(p.c, rec.Height, rec.Width)
+		for k, v := range b {
+			img.Pix[k] = augment.ByteValue(v)
+		}
+	default:
+		img, err = p.decodeJPEG(b, i, rec)
+		if err != nil {
+			return augment.Image{}, 0, err
+		}
+	}
+	return img, rec.Label, nil
+}
+
+// decodeJPEG decodes item i's JPEG bytes to the file's channel count,
+// after checking that its size is the record's.
+func (p *Prepared) decodeJPEG(b []byte, i int, rec imageshard.Record) (augment.Image, error) {
+	name := fmt.Sprintf("%s: item %d", p.r.Name(), i)
+	cfg, err := jpeg.DecodeConfig(bytes.NewReader(b))
+	if err != nil {
+		return augment.Image{}, fmt.Errorf("data: %s: %w", name, err)
+	}
+	if cfg.Height != rec.Height || cfg.Width != rec.Width {
+		return augment.Image{}, fmt.Errorf("data: %s: the JPEG is %d × %d, the index records %d × %d", name, cfg.Height, cfg.Width, rec.Height, rec.Width)
+	}
+	if p.c == 3 {
+		return DecodeImage(b, name, p.maxPixels)
+	}
+	m, err := jpeg.Decode(bytes.NewReader(b))
+	if err != nil {
+		return augment.Image{}, fmt.Errorf("data: %s: %w", name, err)
+	}
+	g, ok := m.(*image.Gray)
+	if !ok {
+		return augment.Image{}, fmt.Errorf("data: %s: a %T JPEG in a grey data set", name, m)
+	}
+	w, h := g.Rect.Dx(), g.Rect.Dy()
+	img := augment.NewImage(1, h, w)
+	for y := range h {
+		for x, v := range g.Pix[y*g.Stride : y*g.Stride+w] {
+			img.Pix[y*w+x] = augment.ByteValue(v)
+		}
+	}
+	return img, nil
+}
