@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // Iter walks the batches of one epoch:
@@ -31,6 +32,7 @@ type Iter struct {
 	cur    *Batch
 	err    error
 	closed bool
+	waited time.Duration // time Next spent waiting for batches
 }
 
 // job is one item to fill: slot j of batch b.
@@ -137,6 +139,8 @@ func (it *Iter) Next() bool {
 	if it.closed {
 		return false
 	}
+	start := time.Now()
+	defer func() { it.waited += time.Since(start) }()
 	b, ok := <-it.ready
 	if !ok {
 		it.Close()
@@ -153,6 +157,11 @@ func (it *Iter) Next() bool {
 	it.cur = b
 	return true
 }
+
+// Waited returns how long Next has waited so far, in all, for the workers
+// to finish batches: the time a consumer that calls Next as soon as it is
+// done with a batch spent idle for want of data.
+func (it *Iter) Waited() time.Duration { return it.waited }
 
 // Batch returns the batch of the last successful Next. The caller releases
 // it.

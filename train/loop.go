@@ -128,6 +128,9 @@ func (t *trainer) checkStop(ctx context.Context) error {
 // resume.
 type epochStats struct {
 	loss, lr, imagesPerS, seconds float64
+	// dataWait is the part of seconds the steps spent waiting for the
+	// loader's batches.
+	dataWait float64
 }
 
 // trainEpoch trains from the current position to the end of the epoch, one
@@ -157,7 +160,9 @@ func (t *trainer) trainEpoch(ctx context.Context) (epochStats, error) {
 		}
 		t.at(AfterStep)
 	}
-	return m.finish(), nil
+	st := m.finish()
+	st.dataWait = it.Waited().Seconds()
+	return st, nil
 }
 
 // epochBatches are the micro-batches of an epoch, from the training
@@ -389,8 +394,8 @@ func (t *trainer) saveEpochCheckpoints(improved bool) error {
 
 // printEpoch prints the epoch's summary line.
 func (t *trainer) printEpoch(stats epochStats, ev Evaluation, ema *Result) {
-	line := fmt.Sprintf("epoch %d/%d  train loss %.4f  val loss %.4f  top-1 %.2f%%  top-5 %.2f%%  lr %.3g  %.0f img/s  %.1f s",
-		t.state.Epoch, t.cfg.Epochs, stats.loss, ev.Loss, ev.Top1, ev.Top5, stats.lr, stats.imagesPerS, stats.seconds)
+	line := fmt.Sprintf("epoch %d/%d  train loss %.4f  val loss %.4f  top-1 %.2f%%  top-5 %.2f%%  lr %.3g  %.0f img/s  %.1f s (%.1f s, %.1f%%, waiting for data)",
+		t.state.Epoch, t.cfg.Epochs, stats.loss, ev.Loss, ev.Top1, ev.Top5, stats.lr, stats.imagesPerS, stats.seconds, stats.dataWait, 100*stats.dataWait/stats.seconds)
 	if ema != nil {
 		line += fmt.Sprintf("  EMA top-1 %.2f%%", ema.Top1)
 	}
