@@ -10,7 +10,6 @@ import (
 
 	"github.com/schollz/progressbar/v3"
 
-	"github.com/vit-train/vit-train/augment"
 	"github.com/vit-train/vit-train/data"
 	"github.com/vit-train/vit-train/formats/metrics"
 	"github.com/vit-train/vit-train/nn"
@@ -184,33 +183,9 @@ func (e *epochBatches) Fill(in Inputs) (int, error) {
 	}
 	b := e.it.Batch()
 	n := b.N
-	err := t.fillInputs(b, in)
+	err := fillInputs(b, in, t.mix, t.cfg.Aug.Smoothing, t.teacher)
 	b.Release()
 	return n, err
-}
-
-// fillInputs writes a batch into the training step's inputs: its images,
-// mixed by Mixup/CutMix when configured, their soft targets and, when
-// distilling, the teacher's logits for the images as mixed.
-func (t *trainer) fillInputs(b *data.Batch, in Inputs) error {
-	mix := augment.MixInfo{Lam: 1}
-	var err error
-	if t.mix != nil {
-		mix, err = b.Mix(*t.mix, in.Targets)
-	} else {
-		err = b.OneHot(in.Classes, t.cfg.Aug.Smoothing, in.Targets)
-	}
-	if err != nil {
-		return err
-	}
-	if len(b.Images) != len(in.Images) {
-		return fmt.Errorf("data: batch %d of epoch %d holds %d values, the training graph takes %d", b.Index, b.Epoch+1, len(b.Images), len(in.Images))
-	}
-	copy(in.Images, b.Images)
-	if t.teacher == nil {
-		return nil
-	}
-	return t.teacher.Fill(in.Images, b.Indices[:b.N], mix, in.Teacher)
 }
 
 // logStep writes every log_every-th step to the steps log and updates the

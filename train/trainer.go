@@ -359,9 +359,7 @@ func (t *trainer) buildLoaders() error {
 		return err
 	}
 	rank, replicas := t.comm.Rank(), t.comm.Size()
-	if t.trainL, err = data.NewLoader(data.LoaderConfig{Dataset: t.ds.Train, BatchSize: cfg.Data.BatchSize, DropLast: true,
-		Shuffle: true, Seed: cfg.Seed, Workers: cfg.Data.Workers, Pipeline: trainP, Rank: rank, Replicas: replicas,
-		RepeatedAug: cfg.Data.RepeatedAug}); err != nil {
+	if t.trainL, err = newTrainLoader(cfg, t.ds.Train, trainP, rank, replicas); err != nil {
 		return err
 	}
 	if err := t.checkBatches(); err != nil {
@@ -371,13 +369,7 @@ func (t *trainer) buildLoaders() error {
 		Seed: cfg.Seed, Workers: cfg.Data.Workers, Pipeline: evalP, Rank: rank, Replicas: replicas, UnevenShards: true}); err != nil {
 		return err
 	}
-	if cfg.Aug.Mixup > 0 || cfg.Aug.CutMix > 0 {
-		// DeiT's Mixup/CutMix (lam corrected for clipped boxes) with the
-		// run's alphas, probabilities and smoothing.
-		m := augment.NewDeiTMixup(t.net.Spec().NumClasses())
-		m.MixupAlpha, m.CutmixAlpha, m.Prob, m.SwitchProb, m.LabelSmoothing = cfg.Aug.Mixup, cfg.Aug.CutMix, cfg.Aug.MixupProb, cfg.Aug.SwitchProb, cfg.Aug.Smoothing
-		t.mix = &m
-	}
+	t.mix = newMixup(cfg.Aug, t.net.Spec().NumClasses())
 	return nil
 }
 

@@ -74,6 +74,13 @@ type benchResult struct {
 	AllreduceMsPerStep        float64 `json:"allreduce_ms_per_step"`
 	AllreduceShare            float64 `json:"allreduce_share"`
 	ExposedAllreduceMsPerStep float64 `json:"exposed_allreduce_ms_per_step"`
+	// With --data: the data set the steps trained on (data.dataset), the
+	// loader's workers, and how long a timed step waited for its batches,
+	// in milliseconds and as a share of the step.
+	Data              string  `json:"data,omitempty"`
+	DataWorkers       int     `json:"data_workers,omitempty"`
+	DataWaitMsPerStep float64 `json:"data_wait_ms_per_step"`
+	DataWaitShare     float64 `json:"data_wait_share"`
 }
 
 // benchFlags are bench's flags. --config and --set take the trainer's
@@ -88,6 +95,7 @@ type benchFlags struct {
 	ckpt       bool
 	precision  string
 	asJSON     bool
+	data       bool
 	profile    string
 	memprof    string
 }
@@ -99,7 +107,9 @@ func newBenchCommand() *cobra.Command {
 		Short: "Time the training step `train` takes (forward, backward, reduction, clipping, the optimiser, EMA) and inference",
 		Long: `Time the optimiser step vit-train train takes with the same settings, on
 random images held in its inputs (no data loading, no teacher forward pass:
-a distilled model trains against random teacher logits), then inference
+a distilled model trains against random teacher logits) or, with --data, on
+the run's training data through its loader (data.*, aug.*), reporting how
+long the steps waited for it, then inference
 batches of the frozen evaluation graph. Settings are layered as train
 layers them: built-in defaults (with the model and batch below), then
 --config FILE, then the shorthand flags (--model, --batch, --precision,
@@ -127,7 +137,7 @@ key=value.`,
 				return err
 			}
 			defer cm.Close()
-			r, err := runBench(cfg, f.steps, f.memprof, cm)
+			r, err := runBench(cfg, f.steps, f.memprof, cm, f.data)
 			if err != nil {
 				if cm.Size() > 1 {
 					cm.Abort(1, fmt.Sprintf("vit-train bench: rank %d of %d: %v", cm.Rank(), cm.Size(), err))
@@ -154,6 +164,7 @@ key=value.`,
 	fl.BoolVar(&f.ckpt, "grad-checkpointing", false, "model.grad_checkpointing: recompute each block's activations in the backward pass")
 	fl.StringVar(&f.precision, "precision", "fp32", "model.precision: fp32, or mixed for the fastest low-precision matrix product of this processor")
 	fl.BoolVar(&f.asJSON, "json", false, "print JSON")
+	fl.BoolVar(&f.data, "data", false, "train on the run's training data (data.dataset, data.root, aug.*) through its loader, and report how long the steps waited for it")
 	fl.StringVar(&f.profile, "cpuprofile", "", "write a CPU profile (go tool pprof) to this file")
 	fl.StringVar(&f.memprof, "memprofile", "", "write a profile of every heap allocation of the timed training steps (go tool pprof -sample_index=alloc_objects) to this file")
 	return cmd
@@ -218,7 +229,7 @@ const benchWarmup = 2
 // inference batches of data.batch_size images on each process of cm; with
 // several, the steps that average the gradients after the backward pass
 // are timed too (see benchResult).
-func runBench(cfg train.Config, steps int, memProfile string, cm comm.Communicator) (benchResult, error) {
+func runBench(cfg train.Config, steps int, memProfile string, cm comm.Communicator, withData bool) (benchResult, error) {
 	spec, err := cfg.ModelSpec()
 	if err != nil {
 		return benchResult{}, err
@@ -246,7 +257,16 @@ func runBench(cfg train.Config, steps int, memProfile string, cm comm.Communicat
 	r := benchResult{Model: c.ModelName(), Backend: blas.Backend(), Precision: cfg.Model.Precision, Products: products.Describe(), Threads: runtime.GOMAXPROCS(0), Batch: batch, Steps: steps,
 		Params: c.ParamCount(), Ranks: cm.Size(), GradBytes: s.GradBytes(), GradCheckpointing: cfg.Model.GradCheckpointing, ActivationBytes: s.BufferBytes()}
 	fillRandom(s.Inputs(), batch, rand.New(rand.NewPCG(1, 2)))
-	if err := r.timeTraining(s, memProfile); err != nil {
+	var src train.MicroBatches = &heldBatch{images: batch}
+	var data *train.TrainingBatches
+	if withData {
+		if data, err = train.NewTrainingBatches(cfg, spec, cm.Rank(), cm.Size()); err != nil {
+			return benchResult{}, err
+		}
+		defer data.Close()
+		src, r.Data, r.DataWorkers = data, cfg.Data.Dataset, cfg.Data.Workers
+	}
+	if err := r.timeTraining(s, src, data, memProfile); err != nil {
 		return benchResult{}, err
 	}
 	eval, err := net.Graph(batch, false, nil)
@@ -315,6 +335,9 @@ func (r benchResult) print(w io.Writer) {
 		fmt.Fprintf(w, "       %d processes × batch %d, %s of gradients per process; averaged after the backward pass: %.1f ms/step, %.1f ms (%.1f%%) of it in the allreduce; overlapped: %.1f ms left to wait\n",
 			r.Ranks, r.Batch, bytesString(r.GradBytes), r.NoOverlapMsPerStep, r.AllreduceMsPerStep, 100*r.AllreduceShare, r.ExposedAllreduceMsPerStep)
 	}
+	if r.Data != "" {
+		fmt.Fprintf(w, "data   %s through the loader (%d workers): the step waited %.1f ms for it (%.1f%% of the step)\n", r.Data, r.DataWorkers, r.DataWaitMsPerStep, 100*r.DataWaitShare)
+	}
 	fmt.Fprintf(w, "infer  %9.1f ms/batch %8.2f images/s  %7.1f GFLOP/s%s\n", r.InferMsPerBatch, r.InferImagesPerS, r.InferGFLOPs, peakShare(r.InferPeakShare, r.Peak.Kind))
 	fmt.Fprintf(w, "memory peak RSS %s (activation and gradient buffers %s); per training step %.0f allocations, %s; heap growth over the timed steps %s\n",
 		bytesString(r.PeakRSSBytes), bytesString(r.ActivationBytes), r.AllocsPerStep, bytesString(int64(r.AllocBytesPerStep)), bytesString(r.HeapGrowthBytes))
@@ -365,9 +388,8 @@ func peakShare(share float64, kind fmapeak.Kind) string {
 // several processes, after as many that average the gradients after the
 // backward pass) and the memory they allocate. With a memProfile path,
 // every allocation of the timed steps is recorded there.
-func (r *benchResult) timeTraining(s *train.Stepper, memProfile string) error {
+func (r *benchResult) timeTraining(s *train.Stepper, src train.MicroBatches, data *train.TrainingBatches, memProfile string) error {
 	var pos checkpoint.State
-	src := &heldBatch{images: r.Batch}
 	step := func() error {
 		_, err := s.Step(&pos, src)
 		return err
@@ -395,11 +417,19 @@ func (r *benchResult) timeTraining(s *train.Stepper, memProfile string) error {
 		s.AverageAfterBackward(false)
 	}
 	var before, after, settled runtime.MemStats
+	var waited time.Duration
+	if data != nil {
+		waited = data.Waited()
+	}
 	runtime.ReadMemStats(&before)
 	stopProfile := startAllocProfile(memProfile)
 	t, ms, err := timeSteps(r.Steps, step)
 	if err != nil {
 		return err
+	}
+	if data != nil {
+		r.DataWaitMsPerStep = float64((data.Waited() - waited).Nanoseconds()) / 1e6 / float64(r.Steps)
+		r.DataWaitShare = r.DataWaitMsPerStep / (t * 1e3)
 	}
 	runtime.ReadMemStats(&after)
 	if err := stopProfile(); err != nil {
