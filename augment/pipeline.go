@@ -26,6 +26,12 @@ func (p *Pipeline) Process(img Image, rng *rand.Rand, dst []float32) error {
 	if p.Transform != nil {
 		img = p.Transform.Apply(img, rng)
 	}
+	return p.finish(img, rng, dst)
+}
+
+// finish checks the transformed image, normalises it into dst and runs
+// PostNorm; it recycles img.
+func (p *Pipeline) finish(img Image, rng *rand.Rand, dst []float32) error {
 	defer Recycle(img)
 	if (p.Height > 0 && img.H != p.Height) || (p.Width > 0 && img.W != p.Width) {
 		return fmt.Errorf("augment: pipeline produced a %dx%d image, want %dx%d", img.H, img.W, p.Height, p.Width)

@@ -20,24 +20,35 @@ const DefaultMaxPixels = 1 << 26
 // more than maxPixels pixels (0: DefaultMaxPixels) are rejected before
 // decoding. name is used in messages.
 func DecodeImage(b []byte, name string, maxPixels int) (augment.Image, error) {
+	src, err := decodeFile(b, name, maxPixels)
+	if err != nil {
+		return augment.Image{}, err
+	}
+	return toRGB(src), nil
+}
+
+// decodeFile decodes a JPEG or PNG file's bytes as DecodeImage does,
+// without converting them.
+func decodeFile(b []byte, name string, maxPixels int) (image.Image, error) {
 	if maxPixels <= 0 {
 		maxPixels = DefaultMaxPixels
 	}
 	cfg, format, err := image.DecodeConfig(bytes.NewReader(b))
 	if err != nil {
-		return augment.Image{}, fmt.Errorf("data: %s: %w", name, err)
+		return nil, fmt.Errorf("data: %s: %w", name, err)
 	}
 	if cfg.Width <= 0 || cfg.Height <= 0 || cfg.Width > maxPixels/cfg.Height {
-		return augment.Image{}, fmt.Errorf("data: %s: %s image of %dx%d pixels (limit %d pixels)", name, format, cfg.Width, cfg.Height, maxPixels)
+		return nil, fmt.Errorf("data: %s: %s image of %dx%d pixels (limit %d pixels)", name, format, cfg.Width, cfg.Height, maxPixels)
 	}
 	src, _, err := image.Decode(bytes.NewReader(b))
 	if err != nil {
-		return augment.Image{}, fmt.Errorf("data: %s: %s: %w", name, format, err)
+		return nil, fmt.Errorf("data: %s: %s: %w", name, format, err)
 	}
-	return toRGB(src), nil
+	return src, nil
 }
 
-// toRGB converts a decoded image to a planar RGB float image.
+// toRGB converts a decoded image to a planar RGB float image. A sub-image
+// (SubImage) converts its rectangle alone.
 func toRGB(src image.Image) augment.Image {
 	r := src.Bounds()
 	w, h := r.Dx(), r.Dy()

@@ -118,12 +118,9 @@ func (it *Iter) work() {
 		b, j := jb.b, jb.j
 		idx := b.Indices[j]
 		size := b.C * b.H * b.W
-		img, label, err := l.cfg.Dataset.Item(idx)
-		if err == nil {
-			pcg.Seed(streamSeed(b.seed, l.itemStream(b.Index*l.cfg.BatchSize+j), b.Epoch, idx))
-			b.Labels[j] = label
-			err = l.cfg.Pipeline.Process(img, rng, b.Images[j*size:(j+1)*size])
-		}
+		pcg.Seed(streamSeed(b.seed, l.itemStream(b.Index*l.cfg.BatchSize+j), b.Epoch, idx))
+		label, err := l.loadItem(idx, rng, b.Images[j*size:(j+1)*size])
+		b.Labels[j] = label
 		if err != nil {
 			b.setErr(fmt.Errorf("data: epoch %d batch %d item %d (dataset index %d): %w", b.Epoch, b.Index, j, idx, err))
 		}
@@ -131,6 +128,25 @@ func (it *Iter) work() {
 			close(b.done)
 		}
 	}
+}
+
+// loadItem reads dataset item idx and runs the pipeline on it into dst,
+// converting only what the pipeline reads when the dataset is a
+// SourceDataset. It returns the item's label.
+func (l *Loader) loadItem(idx int, rng *rand.Rand, dst []float32) (int, error) {
+	if sd, ok := l.cfg.Dataset.(SourceDataset); ok {
+		src, label, err := sd.ItemSource(idx)
+		if err != nil {
+			return 0, err
+		}
+		defer src.Release()
+		return label, l.cfg.Pipeline.ProcessSource(src, rng, dst)
+	}
+	img, label, err := l.cfg.Dataset.Item(idx)
+	if err != nil {
+		return 0, err
+	}
+	return label, l.cfg.Pipeline.Process(img, rng, dst)
 }
 
 // Next waits for the next batch; it returns false at the end of the epoch or

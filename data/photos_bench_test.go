@@ -35,15 +35,17 @@ func openPhotos(b *testing.B) *ImageFolder {
 // ("deit": + RandAugment rand-m9-mstd0.5-inc1 + erasing 0.25), from the
 // JPEG folder, from a prepared JPEG file (quality 90) and from a prepared
 // raw file, both with the longer side at most 512 (the photos' sizes, kept).
-// "decode" is the read and decode alone. cpu-ms/image is the process's CPU
-// time per image.
+// "decode" is the read and decode alone. The pipelines convert only the
+// crop to float32, as the loader does (augment.Source); "folder-whole"
+// converts the whole image first, as the loader did before. cpu-ms/image
+// is the process's CPU time per image.
 func BenchmarkPhotos(b *testing.B) {
 	folder := openPhotos(b)
 	dir := b.TempDir()
 	sources := []struct {
 		name string
 		ds   Dataset
-	}{{"folder", folder}}
+	}{{"folder", folder}, {"folder-whole", itemsOnly{folder}}}
 	for _, enc := range []imageshard.Encoding{imageshard.JPEG, imageshard.Raw} {
 		opt := PrepareOptions{Source: "imagefolder", MaxSide: 512, Encoding: enc}
 		if enc == imageshard.JPEG {
@@ -90,24 +92,31 @@ func BenchmarkPhotos(b *testing.B) {
 }
 
 // runItems decodes and (when p is set) augments b.N items of ds in turn on
-// one goroutine, and reports the CPU time per image.
+// one goroutine, as the loader does, and reports the CPU time per image.
 func runItems(b *testing.B, ds Dataset, p *augment.Pipeline) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	dst := make([]float32, 3*224*224)
+	var l *Loader
+	if p != nil {
+		var err error
+		if l, err = NewLoader(LoaderConfig{Dataset: ds, BatchSize: 1, Pipeline: *p}); err != nil {
+			b.Fatal(err)
+		}
+	}
 	cpu0 := cpuTime()
 	b.ResetTimer()
 	for i := range b.N {
+		if l != nil {
+			if _, err := l.loadItem(i%ds.Len(), rng, dst); err != nil {
+				b.Fatal(err)
+			}
+			continue
+		}
 		img, _, err := ds.Item(i % ds.Len())
 		if err != nil {
 			b.Fatal(err)
 		}
-		if p == nil {
-			augment.Recycle(img)
-			continue
-		}
-		if err := p.Process(img, rng, dst); err != nil {
-			b.Fatal(err)
-		}
+		augment.Recycle(img)
 	}
 	reportRates(b, b.N, cpu0)
 }

@@ -3,7 +3,6 @@ package data
 import (
 	"bytes"
 	"fmt"
-	"image"
 	"image/jpeg"
 	"path/filepath"
 	"sync"
@@ -21,10 +20,9 @@ const PreparedExt = ".shard"
 // checked against its CRC-32C. Items are decoded to (C, H, W) images with
 // values in [0, 1], C being the file's channel count.
 type Prepared struct {
-	r         *imageshard.Reader
-	c, h, w   int // h, w: 0 when images differ in size
-	maxPixels int
-	bufs      sync.Pool // *[]byte for items' bytes
+	r       *imageshard.Reader
+	c, h, w int       // h, w: 0 when images differ in size
+	bufs    sync.Pool // *[]byte for items' bytes
 }
 
 // OpenPreparedSplit opens root/train.shard (split Train) or
@@ -65,7 +63,7 @@ func newPrepared(r *imageshard.Reader, maxPixels int) (*Prepared, error) {
 	if maxPixels <= 0 {
 		maxPixels = DefaultMaxPixels
 	}
-	p := &Prepared{r: r, c: r.Meta().Channels, maxPixels: maxPixels}
+	p := &Prepared{r: r, c: r.Meta().Channels}
 	for i := range r.Len() {
 		rec := r.Record(i)
 		if rec.Width > maxPixels/rec.Height {
@@ -99,61 +97,54 @@ func (p *Prepared) Close() error { return p.r.Close() }
 
 // Item reads and decodes image i.
 func (p *Prepared) Item(i int) (augment.Image, int, error) {
+	src, label, err := p.ItemSource(i)
+	if err != nil {
+		return augment.Image{}, 0, err
+	}
+	img := augment.Whole(src)
+	src.Release()
+	return img, label, nil
+}
+
+// ItemSource reads image i and, for a JPEG, decodes it; the pixels are
+// converted to float32 only as the caller asks for them.
+func (p *Prepared) ItemSource(i int) (ItemSource, int, error) {
 	bp, _ := p.bufs.Get().(*[]byte)
 	if bp == nil {
 		bp = new([]byte)
 	}
-	defer p.bufs.Put(bp)
 	b, err := p.r.Read(i, *bp)
 	if err != nil {
-		return augment.Image{}, 0, fmt.Errorf("data: %w", err)
+		p.bufs.Put(bp)
+		return nil, 0, fmt.Errorf("data: %w", err)
 	}
 	*bp = b
 	rec := p.r.Record(i)
-	var img augment.Image
-	switch rec.Encoding {
-	case imageshard.Raw:
-		img = augment.NewImage(p.c, rec.Height, rec.Width)
-		for k, v := range b {
-			img.Pix[k] = augment.ByteValue(v)
-		}
-	default:
-		img, err = p.decodeJPEG(b, i, rec)
-		if err != nil {
-			return augment.Image{}, 0, err
-		}
+	if rec.Encoding == imageshard.Raw {
+		return rawSource{c: p.c, h: rec.Height, w: rec.Width, pix: b, release: func() { p.bufs.Put(bp) }}, rec.Label, nil
 	}
-	return img, rec.Label, nil
+	src, err := p.decodeJPEG(b, i, rec)
+	p.bufs.Put(bp)
+	if err != nil {
+		return nil, 0, err
+	}
+	return src, rec.Label, nil
 }
 
-// decodeJPEG decodes item i's JPEG bytes to the file's channel count,
-// after checking that its size is the record's.
-func (p *Prepared) decodeJPEG(b []byte, i int, rec imageshard.Record) (augment.Image, error) {
+// decodeJPEG decodes item i's JPEG bytes, after checking that its size is
+// the record's.
+func (p *Prepared) decodeJPEG(b []byte, i int, rec imageshard.Record) (ItemSource, error) {
 	name := fmt.Sprintf("%s: item %d", p.r.Name(), i)
 	cfg, err := jpeg.DecodeConfig(bytes.NewReader(b))
 	if err != nil {
-		return augment.Image{}, fmt.Errorf("data: %s: %w", name, err)
+		return nil, fmt.Errorf("data: %s: %w", name, err)
 	}
 	if cfg.Height != rec.Height || cfg.Width != rec.Width {
-		return augment.Image{}, fmt.Errorf("data: %s: the JPEG is %d × %d, the index records %d × %d", name, cfg.Height, cfg.Width, rec.Height, rec.Width)
-	}
-	if p.c == 3 {
-		return DecodeImage(b, name, p.maxPixels)
+		return nil, fmt.Errorf("data: %s: the JPEG is %d × %d, the index records %d × %d", name, cfg.Height, cfg.Width, rec.Height, rec.Width)
 	}
 	m, err := jpeg.Decode(bytes.NewReader(b))
 	if err != nil {
-		return augment.Image{}, fmt.Errorf("data: %s: %w", name, err)
+		return nil, fmt.Errorf("data: %s: %w", name, err)
 	}
-	g, ok := m.(*image.Gray)
-	if !ok {
-		return augment.Image{}, fmt.Errorf("data: %s: a %T JPEG in a grey data set", name, m)
-	}
-	w, h := g.Rect.Dx(), g.Rect.Dy()
-	img := augment.NewImage(1, h, w)
-	for y := range h {
-		for x, v := range g.Pix[y*g.Stride : y*g.Stride+w] {
-			img.Pix[y*w+x] = augment.ByteValue(v)
-		}
-	}
-	return img, nil
+	return newDecodedSource(m, p.c, name)
 }

@@ -1,0 +1,78 @@
+package augment
+
+import (
+	"fmt"
+	"math/rand/v2"
+)
+
+// Source is an image not yet converted to float32 (decoded JPEG planes,
+// raw bytes): its size is known, and Region converts any part of it, so
+// that a transform that reads only a part (RandomResizedCrop) never has the
+// whole image built.
+type Source interface {
+	// Size returns the image's channels, height and width.
+	Size() (c, h, w int)
+	// Region returns the (C, h, w) part whose top-left corner is
+	// (top, left), with values in [0, 1], in a new Image from the pool; the
+	// part lies inside the image.
+	Region(top, left, h, w int) Image
+}
+
+// SourceTransform is a Transform that can take its input as a Source and
+// convert only the part of it that it reads, with the same result and the
+// same random draws as Apply on the whole image.
+type SourceTransform interface {
+	Transform
+	ApplySource(src Source, rng *rand.Rand) Image
+}
+
+// Whole converts all of src.
+func Whole(src Source) Image {
+	_, h, w := src.Size()
+	return src.Region(0, 0, h, w)
+}
+
+// ApplySource crops the region the crop draws from src's size and converts
+// that region alone: the same image, and the same draws, as Apply.
+func (r RandomResizedCrop) ApplySource(src Source, rng *rand.Rand) Image {
+	_, ih, iw := src.Size()
+	top, left, h, w := rrcParams(ih, iw, r.Scale, r.Ratio, rng)
+	interp := r.Interp.pick(rng)
+	region := src.Region(top, left, h, w)
+	out := resampleCrop(region, 0, 0, h, w, r.H, r.W, interp)
+	Recycle(region)
+	return out
+}
+
+// ApplySource runs the first transform on src when it is a
+// SourceTransform, on the whole image converted otherwise, then the rest.
+func (c Composed) ApplySource(src Source, rng *rand.Rand) Image {
+	if len(c) == 0 {
+		return Whole(src)
+	}
+	return c[1:].Apply(applySource(c[0], src, rng), rng)
+}
+
+// applySource runs t on src, converting only what t reads when t is a
+// SourceTransform (nil t: the whole image).
+func applySource(t Transform, src Source, rng *rand.Rand) Image {
+	if st, ok := t.(SourceTransform); ok {
+		return st.ApplySource(src, rng)
+	}
+	img := Whole(src)
+	if t == nil {
+		return img
+	}
+	return t.Apply(img, rng)
+}
+
+// ProcessSource is Process on an image given as a Source: a transform that
+// starts with RandomResizedCrop converts only the crop; otherwise the whole
+// image is converted first. The result is Process's on Whole(src).
+func (p *Pipeline) ProcessSource(src Source, rng *rand.Rand, dst []float32) error {
+	c, h, w := src.Size()
+	if c <= 0 || h <= 0 || w <= 0 {
+		return fmt.Errorf("augment: source of size C=%d H=%d W=%d is not positive", c, h, w)
+	}
+	return p.finish(applySource(p.Transform, src, rng), rng, dst)
+}
