@@ -49,7 +49,9 @@ func envInt(t *testing.T, name string) int {
 // sent; every run, finished by a last resume, must end with the weights,
 // optimiser state, EMA weights and run state of an uninterrupted run, bit
 // for bit, and logs holding each step once with the same losses.
-// scripts/crash_test.sh runs it; without VIT_CRASH_KILLS it is skipped.
+// With VIT_CRASH_PREPARED set, the runs train on the embedded subset
+// prepared by vit-train prepare (JPEG). scripts/crash_test.sh runs it;
+// without VIT_CRASH_KILLS it is skipped.
 func TestCrashResume(t *testing.T) {
 	kills, sigs := envInt(t, "VIT_CRASH_KILLS"), envInt(t, "VIT_CRASH_SIGNALS")
 	if kills == 0 && sigs == 0 {
@@ -65,16 +67,20 @@ func TestCrashResume(t *testing.T) {
 	t.Logf("VIT_CRASH_SEED=%d", seed)
 	rng := rand.New(rand.NewPCG(seed, 1))
 	bin := buildBinary(t)
+	args := slices.Clone(crashArgs)
+	if os.Getenv("VIT_CRASH_PREPARED") != "" {
+		args = append(args, preparedData(t, bin)...)
+	}
 	if kills > 0 {
 		// The first step record (step 40) comes after the first checkpoint
 		// (step 16): kills meet empty, partial and full logs.
-		c := crasher{t: t, bin: bin, args: append(slices.Clone(crashArgs), "--set", "log_every=40"), rng: rng, name: "SIGKILL",
+		c := crasher{t: t, bin: bin, args: append(slices.Clone(args), "--set", "log_every=40"), rng: rng, name: "SIGKILL",
 			signal: func(int) syscall.Signal { return syscall.SIGKILL }}
 		c.rounds(kills)
 	}
 	if sigs > 0 {
 		// 8 steps of 2 micro-batches per epoch, logged every 3 steps.
-		c := crasher{t: t, bin: bin, args: append(slices.Clone(crashArgs), "--set", "optim.accum_steps=2", "--set", "log_every=3"), rng: rng,
+		c := crasher{t: t, bin: bin, args: append(slices.Clone(args), "--set", "optim.accum_steps=2", "--set", "log_every=3"), rng: rng,
 			name: "SIGINT/SIGTERM", signal: func(i int) syscall.Signal {
 				if i%4 == 3 {
 					return syscall.SIGTERM
@@ -83,6 +89,21 @@ func TestCrashResume(t *testing.T) {
 			}}
 		c.rounds(sigs)
 	}
+}
+
+// preparedData prepares the embedded Fashion-MNIST subset as JPEGs with
+// bin and returns the settings that train on it.
+func preparedData(t *testing.T, bin string) []string {
+	dir := t.TempDir()
+	cmd := exec.Command(bin, "prepare", "--dataset", "fashion-mnist-embedded", "--out", dir, "--quality", "90")
+	var progress bytes.Buffer
+	cmd.Stderr = &progress
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("vit-train prepare: %v\n%s%s", err, out, progress.Bytes())
+	}
+	t.Logf("training on a prepared set: %s", bytes.TrimSpace(out))
+	return []string{"--set", "data.dataset=prepared", "--set", "data.root=" + dir}
 }
 
 // crasher interrupts runs of one configuration.
