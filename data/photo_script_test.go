@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"testing"
 )
 
@@ -49,5 +50,9 @@ func TestMakePhotoSetScript(t *testing.T) {
 	}
 	if val, err := OpenImageNet(dirs[0], Test, FolderOptions{}); err != nil || val.Len() != 2 {
 		t.Errorf("val split: %v", err)
+	}
+	out, err := exec.Command(python, "../scripts/pil_photo_bench.py", "--photos", dirs[0], "--passes", "1").CombinedOutput()
+	if err != nil || !regexp.MustCompile(`(?m)^decode +[0-9.]+ cpu-ms/image\nrrc-flip +[0-9.]+ cpu-ms/image$`).Match(out) {
+		t.Errorf("pil_photo_bench.py: %v\n%s", err, out)
 	}
 }
