@@ -51,10 +51,10 @@ func OpenDatasets(cfg DataConfig) (*Datasets, error) {
 	}
 	d.Mean, d.Std = meanStd(source)
 	if cfg.TrainSubset > 0 && cfg.TrainSubset < d.Train.Len() {
-		d.Train = subset{d.Train, cfg.TrainSubset}
+		d.Train = firstItems(d.Train, cfg.TrainSubset)
 	}
 	if cfg.EvalSubset > 0 && cfg.EvalSubset < d.Eval.Len() {
-		d.Eval = subset{d.Eval, cfg.EvalSubset}
+		d.Eval = firstItems(d.Eval, cfg.EvalSubset)
 	}
 	return d, nil
 }
@@ -83,6 +83,24 @@ type subset struct {
 }
 
 func (s subset) Len() int { return s.n }
+
+// sourceSubset is the first n items of a data.SourceDataset, which it
+// stays.
+type sourceSubset struct {
+	subset
+	src data.SourceDataset
+}
+
+func (s sourceSubset) ItemSource(i int) (data.ItemSource, int, error) { return s.src.ItemSource(i) }
+
+// firstItems returns the first n items of ds, a data.SourceDataset when ds
+// is one.
+func firstItems(ds data.Dataset, n int) data.Dataset {
+	if sd, ok := ds.(data.SourceDataset); ok {
+		return sourceSubset{subset{ds, n}, sd}
+	}
+	return subset{ds, n}
+}
 
 // CheckModel reports a network that cannot take the data.
 func (d *Datasets) CheckModel(s model.Spec) error {

@@ -66,3 +66,24 @@ func TestPreparedDatasetMissing(t *testing.T) {
 		t.Errorf("%v, want an error naming train.shard", err)
 	}
 }
+
+// A subset of a data set that hands out unconverted items does too, so
+// that the loader still converts only the crops.
+func TestSubsetKeepsItemSource(t *testing.T) {
+	ds, err := OpenDatasets(DataConfig{Dataset: "prepared", Root: preparedFashionMNIST(t), TrainSubset: 100, EvalSubset: 50})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []data.Dataset{ds.Train, ds.Eval} {
+		if _, ok := d.(data.SourceDataset); !ok || d.Len() > 100 {
+			t.Errorf("%T of %d items: not a data.SourceDataset", d, d.Len())
+		}
+	}
+	plain, err := OpenDatasets(DataConfig{Dataset: "fashion-mnist-embedded", TrainSubset: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := plain.Train.(data.SourceDataset); ok || plain.Train.Len() != 100 {
+		t.Errorf("a subset of the embedded set: %T of %d items", plain.Train, plain.Train.Len())
+	}
+}
