@@ -8,7 +8,8 @@
 #   - vit-train train (built with -tags mpi): 2 ranks with data.batch_size 8
 #     take the steps (losses within 1e-5 relative) and end with the weights
 #     (within 1e-5) and top-1 of 1 rank with 16, for a ViT and for DeiT
-#     distillation from a ResNet; a rank killed with SIGKILL mid-run ends the job within seconds with
+#     distillation from a ResNet, and on a set written by vit-train
+#     prepare; a rank killed with SIGKILL mid-run ends the job within seconds with
 #     a non-zero status, leaving a last.safetensors that loads; a rank that
 #     cannot read its data aborts the job with a message naming the rank;
 #     Ctrl-C on mpirun (SIGINT) saves a checkpoint that resumes to the
@@ -111,6 +112,25 @@ if [ "$rc2" = 0 ] && [ "$rc1" = 0 ] &&
 else
   cat "$tmp/np2.out" "$tmp/np1.out" "$tmp/cmp.out" 2>/dev/null
   fail "2 ranks × batch 8 against 1 rank × batch 16 (exit $rc2 and $rc1)"
+fi
+
+# The same on the embedded subset prepared by vit-train prepare (JPEG):
+# each rank reads its share of a prepared set by index.
+if timeout 300 "$tmp/vt-mpi" prepare --dataset fashion-mnist-embedded --out "$tmp/prepared" >"$tmp/prepare.out" 2>&1; then
+  prep=(--set data.dataset=prepared --set "data.root=$tmp/prepared")
+  timeout 300 "${mpirun[@]}" -np 2 "$tmp/vt-mpi" train --out "$tmp/prep2" "${tiny[@]}" "${prep[@]}" --set data.batch_size=8 >"$tmp/prep2.out" 2>&1
+  rc2=$?
+  timeout 300 "${mpirun[@]}" -np 1 "$tmp/vt-mpi" train --out "$tmp/prep1" "${tiny[@]}" "${prep[@]}" --set data.batch_size=16 >"$tmp/prep1.out" 2>&1
+  rc1=$?
+else
+  rc2=prepare rc1=prepare
+fi
+if [ "$rc2" = 0 ] && [ "$rc1" = 0 ] &&
+  VT_COMPARE="$tmp/prep2:$tmp/prep1" "$tmp/cmd.test" -test.run '^TestCompareRunFolders$' -test.v >"$tmp/cmp4.out" 2>&1; then
+  ok "a prepared set: 2 ranks × batch 8 equal 1 rank × batch 16 ($(grep -o 'agree within [^ ]* relative' "$tmp/cmp4.out"))"
+else
+  cat "$tmp/prepare.out" "$tmp/prep2.out" "$tmp/prep1.out" "$tmp/cmp4.out" 2>/dev/null | tail -40
+  fail "a prepared set, 2 ranks × batch 8 against 1 rank × batch 16 (exit $rc2 and $rc1)"
 fi
 
 # DeiT distillation from a ResNet teacher (trained here by one process):
