@@ -33,8 +33,9 @@ func openPhotos(b *testing.B) *ImageFolder {
 // image of the photo set: read and decode it, then RandomResizedCrop 224
 // (bicubic) + flip + normalise ("rrc-flip"), or DeiT's full augmentation
 // ("deit": + RandAugment rand-m9-mstd0.5-inc1 + erasing 0.25), from the
-// JPEG folder, from a prepared JPEG file (quality 90) and from a prepared
-// raw file, both with the longer side at most 512 (the photos' sizes, kept).
+// JPEG folder, from a prepared JPEG file and from a prepared raw file, both
+// with the longer side at most 512: the photos' sizes, so the JPEG file
+// holds the photos' own JPEGs.
 // "decode" is the read and decode alone. The pipelines convert only the
 // crop to float32, as the loader does (augment.Source); "folder-whole"
 // converts the whole image first, as the loader did before. cpu-ms/image

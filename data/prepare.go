@@ -6,6 +6,7 @@ import (
 	"image"
 	"image/jpeg"
 	"math"
+	"os"
 	"runtime"
 	"sync"
 
@@ -28,7 +29,9 @@ type PrepareOptions struct {
 	// Encoding stores the images as JPEG (smaller, decoded at each read) or
 	// raw uint8 (C·H·W bytes, no decoding).
 	Encoding imageshard.Encoding
-	// Quality is the JPEG quality, 1…100 (JPEG only).
+	// Quality is the JPEG quality, 1…100 (JPEG only), of the images
+	// encoded: an image folder's JPEG files that fit MaxSide are stored as
+	// they are, without decoding and encoding them again.
 	Quality int
 	// Workers decode, resize and encode items in parallel; 0: GOMAXPROCS.
 	Workers int
@@ -116,11 +119,15 @@ func encodeItems(ds Dataset, opt PrepareOptions, add func(encodedItem) error) er
 	return nil
 }
 
-// encodeItem reads item i, resizes it and encodes it.
+// encodeItem reads item i, resizes it and encodes it; a JPEG file stored
+// as it is (see readItem) is neither.
 func encodeItem(ds Dataset, i int, opt PrepareOptions) (encodedItem, error) {
-	img, label, err := ds.Item(i)
+	img, label, file, err := readItem(ds, i, opt)
 	if err != nil {
 		return encodedItem{}, err
+	}
+	if file != nil {
+		return encodedItem{data: file, label: label, h: img.H, w: img.W}, nil
 	}
 	if h, w := fitSide(img.H, img.W, opt.MaxSide); h != img.H || w != img.W {
 		img = augment.ResizeTo{H: h, W: w, Interp: augment.Bicubic}.Apply(img, nil)
@@ -134,6 +141,31 @@ func encodeItem(ds Dataset, i int, opt PrepareOptions) (encodedItem, error) {
 		}
 	}
 	return e, nil
+}
+
+// readItem returns item i decoded and its label, or, when storing JPEGs,
+// for an image folder's JPEG file whose longer side is at most MaxSide,
+// the file's bytes as they are (once they have decoded) with an image that
+// gives only the size.
+func readItem(ds Dataset, i int, opt PrepareOptions) (img augment.Image, label int, file []byte, err error) {
+	f, ok := ds.(*ImageFolder)
+	if !ok || f.opt.SkipCorrupt {
+		img, label, err = ds.Item(i)
+		return img, label, nil, err
+	}
+	b, err := os.ReadFile(f.Files[i])
+	if err != nil {
+		return img, 0, nil, fmt.Errorf("item %d: data: %w", i, err)
+	}
+	m, err := decodeFile(b, f.Files[i], f.opt.MaxPixels)
+	if err != nil {
+		return img, 0, nil, fmt.Errorf("item %d: %w", i, err)
+	}
+	h, w := m.Bounds().Dy(), m.Bounds().Dx()
+	if opt.Encoding == imageshard.JPEG && bytes.HasPrefix(b, []byte{0xff, 0xd8}) && (opt.MaxSide == 0 || max(h, w) <= opt.MaxSide) {
+		return augment.Image{C: 3, H: h, W: w}, f.Labels[i], b, nil
+	}
+	return toRGB(m), f.Labels[i], nil, nil
 }
 
 // fitSide returns the size (h, w) scaled so that its longer side is at

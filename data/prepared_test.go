@@ -1,10 +1,12 @@
 package data
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -210,5 +212,48 @@ func TestPrepareOptionsChecked(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: %v, want %q", c.opt, err, c.want)
 		}
+	}
+}
+
+// JPEG files that fit MaxSide are stored as they are, and read back as the
+// folder reads them; larger JPEGs and other files are encoded.
+func TestPreparedKeepsFittingJPEGs(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string][]byte{
+		"a/big.jpg":   encodeJPEGQ(patternRGBA(40, 30), 80),
+		"a/small.jpg": encodeJPEGQ(patternRGBA(20, 30), 80),
+		"b/tiny.png":  encodePNG(patternRGBA(10, 10)),
+	}
+	for name, b := range files {
+		writeFile(t, filepath.Join(dir, "src", name), b)
+	}
+	src, err := OpenImageFolder(filepath.Join(dir, "src"), FolderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := prepare(t, dir, src, PrepareOptions{Source: "imagefolder", MaxSide: 32, Encoding: imageshard.JPEG, Quality: 90})
+	r, err := imageshard.Open(filepath.Join(dir, "train.shard"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	for i, name := range []string{"a/big.jpg", "a/small.jpg", "b/tiny.png"} {
+		b, err := r.Read(i, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec := r.Record(i)
+		kept := bytes.Equal(b, files[name])
+		if kept != (name == "a/small.jpg") {
+			t.Errorf("%s: stored as it is: %v", name, kept)
+		}
+		if !bytes.HasPrefix(b, []byte{0xff, 0xd8}) || max(rec.Height, rec.Width) > 32 {
+			t.Errorf("%s: a %d × %d item that is not a JPEG of at most 32 px", name, rec.Height, rec.Width)
+		}
+	}
+	want, _, _ := src.Item(1)
+	got, _, err := p.Item(1)
+	if err != nil || !slices.Equal(got.Pix, want.Pix) {
+		t.Errorf("the JPEG stored as it is reads back differently (%v)", err)
 	}
 }

@@ -27,7 +27,8 @@ func newPrepareCommand() *cobra.Command {
 		Long: `Write both splits of a data set (named as data.dataset and data.root
 name it) into --out/train.shard and --out/test.shard: each image resized so
 that its longer side is at most --max-side (bicubic, antialiased), stored as
-JPEG (--quality) or raw uint8, with an index record per image. Train on them
+JPEG (--quality; JPEG files of an image folder that fit are kept as they
+are) or raw uint8, with an index record per image. Train on them
 with --set data.dataset=prepared --set data.root=OUT; the normalisation is
 the source data set's. Each file is written atomically: an interrupted or
 failed run leaves no file behind.`,
