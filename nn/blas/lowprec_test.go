@@ -251,9 +251,10 @@ func sameBits(x, y float32) bool {
 }
 
 // emulations are the reference products of the low-precision variants:
-// emulateBF16 and emulateFP16 with the kernel's K blocks of kc steps.
+// emulateBF16, emulateFP16 and emulateAMX with the kernel's K blocks of kc steps.
 var emulations = map[Variant]func(tA, tB bool, m, n, k, kc int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int, bias []float32){
 	BF16: emulateBF16,
+	AMX:  emulateAMX,
 	FP16: func(tA, tB bool, m, n, k, kc int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int, bias []float32) {
 		emulateFP16(tA, tB, m, n, k, kc, fp16Block, alpha, a, lda, b, ldb, beta, c, ldc, bias)
 	},

@@ -49,6 +49,37 @@ func packBBF16(dst []float32, nr int, b []float32, ldb int, tB bool, j0, cols, p
 	}
 }
 
+// packBAMX is packBBF16 for the AMX kernel: dst is a whole panel of
+// kernelAMX.rows(kc) pairs, those past ⌈kc/2⌉ zero.
+func packBAMX(dst []float32, nr int, b []float32, ldb int, tB bool, j0, cols, p0, kc int) {
+	packBBF16(dst, nr, b, ldb, tB, j0, cols, p0, kc)
+	clear(dst[nr*ceilDiv(kc, 2):])
+}
+
+// packATRowsBF16 converts rows rows of op(A) = Aᵀ, where A is row-major
+// with row stride lda and row r of op(A) is column r of A (a[r + p·lda]
+// for step p), to bfloat16 pairs along K: the pair of steps 2q and 2q+1
+// (zero past k) of row r at dst[r·stride+q]. It converts 16 columns of
+// A at a time into pair-major words (as packBBF16 packs B), then
+// transposes them.
+func packATRowsBF16(dst []float32, stride int, a []float32, lda, rows, k int) {
+	d := words(dst)
+	pairs := ceilDiv(k, 2)
+	var block [16 * 16]uint32 // 16 pairs × 16 rows of op(A)
+	for r0 := 0; r0 < rows; r0 += 16 {
+		n := min(16, rows-r0)
+		for q0 := 0; q0 < pairs; q0 += 16 {
+			steps := min(32, k-2*q0)
+			stepRowsBF16(block[:], 16, a[2*q0*lda+r0:], lda, n, steps)
+			for q := range ceilDiv(steps, 2) {
+				for r := range n {
+					d[(r0+r)*stride+q0+q] = block[q*16+r]
+				}
+			}
+		}
+	}
+}
+
 // pairRowsBF16Go sets dst[q·stride+j] to the bfloat16 pair
 // (src[2q·ld+j], src[(2q+1)·ld+j]) for q < pairs and j < width: pairs of
 // rows of a row-major matrix (row stride ld), each pair's words stride

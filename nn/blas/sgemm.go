@@ -49,10 +49,32 @@ type kernel struct {
 	// words and csa = 1: converting op(A) = A then needs no transposition
 	// (see packAllA).
 	packARows func(dst []float32, stride int, a []float32, lda, rows, k int)
+	// packATRows, if set, is packARows for op(A) = Aᵀ: rows of op(A)
+	// are columns of A, a[r] for row r. With both set, A is always
+	// converted row by row.
+	packATRows func(dst []float32, stride int, a []float32, lda, rows, k int)
+	// rowAlign, if above 1, pads a K block's packed rows to a multiple
+	// of it with zeros: the AMX kernel takes 16 pairs an instruction.
+	rowAlign int
 }
 
 // rows is how many packed rows kc K steps take.
-func (k *kernel) rows(kc int) int { return ceilDiv(kc, k.kw) }
+func (k *kernel) rows(kc int) int {
+	r := ceilDiv(kc, k.kw)
+	if k.rowAlign > 1 {
+		r = ceilDiv(r, k.rowAlign) * k.rowAlign
+	}
+	return r
+}
+
+// aRows returns the routine that converts op(A) row by row, nil if kern
+// packs A in panels.
+func (k *kernel) aRows(tA bool) func(dst []float32, stride int, a []float32, lda, rows, k int) {
+	if tA {
+		return k.packATRows
+	}
+	return k.packARows
+}
 
 type kernelFunc = func(k int, a *float32, rsa, csa int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, rows int, mask uint64, bias *float32)
 
@@ -269,6 +291,11 @@ func blockSizes(n, k, nr int) (kc, nc int) {
 // a product pads its last row.
 func (kern *kernel) blockSizes(n, k int) (kc, nc int) {
 	rows, nc := blockSizes(n, kern.rows(k), kern.nr)
+	if kern.rowAlign > 1 {
+		// Every block but the last whole instructions, so that only the
+		// last one pads.
+		rows = ceilDiv(rows, kern.rowAlign) * kern.rowAlign
+	}
 	return rows * kern.kw, nc
 }
 
@@ -420,8 +447,8 @@ func (g *gemmCall) prefetch(r *bRegion, n int) {
 
 // packAllA converts all of op(A) into g.convA before the tasks run, so
 // that each element is converted once rather than once per column block.
-// A (not transposed) goes row by row where the kernel reads it so
-// (packARows): aRowWords words a row, whole row panels (the rows past m
+// op(A) goes row by row where the kernel reads it so (packARows, or
+// packATRows for Aᵀ): aRowWords words a row, whole row panels (the rows past m
 // zero). Otherwise every A panel of every K block is packed: the K block
 // that starts at step pc, then the panel of rows [i, i+mr), at
 // aOffset(pc, kc, i). The work is spread over the workers when the
@@ -430,7 +457,7 @@ func (g *gemmCall) packAllA(parallelOK bool) {
 	kern := g.kern
 	panels := ceilDiv(g.m, kern.mr)
 	pieces := panels * ceilDiv(g.k, g.kc)
-	if kern.packARows != nil && !g.tA {
+	if kern.aRows(g.tA) != nil {
 		// Rows 64-byte aligned; a piece is a row panel, all of K.
 		g.aRowWords = ceilDiv(kern.rows(g.k), 16) * 16
 		g.convA = convPool.get(panels * kern.mr * g.aRowWords)
@@ -454,7 +481,16 @@ func (g *gemmCall) packARange(lo, hi int) {
 		if g.aRowWords > 0 {
 			i, rows := t*kern.mr, min(kern.mr, g.m-t*kern.mr)
 			dst := (*g.convA)[i*g.aRowWords : (i+kern.mr)*g.aRowWords]
-			kern.packARows(dst, g.aRowWords, g.a[i*g.lda:], g.lda, rows, g.k)
+			src := g.a[i:] // op(A) = Aᵀ: row i is column i of A
+			if !g.tA {
+				src = g.a[i*g.lda:]
+			}
+			kern.aRows(g.tA)(dst, g.aRowWords, src, g.lda, rows, g.k)
+			// Zero past K in each row (a kernel with rowAlign reads
+			// there) and in the rows past m.
+			for r := range rows {
+				clear(dst[r*g.aRowWords+ceilDiv(g.k, kern.kw) : (r+1)*g.aRowWords])
+			}
 			clear(dst[rows*g.aRowWords:])
 			continue
 		}
