@@ -73,13 +73,20 @@ func sgemmKernelBF16r6x16(k int, a *float32, rsa, csa int, b *float32, ldb int, 
 //go:noescape
 func sgemmKernelFP16(k int, a *float32, rsa, csa int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, rows int, mask uint64, bias *float32)
 
-// The AMX kernel (sgemm_amx_amd64.s, from gen_amx.go): 32×32 tiles of C
-// summed on four AMX tiles with TDPBF16PS, A converted row by row to
-// bfloat16 pairs (rsa = the row's words, csa = 1), B packed as the
-// bfloat16 kernels pack it; k counts pairs, a multiple of 16.
+// The AMX kernel (sgemm_amx_amd64.s, from gen_amx.go): a strip of
+// panels 32×32 tiles of C, each summed on four AMX tiles with TDPBF16PS,
+// A converted row by row to bfloat16 pairs (rsa = the row's words), B's
+// panels packed as the bfloat16 kernels pack them, panelStride words
+// apart; k counts pairs, a multiple of 16.
 
 //go:noescape
-func sgemmKernelAMX(k int, a *float32, rsa, csa int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, rows int, mask uint64, bias *float32)
+func sgemmStripAMX(k int, a *float32, rsa int, b *float32, ldb, panelStride, panels int, c *float32, ldc int, alpha, beta float32, rows int, mask uint64, bias *float32)
+
+// sgemmKernelAMX is sgemmStripAMX on one tile, as a kernelFunc (csa is
+// 1).
+func sgemmKernelAMX(k int, a *float32, rsa, csa int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, rows int, mask uint64, bias *float32) {
+	sgemmStripAMX(k, a, rsa, b, ldb, 0, 1, c, ldc, alpha, beta, rows, mask, bias)
+}
 
 var (
 	kernelAVX512 = &kernel{name: "avx512", mr: 12, nr: 32, masked: true, fn: sgemmKernelAVX512,
@@ -91,7 +98,7 @@ var (
 		packA: packABF16, packB: packBBF16, packARows: packARowsBF16, kw: 2, aCol: 12, bRow: 32, convert: true}
 	kernelFP16 = &kernel{name: "fp16", mr: 8, nr: 32, masked: true, fn: sgemmKernelFP16,
 		packA: packAFP16, packB: packBFP16, kw: 1, aCol: 4, bRow: 16, convert: true}
-	kernelAMX = &kernel{name: "amx", mr: 32, nr: 32, masked: true, fn: sgemmKernelAMX,
+	kernelAMX = &kernel{name: "amx", mr: 32, nr: 32, masked: true, fn: sgemmKernelAMX, strip: sgemmStripAMX,
 		packA: packABF16, packB: packBAMX, packARows: packARowsBF16, packATRows: packATRowsBF16,
 		kw: 2, aCol: 32, bRow: 32, convert: true, rowAlign: 16}
 )

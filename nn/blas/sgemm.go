@@ -56,7 +56,13 @@ type kernel struct {
 	// rowAlign, if above 1, pads a K block's packed rows to a multiple
 	// of it with zeros: the AMX kernel takes 16 pairs an instruction.
 	rowAlign int
+	// strip, if set, computes the tiles of a row of B panels in one call
+	// (see sgemmStripAMX): fn's operands, the panels panelStride words
+	// apart, mask for the last tile.
+	strip stripFunc
 }
+
+type stripFunc = func(k int, a *float32, rsa int, b *float32, ldb, panelStride, panels int, c *float32, ldc int, alpha, beta float32, rows int, mask uint64, bias *float32)
 
 // rows is how many packed rows kc K steps take.
 func (k *kernel) rows(kc int) int {
@@ -391,6 +397,11 @@ func (g *gemmCall) block(w workspace, i0, i1, j0, j1 int) {
 		for i := i0; i < i1; i += mr {
 			rows := min(mr, i1-i)
 			pa, rsa, csa := g.aPanel(w.ap, i, rows, pc, kc)
+			if kern.strip != nil {
+				g.prefetch(&next, perCall*ceilDiv(j1-j0, nr))
+				g.strip(w.bp, i, rows, pa, rsa, j0, j1, pc, kc, beta, bias)
+				continue
+			}
 			for j := j0; j < j1; j += nr {
 				g.prefetch(&next, perCall)
 				pb, ldbk := g.bPanel(w.bp, j-j0, j, pc, kc)
@@ -414,6 +425,20 @@ func (g *gemmCall) block(w workspace, i0, i1, j0, j1 int) {
 			}
 		}
 	}
+}
+
+// strip computes C[i:i+rows, j0:j1] for the K block at pc with
+// kern.strip: the A panel pa, every B panel of the block.
+func (g *gemmCall) strip(bp []float32, i, rows int, pa *float32, rsa, j0, j1, pc, kc int, beta float32, bias []float32) {
+	kern := g.kern
+	pb, ldbk := g.bPanel(bp, 0, j0, pc, kc)
+	var pbias *float32
+	if bias != nil {
+		pbias = &bias[j0]
+	}
+	panels := ceilDiv(j1-j0, kern.nr)
+	last := j1 - j0 - (panels-1)*kern.nr
+	kern.strip(kern.rows(kc), pa, rsa, pb, ldbk, kern.rows(kc)*kern.bRow, panels, &g.c[i*g.ldc+j0], g.ldc, g.alpha, beta, rows, colMask(last), pbias)
 }
 
 // bRegion is what prefetch brings in: rows rows of width bytes, ld

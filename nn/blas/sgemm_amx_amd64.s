@@ -23,8 +23,21 @@ DATA ·amxTileConfig+54(SB)/1, $16
 DATA ·amxTileConfig+55(SB)/1, $16
 GLOBL ·amxTileConfig(SB), RODATA|NOPTR, $64
 
-// func sgemmKernelAMX(k int, a *float32, rsa, csa int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, rows int, mask uint64, bias *float32)
-TEXT ·sgemmKernelAMX(SB), $4096-96
+// func sgemmStripAMX(k int, a *float32, rsa int, b *float32, ldb, panelStride, panels int, c *float32, ldc int, alpha, beta float32, rows int, mask uint64, bias *float32)
+TEXT ·sgemmStripAMX(SB), $4128-104
+	LEAQ ·amxTileConfig(SB), DI
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x78; BYTE $0x49; BYTE $0x07 // LDTILECFG (DI)
+	MOVQ panels+48(FP), DX
+	MOVQ DX, 4096(SP)
+	MOVQ b+24(FP), DX
+	MOVQ DX, 4104(SP)
+	MOVQ c+56(FP), DX
+	MOVQ DX, 4112(SP)
+	MOVQ bias+96(FP), DX
+	MOVQ DX, 4120(SP)
+	VBROADCASTSS alpha+72(FP), Z24
+	VBROADCASTSS beta+76(FP), Z25
+sgemmStripAMX_tile:
 	MOVQ k+0(FP), DX
 	SHRQ $4, DX
 	MOVQ a+8(FP), AX
@@ -33,21 +46,19 @@ TEXT ·sgemmKernelAMX(SB), $4096-96
 	MOVQ CX, SI
 	SHLQ $4, SI
 	ADDQ AX, SI
-	MOVQ b+32(FP), BX
+	MOVQ 4104(SP), BX
 	LEAQ 64(BX), R9
-	MOVQ ldb+40(FP), R8
+	MOVQ ldb+32(FP), R8
 	SHLQ $2, R8
 	MOVQ R8, R10
 	SHLQ $4, R10
-	LEAQ ·amxTileConfig(SB), DI
-	BYTE $0xc4; BYTE $0xe2; BYTE $0x78; BYTE $0x49; BYTE $0x07 // LDTILECFG (DI)
 	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x49; BYTE $0xc0 // TILEZERO tmm0
 	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x49; BYTE $0xc8 // TILEZERO tmm1
 	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x49; BYTE $0xd0 // TILEZERO tmm2
 	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x49; BYTE $0xd8 // TILEZERO tmm3
 	TESTQ DX, DX
-	JLE sgemmKernelAMX_store
-sgemmKernelAMX_loop:
+	JLE sgemmStripAMX_store
+sgemmStripAMX_loop:
 	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x4b; BYTE $0x24; BYTE $0x08 // TILELOADD (AX)(CX*1), tmm4
 	BYTE $0xc4; BYTE $0xa2; BYTE $0x7b; BYTE $0x4b; BYTE $0x34; BYTE $0x03 // TILELOADD (BX)(R8*1), tmm6
 	BYTE $0xc4; BYTE $0xe2; BYTE $0x4a; BYTE $0x5c; BYTE $0xc4 // TDPBF16PS tmm6, tmm4, tmm0
@@ -61,9 +72,9 @@ sgemmKernelAMX_loop:
 	ADDQ R10, BX
 	ADDQ R10, R9
 	DECQ DX
-	JNZ sgemmKernelAMX_loop
-sgemmKernelAMX_store:
-	MOVQ SP, R11
+	JNZ sgemmStripAMX_loop
+sgemmStripAMX_store:
+	LEAQ 0(SP), R11
 	MOVQ $128, R12
 	LEAQ 0(R11), SI
 	BYTE $0xc4; BYTE $0xa2; BYTE $0x7a; BYTE $0x4b; BYTE $0x04; BYTE $0x26 // TILESTORED tmm0, (SI)(R12*1)
@@ -73,24 +84,25 @@ sgemmKernelAMX_store:
 	BYTE $0xc4; BYTE $0xa2; BYTE $0x7a; BYTE $0x4b; BYTE $0x14; BYTE $0x26 // TILESTORED tmm2, (SI)(R12*1)
 	LEAQ 2112(R11), SI
 	BYTE $0xc4; BYTE $0xa2; BYTE $0x7a; BYTE $0x4b; BYTE $0x1c; BYTE $0x26 // TILESTORED tmm3, (SI)(R12*1)
-	BYTE $0xc4; BYTE $0xe2; BYTE $0x78; BYTE $0x49; BYTE $0xc0 // TILERELEASE
-	MOVQ mask+80(FP), DX
+	MOVQ $0xffffffff, DX
+	CMPQ 4096(SP), $1
+	JNE sgemmStripAMX_masked
+	MOVQ mask+88(FP), DX
+sgemmStripAMX_masked:
 	KMOVW DX, K1
 	SHRQ $16, DX
 	KMOVW DX, K2
-	MOVQ c+48(FP), CX
-	MOVQ ldc+56(FP), DX
+	MOVQ 4112(SP), CX
+	MOVQ ldc+64(FP), DX
 	SHLQ $2, DX
-	MOVQ rows+72(FP), DI
-	MOVQ bias+88(FP), R8
-	VBROADCASTSS alpha+64(FP), Z24
-	VBROADCASTSS beta+68(FP), Z25
-	MOVL beta+68(FP), SI
+	MOVQ rows+80(FP), DI
+	MOVQ 4120(SP), R8
+	MOVL beta+76(FP), SI
 	TESTL $0x7fffffff, SI
-	JNZ sgemmKernelAMX_beta
+	JNZ sgemmStripAMX_beta
 	TESTQ R8, R8
-	JNZ sgemmKernelAMX_bias
-sgemmKernelAMX_plain:
+	JNZ sgemmStripAMX_bias
+sgemmStripAMX_plain:
 	VMULPS 0(R11), Z24, Z0
 	VMOVUPS Z0, K1, 0(CX)
 	VMULPS 64(R11), Z24, Z1
@@ -98,9 +110,9 @@ sgemmKernelAMX_plain:
 	ADDQ $128, R11
 	ADDQ DX, CX
 	DECQ DI
-	JNZ sgemmKernelAMX_plain
-	JMP sgemmKernelAMX_done
-sgemmKernelAMX_bias:
+	JNZ sgemmStripAMX_plain
+	JMP sgemmStripAMX_next
+sgemmStripAMX_bias:
 	VMOVUPS 0(R11), Z0
 	VFMADD213PS 0(R8), Z24, K1, Z0
 	VMOVUPS Z0, K1, 0(CX)
@@ -110,12 +122,12 @@ sgemmKernelAMX_bias:
 	ADDQ $128, R11
 	ADDQ DX, CX
 	DECQ DI
-	JNZ sgemmKernelAMX_bias
-	JMP sgemmKernelAMX_done
-sgemmKernelAMX_beta:
+	JNZ sgemmStripAMX_bias
+	JMP sgemmStripAMX_next
+sgemmStripAMX_beta:
 	TESTQ R8, R8
-	JNZ sgemmKernelAMX_betabias
-sgemmKernelAMX_betaplain:
+	JNZ sgemmStripAMX_betabias
+sgemmStripAMX_betaplain:
 	VMOVUPS.Z 0(CX), K1, Z26
 	VMULPS Z25, Z26, Z26
 	VMOVUPS 0(R11), Z0
@@ -129,9 +141,9 @@ sgemmKernelAMX_betaplain:
 	ADDQ $128, R11
 	ADDQ DX, CX
 	DECQ DI
-	JNZ sgemmKernelAMX_betaplain
-	JMP sgemmKernelAMX_done
-sgemmKernelAMX_betabias:
+	JNZ sgemmStripAMX_betaplain
+	JMP sgemmStripAMX_next
+sgemmStripAMX_betabias:
 	VMOVUPS.Z 0(CX), K1, Z26
 	VMULPS Z25, Z26, Z26
 	VMOVUPS 0(R11), Z0
@@ -147,8 +159,20 @@ sgemmKernelAMX_betabias:
 	ADDQ $128, R11
 	ADDQ DX, CX
 	DECQ DI
-	JNZ sgemmKernelAMX_betabias
-	JMP sgemmKernelAMX_done
-sgemmKernelAMX_done:
+	JNZ sgemmStripAMX_betabias
+	JMP sgemmStripAMX_next
+sgemmStripAMX_next:
+	ADDQ $128, 4112(SP)
+	MOVQ 4120(SP), R8
+	TESTQ R8, R8
+	JZ sgemmStripAMX_nobias
+	ADDQ $128, 4120(SP)
+sgemmStripAMX_nobias:
+	MOVQ panelStride+40(FP), DX
+	SHLQ $2, DX
+	ADDQ DX, 4104(SP)
+	DECQ 4096(SP)
+	JNZ sgemmStripAMX_tile
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x78; BYTE $0x49; BYTE $0xc0 // TILERELEASE
 	VZEROUPPER
 	RET
