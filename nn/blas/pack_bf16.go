@@ -59,23 +59,27 @@ func packBAMX(dst []float32, nr int, b []float32, ldb int, tB bool, j0, cols, p0
 // packATRowsBF16 converts rows rows of op(A) = Aᵀ, where A is row-major
 // with row stride lda and row r of op(A) is column r of A (a[r + p·lda]
 // for step p), to bfloat16 pairs along K: the pair of steps 2q and 2q+1
-// (zero past k) of row r at dst[r·stride+q]. It converts 16 columns of
-// A at a time into pair-major words (as packBBF16 packs B), then
-// transposes them.
+// (zero past k) of row r at dst[r·stride+q].
 func packATRowsBF16(dst []float32, stride int, a []float32, lda, rows, k int) {
-	d := words(dst)
-	pairs := ceilDiv(k, 2)
-	var block [16 * 16]uint32 // 16 pairs × 16 rows of op(A)
-	for r0 := 0; r0 < rows; r0 += 16 {
-		n := min(16, rows-r0)
-		for q0 := 0; q0 < pairs; q0 += 16 {
-			steps := min(32, k-2*q0)
-			stepRowsBF16(block[:], 16, a[2*q0*lda+r0:], lda, n, steps)
-			for q := range ceilDiv(steps, 2) {
-				for r := range n {
-					d[(r0+r)*stride+q0+q] = block[q*16+r]
-				}
+	transRowsBF16(words(dst), stride, a, lda, rows, k)
+}
+
+// transRowsBF16Go sets dst[i·stride+q] to the bfloat16 pair
+// (src[2q·ld+i], src[(2q+1)·ld+i]) for i < rows and q < ⌈steps/2⌉, the
+// high half zero past steps: columns of a row-major matrix (row stride
+// ld) along K, each column's pairs in order.
+func transRowsBF16Go(dst []uint32, stride int, src []float32, ld, rows, steps int) {
+	for q := range ceilDiv(steps, 2) {
+		even, odd := src[2*q*ld:2*q*ld+rows], []float32(nil)
+		if 2*q+1 < steps {
+			odd = src[(2*q+1)*ld : (2*q+1)*ld+rows]
+		}
+		for i, x := range even {
+			y := float32(0)
+			if odd != nil {
+				y = odd[i]
 			}
+			dst[i*stride+q] = bf16Pair(x, y)
 		}
 	}
 }
