@@ -13,6 +13,7 @@ import (
 
 	"github.com/vit-train/vit-train/data"
 	"github.com/vit-train/vit-train/formats/safetensors"
+	"github.com/vit-train/vit-train/model"
 	"github.com/vit-train/vit-train/model/vit"
 	"github.com/vit-train/vit-train/optim"
 	"github.com/vit-train/vit-train/train"
@@ -102,6 +103,8 @@ func TestImportExportErrors(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "x.safetensors")
 	plain := interopGolden + "vit_plain.safetensors"
+	resnet := randomCheckpoint(t, "resnet20", model.Overrides{Channels: 1, ImageSize: 28, NumClasses: 10})
+	vitCk := randomCheckpoint(t, "vit_fmnist_patch4_28", model.Overrides{})
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -113,6 +116,8 @@ func TestImportExportErrors(t *testing.T) {
 		{[]string{"import", "--from", plain, "--out", out, "--heads", "3", "--classes", plain}, "lines, the model has 5 classes"},
 		{[]string{"import", "--from", plain, "--heads", "3"}, `"out" not set`},
 		{[]string{"export", "--checkpoint", plain, "--out", out}, "not a vit-train checkpoint"},
+		{[]string{"import", "--from", resnet, "--out", out}, "already a vit-train checkpoint of a resnet network"},
+		{[]string{"import", "--from", vitCk, "--out", out}, "already a vit-train checkpoint of a vit network"},
 	} {
 		if _, err := run(t, tc.args...); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q: got %v, want an error containing %q", tc.args, err, tc.want)
