@@ -110,15 +110,21 @@ func (m ModelConfig) Products() (blas.Variant, error) {
 	return "", fmt.Errorf("config: model.precision = %q: want fp32 or mixed", m.Precision)
 }
 
-// ApplyPrecision makes net's graphs run their products as model.precision
-// says (see Products).
-func (m ModelConfig) ApplyPrecision(net model.Network) error {
+// NewNetwork creates the network of spec, initialised from seed, its
+// graphs running their products as m's model.precision says (Products).
+// It is the one place model.precision takes effect: training, bench and
+// every checkpoint's network (Checkpoint.Network) are built here.
+func NewNetwork(spec model.Spec, seed uint64, m ModelConfig) (model.Network, error) {
 	v, err := m.Products()
 	if err != nil {
-		return err
+		return nil, err
+	}
+	net, err := model.New(spec, seed)
+	if err != nil {
+		return nil, err
 	}
 	net.SetPrecision(v)
-	return nil
+	return net, nil
 }
 
 // InitConfig starts a run from a checkpoint's weights (fine-tuning).

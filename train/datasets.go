@@ -94,7 +94,8 @@ func (d *Datasets) checkInput(name string, channels, classes int) error {
 // Pipelines builds the training and evaluation pipelines of a run: DeiT's
 // training pipeline (augment.DeiTTrainConfig: bicubic, per-pixel erasing
 // of one box) with the crop, flip, colour jitter, RandAugment and erasing
-// probability of cfg.
+// probability of cfg, and the evaluation pipeline of the run's
+// preprocessing (runPreprocessing), which its checkpoints record.
 func Pipelines(cfg AugConfig, size int, mean, std []float32) (trainP, evalP augment.Pipeline, err error) {
 	tc := augment.DeiTTrainConfig(size, mean, std)
 	tc.HFlip, tc.ColorJitter, tc.AutoAugment, tc.REProb = cfg.HFlip, cfg.ColorJitter, cfg.AutoAugment, cfg.ReProb
@@ -107,7 +108,8 @@ func Pipelines(cfg AugConfig, size int, mean, std []float32) (trainP, evalP augm
 	default:
 		return trainP, evalP, fmt.Errorf("config: aug.train = %q: want padcrop-flip, rrc-flip or none", cfg.Train)
 	}
-	ec := augment.EvalConfig{Size: size, CropPct: cfg.CropPct, Interp: augment.Bicubic, Mean: mean, Std: std}
+	pre := runPreprocessing(cfg)
+	ec := augment.EvalConfig{Size: size, CropPct: pre.CropPct, Interp: pre.Interpolation, Mean: mean, Std: std}
 	if cfg.Train == "none" {
 		trainP, err = augment.EvalPipeline(ec)
 	} else {

@@ -326,10 +326,8 @@ func (t *trainer) newNetwork() error {
 	if err := t.ds.CheckModel(spec); err != nil {
 		return err
 	}
-	if t.net, err = model.New(spec, t.cfg.Seed); err != nil {
-		return err
-	}
-	return t.cfg.Model.ApplyPrecision(t.net)
+	t.net, err = NewNetwork(spec, t.cfg.Seed, t.cfg.Model)
+	return err
 }
 
 // compatible reports a checkpoint whose model differs from the configured one.
@@ -504,7 +502,8 @@ func (t *trainer) close() {
 // checkpoint returns the run's current checkpoint.
 func (t *trainer) checkpoint() *Checkpoint {
 	cfg := t.cfg
-	ck := &Checkpoint{Config: &cfg, File: checkpoint.File{State: t.state, Mean: t.ds.Mean, Std: t.ds.Std, Classes: t.ds.Classes,
+	eval := runPreprocessing(cfg.Aug)
+	ck := &Checkpoint{Config: &cfg, File: checkpoint.File{State: t.state, Mean: t.ds.Mean, Std: t.ds.Std, Eval: &eval, Classes: t.ds.Classes,
 		Spec: t.net.Spec(), Params: t.net.Tensors(), Optim: t.step.opt.StateTensors()}}
 	if t.step.ema != nil {
 		ck.EMA = t.step.ema.StateTensors()

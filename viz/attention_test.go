@@ -21,7 +21,11 @@ func attendTiny(t *testing.T, distilled bool) (*viz.Attention, augment.Image, *t
 	}
 	path := filepath.Join(t.TempDir(), "img.png")
 	writeGreyPNG(t, path, 8, 8, func(x, y int) uint8 { return uint8(30*x + 3*y) })
-	img, err := data.LoadImage(path, 8, 1)
+	view, err := augment.EvalPipeline(augment.EvalConfig{Size: 8, Interp: augment.Bicubic})
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := data.LoadImage(path, 1, &view)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,7 +17,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/vit-train/vit-train/comm"
-	"github.com/vit-train/vit-train/model"
 	"github.com/vit-train/vit-train/nn/blas"
 	"github.com/vit-train/vit-train/nn/fmapeak"
 	"github.com/vit-train/vit-train/train"
@@ -236,11 +235,10 @@ func runBench(cfg train.Config, steps int, memProfile string, cm comm.Communicat
 	if err != nil {
 		return benchResult{}, err
 	}
-	net, err := model.New(spec, cfg.Seed)
+	net, err := train.NewNetwork(spec, cfg.Seed, cfg.Model)
 	if err != nil {
 		return benchResult{}, err
 	}
-	net.SetPrecision(products)
 	// The schedule's first epoch holds every step bench takes (the
 	// learning rate does not change a step's time).
 	s, err := train.NewStepper(cfg, net, train.Options{Comm: cm}, benchWarmup+2*steps)

@@ -17,6 +17,7 @@ type evalFlags struct {
 	sets           []string
 	ema, asJSON    bool
 	batch, imgSize int
+	pre            train.PreprocessOverrides
 }
 
 func newEvalCommand() *cobra.Command {
@@ -28,7 +29,9 @@ func newEvalCommand() *cobra.Command {
 the data given with --set data.dataset=… --set data.root=…. Writes
 eval.json, eval_per_class.csv and eval_confusion.csv into --out (default: the
 checkpoint's folder). A distilled model is scored with the class head, the
-distillation head and their average (DeiT's inference rule). Ctrl-C stops
+distillation head and their average (DeiT's inference rule). The images go
+through the checkpoint's evaluation preprocessing, which --crop-pct and
+--interpolation override. Ctrl-C stops
 the evaluation (exit status 130; 143 for SIGTERM).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return f.run(cmd) },
@@ -40,13 +43,14 @@ the evaluation (exit status 130; 143 for SIGTERM).`,
 	cmd.Flags().BoolVar(&f.asJSON, "json", false, "print the result as JSON")
 	cmd.Flags().IntVar(&f.batch, "batch", 0, "evaluation batch size (default: the config's)")
 	cmd.Flags().IntVar(&f.imgSize, "img-size", 0, "evaluate at another image size, a ViT's pos_embed resampled (default: the checkpoint's)")
+	addPreprocessFlags(cmd, &f.pre)
 	_ = cmd.MarkFlagRequired("checkpoint")
 	return cmd
 }
 
 // run evaluates the checkpoint, writes the reports and prints the result.
 func (f *evalFlags) run(cmd *cobra.Command) error {
-	r, err := train.OpenEval(f.ckPath, train.EvalOptions{Sets: f.sets, Batch: f.batch, EMA: f.ema, ImageSize: f.imgSize})
+	r, err := train.OpenEval(f.ckPath, train.EvalOptions{Sets: f.sets, Batch: f.batch, EMA: f.ema, ImageSize: f.imgSize, Preprocess: f.pre})
 	if err != nil {
 		return err
 	}

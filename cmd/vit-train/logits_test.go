@@ -2,7 +2,13 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
+	"image"
+	"image/color"
+	"image/jpeg"
 	"math"
+	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -10,6 +16,7 @@ import (
 	"github.com/vit-train/vit-train/data"
 	"github.com/vit-train/vit-train/formats/metrics"
 	"github.com/vit-train/vit-train/formats/npy"
+	"github.com/vit-train/vit-train/model"
 )
 
 // TestTrainResNetAndWriteLogits trains the ResNet teacher with --model and
@@ -113,6 +120,99 @@ func checkSameDataPath(t *testing.T, dir, ck, logitsPath string, n int) {
 			if want := logits[i*classes+j]; math.Abs(float64(v-want)) > 1e-4*(1+math.Abs(float64(want))) {
 				t.Fatalf("predict %s: logit %d is %g, the logits file has %g", files[i], j, v, want)
 			}
+		}
+	}
+}
+
+// jpegFolder writes an image folder of JPEG files of odd sizes, wider and
+// taller than they are high, larger and smaller than the models' inputs:
+// two classes, one training image and three validation images each.
+func jpegFolder(t *testing.T) string {
+	t.Helper()
+	root := t.TempDir()
+	rng := rand.New(rand.NewPCG(9, 10))
+	sizes := [][2]int{{61, 47}, {33, 97}, {129, 71}, {17, 23}, {45, 45}, {99, 31}, {40, 41}, {77, 50}}
+	for i, wh := range sizes {
+		split := "val"
+		if i >= 6 {
+			split = "train"
+		}
+		dir := filepath.Join(root, split, fmt.Sprintf("class%d", i%2))
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		img := image.NewRGBA(image.Rect(0, 0, wh[0], wh[1]))
+		for y := range wh[1] {
+			for x := range wh[0] {
+				img.Set(x, y, color.RGBA{uint8(255 * x / wh[0]), uint8(255 * y / wh[1]), uint8(rng.IntN(256)), 255})
+			}
+		}
+		f, err := os.Create(filepath.Join(dir, fmt.Sprintf("img%d.jpg", i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := jpeg.Encode(f, img, &jpeg.Options{Quality: 85}); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+	}
+	return root
+}
+
+// TestPredictIsLogitsBitForBit checks that predict --logits gives, bit for
+// bit, the rows that logits writes for the same JPEG files of odd sizes in
+// an image folder: both go through the checkpoint's one evaluation
+// preprocessing, with or without --crop-pct and --interpolation, for a
+// model that crops (48 px) and one that resizes whole (32 px).
+func TestPredictIsLogitsBitForBit(t *testing.T) {
+	root := jpegFolder(t)
+	folder, err := data.OpenImageNet(root, data.Test, data.FolderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := folder.Files
+	for _, c := range []struct {
+		o     model.Overrides
+		flags []string
+	}{
+		{model.Overrides{NumClasses: 2, ImageSize: 48}, nil},
+		{model.Overrides{NumClasses: 2, ImageSize: 48}, []string{"--crop-pct", "0.75", "--interpolation", "bilinear"}},
+		{model.Overrides{NumClasses: 2}, nil},
+	} {
+		ck := randomCheckpoint(t, "vit_cifar_patch4_32", c.o)
+		npyPath := filepath.Join(t.TempDir(), "test.npy")
+		args := []string{"logits", "--checkpoint", ck, "--split", "test", "--out", npyPath, "--set", "data.dataset=imagefolder",
+			"--set", "data.root=" + root, "--set", fmt.Sprintf("data.eval_batch_size=%d", len(files)), "--set", "data.workers=1"}
+		if out, err := run(t, append(args, c.flags...)...); err != nil {
+			t.Fatalf("logits %v: %v\n%s", c.flags, err, out)
+		}
+		a, err := npy.ReadFile(npyPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := run(t, append(append([]string{"predict", "--checkpoint", ck, "--json", "--logits"}, c.flags...), files...)...)
+		if err != nil {
+			t.Fatalf("predict %v: %v\n%s", c.flags, err, out)
+		}
+		lines := strings.Split(strings.TrimSpace(out), "\n")
+		if len(lines) != len(files) {
+			t.Fatalf("predict: %d lines for %d files", len(lines), len(files))
+		}
+		for i, l := range lines {
+			var p prediction
+			if err := json.Unmarshal([]byte(l), &p); err != nil {
+				t.Fatal(err)
+			}
+			for j, v := range p.Logits {
+				if want := a.Data[i*2+j]; math.Float32bits(v) != math.Float32bits(want) {
+					t.Fatalf("size %d %v: predict %s: logit %d is %g, logits has %g", c.o.ImageSize, c.flags, files[i], j, v, want)
+				}
+			}
+		}
+		// The crop fraction is the checkpoint's, not the run configuration's.
+		_, err = run(t, append(args, "--set", "aug.crop_pct=0.5")...)
+		if err == nil || !strings.Contains(err.Error(), "change the crop fraction with --crop-pct") {
+			t.Errorf("logits --set aug.crop_pct=0.5: %v", err)
 		}
 	}
 }

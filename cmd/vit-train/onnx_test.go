@@ -354,8 +354,10 @@ func TestONNXExportErrors(t *testing.T) {
 	}{
 		{[]string{"--format", "tflite"}, `--format "tflite": want safetensors or onnx`},
 		{[]string{"--format", "onnx", "--outputs", "heads"}, `--outputs "heads": want logits or both`},
-		{[]string{"--outputs", "both"}, "apply to --format onnx only"},
-		{[]string{"--external-data"}, "apply to --format onnx only"},
+		{[]string{"--outputs", "both"}, "--outputs applies to --format onnx only"},
+		{[]string{"--external-data"}, "--external-data applies to --format onnx only"},
+		{[]string{"--crop-pct", "0.9"}, "--crop-pct applies to --format onnx only"},
+		{[]string{"--format", "onnx", "--interpolation", "random"}, "--interpolation random: evaluation resizes with one filter"},
 	} {
 		_, err := run(t, append([]string{"export", "--checkpoint", ck, "--out", out}, c.args...)...)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
