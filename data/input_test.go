@@ -1,18 +1,16 @@
 package data
 
 import (
-	"fmt"
 	"image"
 	"image/color"
-	"image/jpeg"
 	"image/png"
 	"math"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/vit-train/vit-train/augment"
+	"github.com/vit-train/vit-train/internal/imagetest"
 )
 
 func writePNG(t *testing.T, img image.Image) string {
@@ -93,27 +91,7 @@ func TestLoadInputResizesAndCrops(t *testing.T) {
 // sizes, above and below the model's, with and without a crop.
 func TestLoadInputIsTheImageFolderItem(t *testing.T) {
 	root := t.TempDir()
-	rng := rand.New(rand.NewPCG(7, 8))
-	for i, wh := range [][2]int{{61, 47}, {33, 97}, {129, 71}, {17, 23}} {
-		dir := filepath.Join(root, "val", fmt.Sprintf("class%d", i%2))
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		img := image.NewRGBA(image.Rect(0, 0, wh[0], wh[1]))
-		for y := range wh[1] {
-			for x := range wh[0] {
-				img.Set(x, y, color.RGBA{uint8(255 * x / wh[0]), uint8(255 * y / wh[1]), uint8(rng.IntN(256)), 255})
-			}
-		}
-		f, err := os.Create(filepath.Join(dir, fmt.Sprintf("%d.jpg", i)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := jpeg.Encode(f, img, &jpeg.Options{Quality: 90}); err != nil {
-			t.Fatal(err)
-		}
-		f.Close()
-	}
+	imagetest.JPEGFolder(t, root, "val", [][2]int{{61, 47}, {33, 97}, {129, 71}, {17, 23}}, 2, 7)
 	folder, err := OpenImageNet(root, Test, FolderOptions{})
 	if err != nil {
 		t.Fatal(err)

@@ -95,3 +95,14 @@ func (o PreprocessOverrides) apply(p checkpoint.Preprocessing, size int) (checkp
 	}
 	return p, nil
 }
+
+// EvalPipeline is the pipeline of the checkpoint's evaluation
+// preprocessing (EvalPreprocessing, with o's overrides and the data of the
+// checkpoint's run configuration) for a network of input size × size.
+func (c *Checkpoint) EvalPipeline(size int, o PreprocessOverrides) (augment.Pipeline, error) {
+	ec, err := c.EvalPreprocessing(size, o, nil)
+	if err != nil {
+		return augment.Pipeline{}, err
+	}
+	return augment.EvalPipeline(ec)
+}

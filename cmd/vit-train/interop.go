@@ -282,13 +282,9 @@ func exportONNX(cmd *cobra.Command, ckPath, out string, ema bool, pre train.Prep
 		return err
 	}
 	_, size := net.Spec().Input()
-	ec, err := ck.EvalPreprocessing(size, pre, nil)
+	evalP, err := ck.EvalPipeline(size, pre)
 	if err != nil {
 		return fmt.Errorf("%s: %w", ckPath, err)
-	}
-	evalP, err := augment.EvalPipeline(ec)
-	if err != nil {
-		return err
 	}
 	m, err := onnxexport.Export(net, onnxexport.Options{BothHeads: bothHeads, Eval: evalP, Classes: ck.Classes})
 	if err != nil {

@@ -3,12 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"image"
-	"image/color"
-	"image/jpeg"
 	"math"
-	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -16,6 +11,7 @@ import (
 	"github.com/vit-train/vit-train/data"
 	"github.com/vit-train/vit-train/formats/metrics"
 	"github.com/vit-train/vit-train/formats/npy"
+	"github.com/vit-train/vit-train/internal/imagetest"
 	"github.com/vit-train/vit-train/model"
 )
 
@@ -124,48 +120,17 @@ func checkSameDataPath(t *testing.T, dir, ck, logitsPath string, n int) {
 	}
 }
 
-// jpegFolder writes an image folder of JPEG files of odd sizes, wider and
-// taller than they are high, larger and smaller than the models' inputs:
-// two classes, one training image and three validation images each.
-func jpegFolder(t *testing.T) string {
-	t.Helper()
-	root := t.TempDir()
-	rng := rand.New(rand.NewPCG(9, 10))
-	sizes := [][2]int{{61, 47}, {33, 97}, {129, 71}, {17, 23}, {45, 45}, {99, 31}, {40, 41}, {77, 50}}
-	for i, wh := range sizes {
-		split := "val"
-		if i >= 6 {
-			split = "train"
-		}
-		dir := filepath.Join(root, split, fmt.Sprintf("class%d", i%2))
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		img := image.NewRGBA(image.Rect(0, 0, wh[0], wh[1]))
-		for y := range wh[1] {
-			for x := range wh[0] {
-				img.Set(x, y, color.RGBA{uint8(255 * x / wh[0]), uint8(255 * y / wh[1]), uint8(rng.IntN(256)), 255})
-			}
-		}
-		f, err := os.Create(filepath.Join(dir, fmt.Sprintf("img%d.jpg", i)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := jpeg.Encode(f, img, &jpeg.Options{Quality: 85}); err != nil {
-			t.Fatal(err)
-		}
-		f.Close()
-	}
-	return root
-}
-
 // TestPredictIsLogitsBitForBit checks that predict --logits gives, bit for
 // bit, the rows that logits writes for the same JPEG files of odd sizes in
 // an image folder: both go through the checkpoint's one evaluation
 // preprocessing, with or without --crop-pct and --interpolation, for a
 // model that crops (48 px) and one that resizes whole (32 px).
 func TestPredictIsLogitsBitForBit(t *testing.T) {
-	root := jpegFolder(t)
+	// JPEG files of odd sizes, wider and taller than they are high, larger
+	// and smaller than the models' inputs.
+	root := t.TempDir()
+	imagetest.JPEGFolder(t, root, "val", [][2]int{{61, 47}, {33, 97}, {129, 71}, {17, 23}, {45, 45}, {99, 31}}, 2, 9)
+	imagetest.JPEGFolder(t, root, "train", [][2]int{{40, 41}, {77, 50}}, 2, 10)
 	folder, err := data.OpenImageNet(root, data.Test, data.FolderOptions{})
 	if err != nil {
 		t.Fatal(err)

@@ -8,7 +8,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/vit-train/vit-train/augment"
 	"github.com/vit-train/vit-train/data"
 	"github.com/vit-train/vit-train/nn"
 	"github.com/vit-train/vit-train/train"
@@ -52,13 +51,9 @@ checkpoint's crop fraction and resize filter.`,
 				return err
 			}
 			channels, size := net.Spec().Input()
-			ec, err := ck.EvalPreprocessing(size, pre, nil)
+			pipeline, err := ck.EvalPipeline(size, pre)
 			if err != nil {
 				return fmt.Errorf("%s: %w", ckPath, err)
-			}
-			pipeline, err := augment.EvalPipeline(ec)
-			if err != nil {
-				return err
 			}
 			classes := net.Spec().NumClasses()
 			batch := min(len(files), 32)

@@ -235,15 +235,7 @@ func TestLoadWeightsFloat64Model(t *testing.T) {
 
 // Corrupt or implausible metadata is an error naming the key and value.
 func TestCheckpointCorruptMetadata(t *testing.T) {
-	ck := tinyCheckpoint(t)
-	path := filepath.Join(t.TempDir(), "ck.safetensors")
-	if err := ck.Save(path); err != nil {
-		t.Fatal(err)
-	}
-	base, err := safetensors.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	base := savedFile(t, tinyCheckpoint(t))
 	modelJSON := func(edit func(c *vit.Config)) string {
 		c := tinyViT
 		edit(&c)
@@ -427,7 +419,20 @@ func openViT(path string, ema bool) (*File, *vit.ViT, error) {
 func TestCheckpointWithoutEvalPreprocessingLoads(t *testing.T) {
 	ck := tinyCheckpoint(t)
 	ck.Eval = nil
-	path := filepath.Join(t.TempDir(), "old.safetensors")
+	f := savedFile(t, ck)
+	if _, ok := f.Metadata[MetaEval]; ok {
+		t.Fatalf("a checkpoint without preprocessing wrote %q", MetaEval)
+	}
+	got, err := Decode(f)
+	if err != nil || got.Eval != nil {
+		t.Fatalf("loaded %+v, %v; want no preprocessing", got, err)
+	}
+}
+
+// savedFile saves ck and reads the file back.
+func savedFile(t *testing.T, ck *File) *safetensors.File {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "ck.safetensors")
 	if err := ck.Save(path); err != nil {
 		t.Fatal(err)
 	}
@@ -435,13 +440,7 @@ func TestCheckpointWithoutEvalPreprocessingLoads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := f.Metadata[MetaEval]; ok {
-		t.Fatalf("a checkpoint without preprocessing wrote %q", MetaEval)
-	}
-	got, err := Load(path)
-	if err != nil || got.Eval != nil {
-		t.Fatalf("loaded %+v, %v; want no preprocessing", got, err)
-	}
+	return f
 }
 
 // FuzzCheckpointEval fuzzes the evaluation preprocessing's metadata value:
