@@ -72,6 +72,23 @@ type Preprocessing struct {
 	Interpolation augment.Interp `json:"interpolation"` // bilinear or bicubic
 }
 
+// UnmarshalJSON reads both fields; a record without either is an error,
+// not a default.
+func (p *Preprocessing) UnmarshalJSON(b []byte) error {
+	var v struct {
+		CropPct       *float64        `json:"crop_pct"`
+		Interpolation *augment.Interp `json:"interpolation"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	if v.CropPct == nil || v.Interpolation == nil {
+		return fmt.Errorf("want both crop_pct and interpolation")
+	}
+	p.CropPct, p.Interpolation = *v.CropPct, *v.Interpolation
+	return nil
+}
+
 // Check rejects a crop fraction outside (0, 1] and an interpolation that
 // evaluation cannot use (random).
 func (p Preprocessing) Check() error {

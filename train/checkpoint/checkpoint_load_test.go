@@ -277,7 +277,9 @@ func TestCheckpointCorruptMetadata(t *testing.T) {
 		{"classes", map[string]string{MetaClasses: `["a"]`}, "", []string{`"vit_train.classes" names 1 classes, but the model has 3`}},
 		{"eval not JSON", map[string]string{MetaEval: `crop`}, "", []string{`metadata "vit_train.eval" is "crop"`}},
 		{"crop_pct", map[string]string{MetaEval: `{"crop_pct":1.5,"interpolation":"bicubic"}`}, "", []string{`metadata "vit_train.eval": crop_pct is 1.5, want a fraction in (0, 1]`}},
-		{"no crop_pct", map[string]string{MetaEval: `{"interpolation":"bicubic"}`}, "", []string{`metadata "vit_train.eval": crop_pct is 0`}},
+		{"no crop_pct", map[string]string{MetaEval: `{"interpolation":"bicubic"}`}, "", []string{`metadata "vit_train.eval" is`, "want both crop_pct and interpolation"}},
+		{"no interpolation", map[string]string{MetaEval: `{"crop_pct":0.9}`}, "", []string{`metadata "vit_train.eval" is`, "want both crop_pct and interpolation"}},
+		{"eval null", map[string]string{MetaEval: `null`}, "", []string{"want both crop_pct and interpolation"}},
 		{"interpolation", map[string]string{MetaEval: `{"crop_pct":0.9,"interpolation":"nearest"}`}, "", []string{`metadata "vit_train.eval"`, `unknown interpolation "nearest"`}},
 		{"random interpolation", map[string]string{MetaEval: `{"crop_pct":0.9,"interpolation":"random"}`}, "", []string{`metadata "vit_train.eval": interpolation is random, want bilinear or bicubic`}},
 	} {
