@@ -3,11 +3,10 @@ package amx
 import (
 	"bytes"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/vit-train/vit-train/internal/objdump"
 )
 
 // TestTable checks encodings assembled by clang-14 and decoded by GNU
@@ -39,10 +38,6 @@ func TestTable(t *testing.T) {
 // TestObjdump decodes every tile operation on every register and
 // addressing case with GNU objdump and checks what it reads back.
 func TestObjdump(t *testing.T) {
-	objdump, err := exec.LookPath("objdump")
-	if err != nil {
-		t.Skip("objdump (binutils) not installed: the encodings are checked against the table only")
-	}
 	att := map[string]string{"AX": "rax", "CX": "rcx", "DX": "rdx", "BX": "rbx", "SP": "rsp", "BP": "rbp", "SI": "rsi", "DI": "rdi"}
 	reg := func(name string) string {
 		if r, ok := att[name]; ok {
@@ -96,31 +91,7 @@ func TestObjdump(t *testing.T) {
 	}
 	add(Tilerelease(), "tilerelease")
 
-	path := filepath.Join(t.TempDir(), "code.bin")
-	if err := os.WriteFile(path, code.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	out, err := exec.Command(objdump, "-D", "-b", "binary", "-mi386:x86-64", path).CombinedOutput()
-	if err != nil {
-		t.Fatalf("objdump: %v\n%s", err, out)
-	}
-	var got []string
-	for _, line := range strings.Split(string(out), "\n") {
-		f := strings.Split(line, "\t")
-		if len(f) == 3 && strings.HasSuffix(strings.TrimSpace(f[0]), ":") {
-			got = append(got, strings.Join(strings.Fields(f[2]), " "))
-		}
-	}
-	if len(got) != len(want) {
-		t.Fatalf("objdump decoded %d instructions, want %d:\n%s", len(got), len(want), out[:min(len(out), 2000)])
-	}
-	bad := 0
-	for i := range want {
-		if got[i] != want[i] && bad < 10 {
-			bad++
-			t.Errorf("instruction %d decodes as %q, want %q", i, got[i], want[i])
-		}
-	}
+	objdump.Check(t, "AMX", code.Bytes(), want)
 }
 
 func TestRejectsBadOperands(t *testing.T) {

@@ -315,17 +315,21 @@ func checkVariant(t *testing.T, v Variant, kern *kernel) {
 	}
 }
 
-// TestEmulationBF16Error checks the emulation against the float64 product
-// of the unrounded operands: within the bound of two bfloat16 roundings
-// per product and float32 sums, and not as close as float32 operands
-// would be (the operands are rounded).
-func TestEmulationBF16Error(t *testing.T) {
+// TestEmulationBF16Error checks the bf16 emulation's error (see
+// checkEmulationError).
+func TestEmulationBF16Error(t *testing.T) { checkEmulationError(t, BF16) }
+
+// checkEmulationError checks v's emulation against the float64 product of
+// unrounded operands: within the bound of two bfloat16 roundings per
+// product and float32 sums, and not as close as float32 operands would
+// be (the operands are rounded).
+func checkEmulationError(t *testing.T, v Variant) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	const m, n, k = 20, 30, 1000
 	c := lowCase{m: m, n: n, k: k, alpha: 1, scale: 1}
 	a, b, _, _ := c.operands(rng)
 	got := make([]float32, m*n)
-	emulateBF16(false, false, m, n, k, 384, 1, a, k, b, n, 0, got, n, nil)
+	emulations[v](false, false, m, n, k, 384, 1, a, k, b, n, 0, got, n, nil)
 	worst := 0.0
 	for i := range m {
 		for j := range n {
@@ -338,15 +342,15 @@ func TestEmulationBF16Error(t *testing.T) {
 			bound := (2*0x1p-8 + 0x1p-16 + float64(k+1)*0x1p-24) * abs
 			e := math.Abs(float64(got[i*n+j]) - exact)
 			if e > bound {
-				t.Fatalf("C[%d, %d] = %v, exact %v: error %g over the bound %g", i, j, got[i*n+j], exact, e, bound)
+				t.Fatalf("%s: C[%d, %d] = %v, exact %v: error %g over the bound %g", v, i, j, got[i*n+j], exact, e, bound)
 			}
 			worst = max(worst, e/abs)
 		}
 	}
 	if worst < 0x1p-12 {
-		t.Errorf("largest error %g of Σ|a·b|: the operands were not rounded to bfloat16", worst)
+		t.Errorf("%s: largest error %g of Σ|a·b|: the operands were not rounded to bfloat16", v, worst)
 	}
-	t.Logf("bf16 emulation, k = %d: largest error %.3g of Σ|a·b|", k, worst)
+	t.Logf("%s emulation, k = %d: largest error %.3g of Σ|a·b|", v, k, worst)
 }
 
 // TestVariants logs which products run on this CPU, and that Mixed
@@ -588,7 +592,8 @@ func TestShortProductsRunInFloat32(t *testing.T) {
 // TestEmulationAMX checks emulateAMX on worked cases where the
 // arithmetic shows: the even and odd chains summed apart, instructions of
 // 32 steps starting again from zero, denormals flushed; and against the
-// float64 product within the bound of the bfloat16 variant's emulation.
+// float64 product within the bound of the bf16 emulation's
+// (checkEmulationError).
 func TestEmulationAMX(t *testing.T) {
 	// Products 1, 2^-24, 0, 2^-24 (steps 0-3): the odd chain is 2^-23
 	// and 1 + 2^-23 is exact; added to C one by one (each 2^-24 a tie,
@@ -624,24 +629,5 @@ func TestEmulationAMX(t *testing.T) {
 		t.Errorf("denormal operand: %v, want 0", got)
 	}
 
-	rng := rand.New(rand.NewPCG(7, 8))
-	const m, n, k = 20, 30, 1000
-	c := lowCase{m: m, n: n, k: k, alpha: 1, scale: 1}
-	x, y, _, _ := c.operands(rng)
-	got := make([]float32, m*n)
-	emulateAMX(false, false, m, n, k, 384, 1, x, k, y, n, 0, got, n, nil)
-	for i := range m {
-		for j := range n {
-			var exact, abs float64
-			for p := range k {
-				v := float64(x[i*k+p]) * float64(y[p*n+j])
-				exact += v
-				abs += math.Abs(v)
-			}
-			bound := (2*0x1p-8 + 0x1p-16 + float64(k+1)*0x1p-24) * abs
-			if e := math.Abs(float64(got[i*n+j]) - exact); e > bound {
-				t.Fatalf("C[%d, %d] = %v, exact %v: error %g over the bound %g", i, j, got[i*n+j], exact, e, bound)
-			}
-		}
-	}
+	checkEmulationError(t, AMX)
 }
