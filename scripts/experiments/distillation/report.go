@@ -79,7 +79,7 @@ func (r *report) Markdown() string {
 	w("![Validation top-1 per epoch](%s)\n\n", curveFigure(o))
 
 	w("## DeiT's findings, measured\n\n")
-	w("Each verdict compares the arms' mean top-1 (both heads averaged unless said otherwise) over %s. %s\n\n", r.seedCount(), study.VerdictRule)
+	w("Each verdict compares the arms' mean top-1 (both heads averaged unless said otherwise) over %s. %s\n\n", r.seedCount(), study.VerdictRule(o.seeds))
 	for _, f := range r.Findings {
 		w("- **%s: %s.** %s.\n", f.Claim, f.Verdict, f.Detail)
 	}

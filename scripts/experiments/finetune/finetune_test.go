@@ -196,7 +196,7 @@ func TestVerdictsFollowTheNumbers(t *testing.T) {
 			t.Errorf("claimed numbers: %q %s (%s)", f.Claim, f.Verdict, f.Detail)
 		}
 	}
-	if f := fakeReport(t, claimed).Findings[0]; !strings.Contains(f.Detail, "within the 0.5-point margin") || !strings.Contains(f.Detail, "at 0.3") {
+	if f := fakeReport(t, claimed).Findings[0]; !strings.Contains(f.Detail, "against the 0.5-point margin, (d) − (a) + 0.5: Δ +0.30 points") || !strings.Contains(f.Detail, "t = 5.20 on 2 degrees of freedom") || !strings.Contains(f.Detail, "at 0.3") {
 		t.Errorf("reach detail: %s", f.Detail)
 	}
 
@@ -252,7 +252,9 @@ func TestReachVerdict(t *testing.T) {
 		{0.5, 0.1, 0.5, 0.4, study.Holds},
 		{-0.4, 0.1, 0.5, 0.4, study.NotResolved}, // 0.1 above the margin: 1 SE
 		{-0.6, 0, 0.5, 0.4, study.DoesNotHold},
-		{-0.6, 0.04, 0.5, 0.4, study.DoesNotHold},
+		{-0.6, 0.02, 0.5, 0.4, study.DoesNotHold},  // t −5 on 2 df
+		{-0.6, 0.04, 0.5, 0.4, study.NotResolved},  // t −2.5 on 2 df: 2.5 SE, below 4.30
+		{-1.33, 0.27, 0.5, 0.4, study.NotResolved}, // finetune_core.md: 3.07 SE below the margin
 		{-0.6, 0.1, 0.5, 0.4, study.NotResolved},
 		{0.1, 0.01, 0.5, 1.2, study.DoesNotHold}, // more compute than (a)
 		{-0.1, 0, 0, 0.4, study.DoesNotHold},
@@ -260,7 +262,7 @@ func TestReachVerdict(t *testing.T) {
 		{nan, nan, 0.5, 1.2, study.NotMeasured},
 		{-0.1, 0.01, 0.5, nan, study.NotMeasured},
 	} {
-		if got := reachVerdict(study.Diff{D: c.d, SE: c.se}, c.margin, c.fraction); got != c.want {
+		if got := reachVerdict(study.Diff{D: c.d, SE: c.se, DF: 2}, c.margin, c.fraction); got != c.want {
 			t.Errorf("reachVerdict(%v ± %v, %v, %v) = %s, want %s", c.d, c.se, c.margin, c.fraction, got, c.want)
 		}
 	}

@@ -81,7 +81,7 @@ func (r *report) Markdown() string {
 	}
 
 	w("## Verdicts\n\n")
-	w("Each verdict compares the arms' mean top-1 over %s. %s\n\n", r.seedCount(), study.VerdictRule)
+	w("Each verdict compares the arms' mean top-1 over %s. %s\n\n", r.seedCount(), study.VerdictRule(o.seeds))
 	for _, f := range r.Findings {
 		w("- **%s: %s.** %s.\n", f.Claim, f.Verdict, f.Detail)
 	}
