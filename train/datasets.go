@@ -1,10 +1,14 @@
 package train
 
 import (
+	"encoding/json"
 	"fmt"
+	"io"
+	"path/filepath"
 
 	"github.com/vit-train/vit-train/augment"
 	"github.com/vit-train/vit-train/data"
+	"github.com/vit-train/vit-train/formats/atomicfile"
 	"github.com/vit-train/vit-train/model"
 )
 
@@ -13,6 +17,10 @@ type Datasets struct {
 	Train, Eval data.Dataset
 	Mean, Std   []float32
 	Classes     []string
+	// HeldOut are the indices in the training set of the images held out
+	// for validation (data.val_split), which Eval then holds; nil when the
+	// run validates on the test set.
+	HeldOut []int
 }
 
 // OpenDatasets opens the dataset named in cfg.Data.
@@ -39,7 +47,13 @@ func OpenDatasets(cfg DataConfig) (*Datasets, error) {
 	if d.Train, err = open(data.Train); err != nil {
 		return nil, err
 	}
-	if d.Eval, err = open(data.Test); err != nil {
+	if cfg.ValSplit > 0 {
+		train, val, err := data.HoldOut(d.Train, cfg.ValSplit, cfg.ValSeed)
+		if err != nil {
+			return nil, fmt.Errorf("config: data.val_split = %v: %w", cfg.ValSplit, err)
+		}
+		d.Train, d.Eval, d.HeldOut = train, val, val.Indices
+	} else if d.Eval, err = open(data.Test); err != nil {
 		return nil, err
 	}
 	if cfg.TrainSubset > 0 && cfg.TrainSubset < d.Train.Len() {
@@ -62,6 +76,42 @@ func OpenDatasets(cfg DataConfig) (*Datasets, error) {
 		d.Mean, d.Std = data.ImageNetMeanStd()
 	}
 	return d, nil
+}
+
+// HeldOutFile is the run folder's record of the images held out for
+// validation (data.val_split).
+const HeldOutFile = "val_split.json"
+
+// heldOutRecord is HeldOutFile's content.
+type heldOutRecord struct {
+	Fraction float64 `json:"fraction"`
+	Seed     uint64  `json:"seed"`
+	// TrainImages and ValImages are the sizes of the two parts; Evaluated
+	// is how many of the held-out images each evaluation scores (fewer
+	// with data.eval_subset).
+	TrainImages int `json:"train_images"`
+	ValImages   int `json:"val_images"`
+	Evaluated   int `json:"evaluated"`
+	// Indices are the held-out images' indices in the training set.
+	Indices []int `json:"indices"`
+}
+
+// writeHeldOut records the held-out split of d, opened with cfg, as
+// dir/HeldOutFile; it writes nothing when the run validates on the test
+// set.
+func (d *Datasets) writeHeldOut(cfg DataConfig, dir string) error {
+	if d.HeldOut == nil {
+		return nil
+	}
+	rec := heldOutRecord{Fraction: cfg.ValSplit, Seed: cfg.ValSeed, TrainImages: d.Train.Len(), ValImages: len(d.HeldOut), Evaluated: d.Eval.Len(), Indices: d.HeldOut}
+	b, err := json.Marshal(rec)
+	if err != nil {
+		return err
+	}
+	return atomicfile.Write(filepath.Join(dir, HeldOutFile), func(w io.Writer) error {
+		_, err := w.Write(append(b, '\n'))
+		return err
+	})
 }
 
 // subset is the first n items of a dataset.

@@ -243,10 +243,14 @@ func (t *trainer) removeStaleTemps() error {
 	return nil
 }
 
-// writeConfig saves the resolved configuration as config.yaml, atomically.
+// writeConfig saves the resolved configuration as config.yaml, atomically,
+// and the held-out validation split, if any (HeldOutFile).
 func (t *trainer) writeConfig() error {
 	y, err := t.cfg.YAML()
 	if err != nil {
+		return err
+	}
+	if err := t.ds.writeHeldOut(t.cfg.Data, t.opts.Dir); err != nil {
 		return err
 	}
 	return atomicfile.Write(filepath.Join(t.opts.Dir, "config.yaml"), func(w io.Writer) error {
