@@ -325,6 +325,9 @@ func teacherTypeFinding(r *report, get func(string) *armResult) study.Finding {
 		}
 		f.Detail += ". Beside it, " + text
 	}
+	if len(cnns) > 0 {
+		f.Detail += "; each teacher is a single run, so the verdict is conditional on these teachers"
+	}
 	return f
 }
 

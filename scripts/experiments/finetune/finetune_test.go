@@ -333,6 +333,24 @@ func TestCore(t *testing.T) {
 	if !strings.Contains(md, "**Core arms only** (`--core`)") {
 		t.Error("core report does not say so")
 	}
+	// A --core report of another budget describes the runs it has: no
+	// teacher, no distilled arms.
+	o.finetuneEpochs = 6
+	rep.Opts = o
+	md = rep.Markdown()
+	if !strings.Contains(md, "> **Another budget**: 10 epochs from scratch, 6 epochs of fine-tuning, against the script's defaults of 10 and 2.") {
+		t.Errorf("core banner:\n%s", md)
+	}
+	for _, line := range strings.Split(md, "\n") {
+		if strings.HasPrefix(line, "- **Core arms only**") {
+			continue
+		}
+		for _, absent := range []string{"teacher", "(f)", "(b′)", "(d′)", "ResNet"} {
+			if strings.Contains(line, absent) {
+				t.Errorf("core report names %q: %s", absent, line)
+			}
+		}
+	}
 	if study.ReportName(name, o.core) != "finetune_core" || !strings.Contains(md, "(finetune_core_top1_compute.png)") {
 		t.Error("core report or its figure would replace the full study's")
 	}

@@ -135,6 +135,11 @@ func continueCommand(o options) string {
 	return study.ContinueCommand(name, o.Common, flagsLine(o))
 }
 
+// reportCommand is the command that writes the report of o.
+func reportCommand(o options) string {
+	return study.ReportCommand(name, o.Common, flagsLine(o))
+}
+
 // flagsLine is the command's flags that differ from the defaults of its
 // mode (the full study's, or --quick's).
 func flagsLine(o options) string {

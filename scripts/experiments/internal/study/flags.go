@@ -224,12 +224,34 @@ func FlagsLine(c Common, counts, defCounts []CountFlag, defData string, extra ..
 // ContinueCommand is the command that continues a stopped study named
 // name, run with c and the flags flagsLine.
 func ContinueCommand(name string, c Common, flagsLine string) string {
+	return "go run ./scripts/experiments/" + name + flagsLine + c.folderFlags(name)
+}
+
+// ReportCommand is the command, run with c and the flags flagsLine, that
+// writes a study's report, for the report to name: ContinueCommand's, and
+// the flags that picked the binary and whether to train.
+func ReportCommand(name string, c Common, flagsLine string) string {
 	cmd := "go run ./scripts/experiments/" + name + flagsLine
+	if c.ReportOnly {
+		cmd += " --report-only"
+	}
+	if c.Bin != "" {
+		cmd += " --bin " + QuoteArgs([]string{RelPath(c.Bin)})
+	}
+	if d := DefaultCommon(name); c.BLAS != d.BLAS {
+		cmd += " --blas " + c.BLAS
+	}
+	return cmd + c.folderFlags(name)
+}
+
+// folderFlags are the --work and --out flags that put c's folders where
+// they are, for the study named name ("" for a full study's defaults).
+func (c Common) folderFlags(name string) string {
 	d := DefaultCommon(name)
 	if c.Quick || RelPath(c.Work) != d.Work || RelPath(c.Out) != d.Out {
-		cmd += " --work " + QuoteArgs([]string{c.Work}) + " --out " + QuoteArgs([]string{c.Out})
+		return " --work " + QuoteArgs([]string{c.Work}) + " --out " + QuoteArgs([]string{c.Out})
 	}
-	return cmd
+	return ""
 }
 
 // Main is a study command's main: it parses args with parse (exit status

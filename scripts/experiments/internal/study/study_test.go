@@ -337,6 +337,23 @@ func TestFlagsLine(t *testing.T) {
 	}
 }
 
+// The command a report names is the one that wrote it: the folders, the
+// binary and --report-only included when they are not the defaults.
+func TestReportCommand(t *testing.T) {
+	c := DefaultCommon("x")
+	if got := ReportCommand("x", c, " --core"); got != "go run ./scripts/experiments/x --core" {
+		t.Errorf("defaults: %q", got)
+	}
+	c.Work, c.Out, c.Bin, c.ReportOnly, c.BLAS = "/w/ft6", "/o", "/b/vit-train", true, "openblas"
+	want := "go run ./scripts/experiments/x --core --report-only --bin /b/vit-train --blas openblas --work /w/ft6 --out /o"
+	if got := ReportCommand("x", c, " --core"); got != want {
+		t.Errorf("ReportCommand = %q, want %q", got, want)
+	}
+	if got := ContinueCommand("x", c, " --core"); got != "go run ./scripts/experiments/x --core --work /w/ft6 --out /o" {
+		t.Errorf("ContinueCommand = %q", got)
+	}
+}
+
 func TestSeedCount(t *testing.T) {
 	for _, c := range []struct {
 		planned  int
