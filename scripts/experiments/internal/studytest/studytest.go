@@ -147,8 +147,9 @@ func Command(md string) (name string, args []string, err error) {
 
 // SplitArgs splits a command line written by study.QuoteArgs into its
 // arguments: words separated by spaces, a part in single quotes taken as
-// it is, a character after a backslash outside quotes taken as it is (as
-// in '\”, a quote inside a quoted word).
+// it is, a character after a backslash outside quotes taken as it is
+// (QuoteArgs writes a quote inside a quoted word as quote, backslash,
+// quote, quote).
 func SplitArgs(s string) ([]string, error) {
 	var args []string
 	var word strings.Builder
