@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"errors"
 	"io"
 	"math"
 	"os"
@@ -369,6 +370,29 @@ func TestSeedCount(t *testing.T) {
 	} {
 		if got := SeedCount(c.planned, c.finished, func(seeds []int) []int { return seeds }); got != c.want {
 			t.Errorf("SeedCount(%d, %v) = %q, want %q", c.planned, c.finished, got, c.want)
+		}
+	}
+}
+
+// A work folder keeps the number of seeds its study started with.
+func TestFixSeeds(t *testing.T) {
+	work := t.TempDir()
+	three, six := &Plan{Seeds: 3}, &Plan{Seeds: 6}
+	if err := FixSeeds(work, six, false); err != nil {
+		t.Fatalf("a report of a folder without a record: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(work, seedsFile)); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("--report-only recorded the seeds: %v", err)
+	}
+	if err := FixSeeds(work, three, true); err != nil {
+		t.Fatal(err)
+	}
+	if err := FixSeeds(work, three, true); err != nil {
+		t.Errorf("the same seeds again: %v", err)
+	}
+	for _, record := range []bool{true, false} {
+		if err := FixSeeds(work, six, record); err == nil || !strings.Contains(err.Error(), "--seeds 6: the study in "+work+" was started with 3 seeds") {
+			t.Errorf("more seeds after the start (record %v): %v", record, err)
 		}
 	}
 }
