@@ -178,6 +178,9 @@ func (f *ImageFolder) Len() int { return len(f.Files) }
 // Classes returns the class folder names, sorted.
 func (f *ImageFolder) Classes() []string { return f.classes }
 
+// Label returns file i's class index.
+func (f *ImageFolder) Label(i int) int { return f.Labels[i] }
+
 // Shape returns (3, 0, 0): RGB images of varying size.
 func (f *ImageFolder) Shape() (c, h, w int) { return 3, 0, 0 }
 
@@ -255,4 +258,26 @@ func (f *ImageFolder) SkipReport() string {
 		fmt.Fprintf(&b, "  %v\n", s.Err)
 	}
 	return b.String()
+}
+
+// SkipReporter is a dataset that skips unreadable files (an ImageFolder
+// with SkipCorrupt) and reports those it skipped.
+type SkipReporter interface {
+	Skipped() []SkippedFile
+	SkipReport() string
+}
+
+// SkipReporterOf returns the SkipReporter ds is, or draws from (a Subset
+// of one); false when it is none.
+func SkipReporterOf(ds Dataset) (SkipReporter, bool) {
+	for {
+		if r, ok := ds.(SkipReporter); ok {
+			return r, true
+		}
+		w, ok := ds.(interface{ Unwrap() Dataset })
+		if !ok {
+			return nil, false
+		}
+		ds = w.Unwrap()
+	}
 }

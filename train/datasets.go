@@ -56,12 +56,8 @@ func OpenDatasets(cfg DataConfig) (*Datasets, error) {
 	} else if d.Eval, err = open(data.Test); err != nil {
 		return nil, err
 	}
-	if cfg.TrainSubset > 0 && cfg.TrainSubset < d.Train.Len() {
-		d.Train = subset{d.Train, cfg.TrainSubset}
-	}
-	if cfg.EvalSubset > 0 && cfg.EvalSubset < d.Eval.Len() {
-		d.Eval = subset{d.Eval, cfg.EvalSubset}
-	}
+	d.Train = data.Subset(d.Train, cfg.TrainSubset)
+	d.Eval = data.Subset(d.Eval, cfg.EvalSubset)
 	d.Classes = d.Train.Classes()
 	switch cfg.Dataset {
 	case "fashion-mnist-embedded", "fashion-mnist":
@@ -113,14 +109,6 @@ func (d *Datasets) writeHeldOut(cfg DataConfig, dir string) error {
 		return err
 	})
 }
-
-// subset is the first n items of a dataset.
-type subset struct {
-	data.Dataset
-	n int
-}
-
-func (s subset) Len() int { return s.n }
 
 // CheckModel reports a network that cannot take the data.
 func (d *Datasets) CheckModel(s model.Spec) error {

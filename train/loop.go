@@ -25,7 +25,7 @@ import (
 //	                         (step.go)
 //	      epochBatches.Fill  the next batch: images, targets, teacher logits
 //	    logStep              steps.jsonl/csv, the event file and the progress bar
-//	  finishEpoch            evaluate, record, checkpoint
+//	  finishEpoch            evaluate, record, checkpoint, report skipped files
 //	  stop                   an interrupt saves a checkpoint; an error keeps the last
 
 // run trains epoch after epoch from the current position. A cancelled ctx
@@ -317,6 +317,9 @@ func (t *trainer) finishEpoch(ctx context.Context, stats epochStats, sum *Summar
 		return err
 	}
 	t.printEpoch(stats, ev, ema)
+	if err := t.reportSkipped(); err != nil {
+		return err
+	}
 	sum.Last, sum.EMA = ev, ema
 	return nil
 }
@@ -406,8 +409,8 @@ func (t *trainer) printEpoch(stats epochStats, ev Evaluation, ema *Result) {
 // printSummary prints the result of a finished run.
 func (t *trainer) printSummary(sum *Summary) {
 	out := t.opts.Out
-	fmt.Fprintf(out, "test accuracy %.2f%% (top-5 %.2f%%, best %.2f%% at epoch %d) after %d epochs, %.0f s; run folder %s\n",
-		sum.Last.Top1, sum.Last.Top5, t.state.BestTop1, t.state.BestEpoch, t.cfg.Epochs, sum.Seconds, t.opts.Dir)
+	fmt.Fprintf(out, "test accuracy %.2f%% (top-5 %.2f%%, best %.2f%% at epoch %d) after %s, %.0f s; run folder %s\n",
+		sum.Last.Top1, sum.Last.Top5, t.state.BestTop1, t.state.BestEpoch, plural(t.cfg.Epochs, "epoch"), sum.Seconds, t.opts.Dir)
 	if h := sum.Last.ClassHead; h != nil {
 		line := fmt.Sprintf("class head %.2f%%, distillation head %.2f%%, average %.2f%%", h.Top1, sum.Last.DistHead.Top1, sum.Last.Top1)
 		if t.teacherR != nil {

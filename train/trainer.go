@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/vit-train/vit-train/augment"
 	"github.com/vit-train/vit-train/comm"
@@ -109,6 +110,7 @@ type trainer struct {
 	epochLog RecordLog
 	events   *eventLog         // nil unless cfg.TensorBoard
 	saved    *checkpoint.State // the position of last.safetensors; nil until one exists
+	skipped  int               // files skipped as unreadable, as last reported
 	comm     comm.Communicator
 	buffers  [][]float32 // the buffers syncBuffers broadcasts (ResNet batch-norm statistics); nil for one process
 }
@@ -214,6 +216,9 @@ func (t *trainer) resumeCheckpoint(path string) (*Checkpoint, error) {
 	if err != nil {
 		return nil, fmt.Errorf("resume: %w", err)
 	}
+	if ck.State.Epoch >= t.cfg.Epochs && ck.State.Batch == 0 {
+		return nil, t.finishedError(ck.State)
+	}
 	if err := t.compatible(ck); err != nil {
 		return nil, fmt.Errorf("resume from %s: %w", path, err)
 	}
@@ -221,6 +226,30 @@ func (t *trainer) resumeCheckpoint(path string) (*Checkpoint, error) {
 		return nil, fmt.Errorf("resume from %s: the checkpoint is at batch %d of epoch %d, inside an accumulation group of optim.accum_steps = %d; resume with the run's own config.yaml", path, ck.State.Batch, ck.State.Epoch+1, a)
 	}
 	return ck, nil
+}
+
+// finishedError refuses to resume a run that has trained all its epochs,
+// giving its results: the last evaluation's (from the epochs log) and the
+// best.
+func (t *trainer) finishedError(s checkpoint.State) error {
+	last := ""
+	if recs, err := metrics.Read(t.opts.Dir, "epochs"); err == nil && len(recs) > 0 {
+		if r := recs[len(recs)-1]; int(r["epoch"]) == s.Epoch {
+			last = fmt.Sprintf("last top-1 %.2f%% (top-5 %.2f%%), ", r["val_top1"], r["val_top5"])
+		}
+	}
+	return fmt.Errorf("resume: the run in %s is finished: it trained all %s (epochs = %d); %sbest top-1 %.2f%% at epoch %d (%s). "+
+		"Nothing to resume: evaluate it with vit-train eval --checkpoint %s, or train it longer with --resume --set epochs=N, N > %d",
+		t.opts.Dir, plural(s.Epoch, "epoch"), t.cfg.Epochs, last, s.BestTop1, s.BestEpoch, filepath.Join(t.opts.Dir, BestCheckpoint),
+		filepath.Join(t.opts.Dir, BestCheckpoint), s.Epoch)
+}
+
+// plural is "1 epoch", "2 epochs".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // removeStaleTemps deletes the temporary files of atomic writes that a
@@ -571,4 +600,41 @@ func (t *trainer) afterEpoch() {
 	if err := t.opts.AfterEpoch(t.opts.Dir); err != nil {
 		fmt.Fprintf(t.opts.Out, "warning: after epoch %d: %v\n", t.state.Epoch, err)
 	}
+}
+
+// SkippedFile is the run-folder file that lists the files a run with
+// data.skip_corrupt skipped as unreadable.
+const SkippedFile = "skipped.txt"
+
+// reportSkipped says, at the end of an epoch, which files the training
+// and evaluation data skipped as unreadable (data.skip_corrupt): each
+// newly skipped file with why, and the total, printed and written to
+// SkippedFile in the run folder (rank 0, which sees its own share of the
+// training data and its share of the evaluation data).
+func (t *trainer) reportSkipped() error {
+	if !t.lead() {
+		return nil
+	}
+	var report strings.Builder
+	total := 0
+	for _, ds := range []data.Dataset{t.ds.Train, t.ds.Eval} {
+		if r, ok := data.SkipReporterOf(ds); ok {
+			report.WriteString(r.SkipReport())
+			total += len(r.Skipped())
+		}
+	}
+	if total == 0 {
+		return nil
+	}
+	path := filepath.Join(t.opts.Dir, SkippedFile)
+	if total == t.skipped {
+		fmt.Fprintf(t.opts.Out, "data.skip_corrupt: %d unreadable file(s) skipped so far, none new this epoch (listed in %s)\n", total, path)
+		return nil
+	}
+	t.skipped = total
+	fmt.Fprintf(t.opts.Out, "data.skip_corrupt: %d unreadable file(s) skipped so far, each replaced by the next readable file (listed in %s):\n%s", total, path, report.String())
+	return atomicfile.Write(path, func(w io.Writer) error {
+		_, err := io.WriteString(w, report.String())
+		return err
+	})
 }
