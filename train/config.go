@@ -149,7 +149,9 @@ type DataConfig struct {
 	EvalBatchSize int    `yaml:"eval_batch_size"`
 	Workers       int    `yaml:"workers"`
 	SkipCorrupt   bool   `yaml:"skip_corrupt"`
-	TrainSubset   int    `yaml:"train_subset"`
+	// TrainSubset and EvalSubset, when above 0, train and evaluate on
+	// that many images, drawn to cover the classes (data.Subset).
+	TrainSubset int `yaml:"train_subset"`
 	// RepeatedAug > 1 is DeiT's repeated augmentation (--repeated-aug,
 	// RASampler; DeiT uses 3): each image of an epoch is trained this many
 	// times, in copies augmented differently and spread over the ranks,

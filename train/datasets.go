@@ -38,7 +38,7 @@ func OpenDatasets(cfg DataConfig) (*Datasets, error) {
 		case "cifar100":
 			return data.OpenCIFAR100(cfg.Root, split, false)
 		case "imagefolder":
-			return data.OpenImageNet(cfg.Root, split, data.FolderOptions{SkipCorrupt: cfg.SkipCorrupt})
+			return openImageFolder(cfg, split)
 		}
 		return nil, fmt.Errorf("config: data.dataset = %q: want fashion-mnist-embedded, fashion-mnist, mnist, cifar10, cifar100 or imagefolder", cfg.Dataset)
 	}
@@ -108,6 +108,19 @@ func (d *Datasets) writeHeldOut(cfg DataConfig, dir string) error {
 		_, err := w.Write(append(b, '\n'))
 		return err
 	})
+}
+
+// openImageFolder opens split of the image folder at data.root, naming
+// the setting when it is not set or not such a folder.
+func openImageFolder(cfg DataConfig, split data.Split) (data.Dataset, error) {
+	if cfg.Root == "" {
+		return nil, fmt.Errorf("config: data.dataset = imagefolder reads data.root, which is not set: set it to the folder that holds train/ and val/")
+	}
+	f, err := data.OpenImageNet(cfg.Root, split, data.FolderOptions{SkipCorrupt: cfg.SkipCorrupt})
+	if err != nil {
+		return nil, fmt.Errorf("config: data.root = %s (data.dataset = imagefolder, a folder that holds train/ and val/): %w", cfg.Root, err)
+	}
+	return f, nil
 }
 
 // CheckModel reports a network that cannot take the data.

@@ -154,3 +154,45 @@ func TestResumeOfAFinishedRun(t *testing.T) {
 		t.Fatalf("training the finished run longer: %v", err)
 	}
 }
+
+// TestModelTakesTheDataChannelsAndClasses checks that a ViT preset takes
+// the channels and class count of an image folder unless they are set.
+func TestModelTakesTheDataChannelsAndClasses(t *testing.T) {
+	root := writeImageFolder(t, 3, [2]int{4, 1})
+	for _, name := range []string{"vit_cifar_patch4_32", "vit_fmnist_patch4_28"} {
+		cfg := folderConfig(t, root, "model.name="+name, "model.img_size=0")
+		dir := t.TempDir()
+		var out bytes.Buffer
+		sum, err := Run(context.Background(), cfg, Options{Dir: dir, Out: &out})
+		if err != nil {
+			t.Fatalf("%s on a folder of 3 classes of RGB images: %v\n%s", name, err, out.String())
+		}
+		if sum.State.Epoch != 1 || !strings.Contains(out.String(), "model.num_classes = 3 (the model's 10)") {
+			t.Errorf("%s: no note of the classes taken from the data:\n%s", name, out.String())
+		}
+		ck, err := LoadCheckpoint(filepath.Join(dir, LastCheckpoint))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ch, _ := ck.Spec.Input(); ch != 3 || ck.Spec.NumClasses() != 3 || ck.Config.Model.NumClasses != 3 || (name == "vit_fmnist_patch4_28") != (ck.Config.Model.Channels == 3) {
+			t.Errorf("%s: the checkpoint's model takes %d channels, %d classes; its config %+v", name, ch, ck.Spec.NumClasses(), ck.Config.Model)
+		}
+	}
+	// A count that is set is kept, and must fit the data.
+	cfg := folderConfig(t, root, "model.num_classes=5")
+	if _, err := Run(context.Background(), cfg, Options{Dir: t.TempDir()}); err == nil || !strings.Contains(err.Error(), "has 5 classes (num_classes) but the data has 3") {
+		t.Errorf("model.num_classes=5 on 3 classes: %v", err)
+	}
+}
+
+// TestImageFolderNamesDataRoot checks that an image folder that is not set
+// or not there is an error naming data.root.
+func TestImageFolderNamesDataRoot(t *testing.T) {
+	if _, err := OpenDatasets(DataConfig{Dataset: "imagefolder"}); err == nil || !strings.Contains(err.Error(), "data.root, which is not set") {
+		t.Errorf("imagefolder without data.root: %v", err)
+	}
+	missing := filepath.Join(t.TempDir(), "photos")
+	if _, err := OpenDatasets(DataConfig{Dataset: "imagefolder", Root: missing}); err == nil || !strings.Contains(err.Error(), "data.root = "+missing) {
+		t.Errorf("imagefolder at a missing data.root: %v", err)
+	}
+}

@@ -350,17 +350,48 @@ func (t *trainer) openEvents(resume bool) (notes []string, err error) {
 // the data, initialised from the seed, after checking that it takes the
 // data.
 func (t *trainer) newNetwork() error {
-	spec, err := t.cfg.ModelSpec()
+	spec, err := t.fitData()
 	if err != nil {
 		return err
 	}
-	ch, size, _ := t.ds.Train.Shape()
-	spec = spec.Resolve(ch, size, len(t.ds.Classes))
 	if err := t.ds.CheckModel(spec); err != nil {
 		return err
 	}
 	t.net, err = NewNetwork(spec, t.cfg.Seed, t.cfg.Model)
 	return err
+}
+
+// fitData resolves the model's configuration against the data: unset
+// inputs (a ResNet's) are the data's, and a model whose channels or class
+// count model.in_chans or model.num_classes leave to its preset takes the
+// data's instead, recorded in the run's configuration with a note.
+func (t *trainer) fitData() (model.Spec, error) {
+	resolve := func() (model.Spec, error) {
+		spec, err := t.cfg.ModelSpec()
+		ch, size, _ := t.ds.Train.Shape()
+		return spec.Resolve(ch, size, len(t.ds.Classes)), err
+	}
+	spec, err := resolve()
+	if err != nil {
+		return spec, err
+	}
+	m := &t.cfg.Model
+	channels, _ := spec.Input()
+	dataChannels, _, _ := t.ds.Train.Shape()
+	var notes []string
+	if m.Channels == 0 && channels != dataChannels {
+		m.Channels = dataChannels
+		notes = append(notes, fmt.Sprintf("model.in_chans = %d (the model's %d)", dataChannels, channels))
+	}
+	if classes := len(t.ds.Classes); m.NumClasses == 0 && spec.NumClasses() != classes {
+		m.NumClasses = classes
+		notes = append(notes, fmt.Sprintf("model.num_classes = %d (the model's %d)", classes, spec.NumClasses()))
+	}
+	if len(notes) == 0 {
+		return spec, nil
+	}
+	fmt.Fprintf(t.opts.Out, "note: %s, from the data\n", strings.Join(notes, ", "))
+	return resolve()
 }
 
 // compatible reports a checkpoint whose model differs from the configured one.
