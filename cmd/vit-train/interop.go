@@ -99,7 +99,7 @@ checkpoint records them for eval, logits, predict, attention and export.`,
 	f := cmd.Flags()
 	f.StringVar(&from, "from", "", "timm .safetensors or Google .npz file (required)")
 	f.StringVar(&out, "out", "", "checkpoint to write (required)")
-	f.StringVar(&preset, "model", "", "preset the file holds (see `vit-train models`): gives heads, norm eps and name")
+	f.StringVar(&preset, "model", "", "preset the file holds (see: vit-train models): gives heads, norm eps and name")
 	f.StringVar(&name, "name", "", "model name to record (default: the preset's, else the file's base name)")
 	f.IntVar(&h.Heads, "heads", 0, "attention heads (needed for timm files without --model)")
 	f.IntVar(&h.ImageSize, "img-size", 0, "input size (default: the file's; another size resamples pos_embed)")
@@ -199,7 +199,7 @@ and torchvision names and layouts, F32, metadata {"format": "pt"}, no
 optimiser state. The checkpoint's tensors are checked against the model
 its metadata describes first.
 
-With --format onnx, write the model as an ONNX graph (opset 17) that
+With --format onnx (the default for an --out ending in .onnx), write the model as an ONNX graph (opset 17) that
 computes what vit-train's evaluation graph computes, for ONNX Runtime and
 other runtimes: input "pixel_values" (batch, C, H, W) with a dynamic batch
 axis, output "logits" (batch, classes); for a distilled DeiT, the mean of
@@ -215,6 +215,10 @@ beside it (external data); --external-data does so for any model.`,
   vit-train export --checkpoint runs/vit_fmnist_patch4_28/best.safetensors --format onnx --out vit_fmnist.onnx`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			format, err := exportFormat(out, format, cmd.Flags().Changed("format"))
+			if err != nil {
+				return err
+			}
 			switch format {
 			case "safetensors":
 				for _, f := range []string{"outputs", "external-data", "crop-pct", "interpolation"} {
@@ -234,7 +238,7 @@ beside it (external data); --external-data does so for any model.`,
 	}
 	cmd.Flags().StringVar(&ckPath, "checkpoint", "", "vit-train checkpoint (required)")
 	cmd.Flags().StringVar(&out, "out", "", "file to write (required)")
-	cmd.Flags().StringVar(&format, "format", "safetensors", "safetensors (a PyTorch state dict) or onnx")
+	cmd.Flags().StringVar(&format, "format", "safetensors", "safetensors (a PyTorch state dict) or onnx (default: onnx for an --out ending in .onnx)")
 	cmd.Flags().StringVar(&outputs, "outputs", "logits", "ONNX outputs: logits, or both to add a distilled model's two heads")
 	cmd.Flags().BoolVar(&externalData, "external-data", false, "ONNX: keep the tensors in OUT.data beside the model (automatic over 2 GiB)")
 	cmd.Flags().BoolVar(&ema, "ema", false, "export the EMA weights instead of the model's")
@@ -249,6 +253,26 @@ beside it (external data); --external-data does so for any model.`,
 // checkpoint trained in mixed precision exports on any processor.
 func exportNetwork(ckPath string, ema bool) (*train.Checkpoint, model.Network, error) {
 	return train.OpenNetwork(ckPath, train.NetworkOptions{EMA: ema, Model: &train.ModelConfig{Precision: "fp32"}})
+}
+
+// exportFormat is the format export writes: --format when given (an --out
+// whose extension names the other format is an error), else onnx for an
+// out ending in .onnx and safetensors for any other.
+func exportFormat(out, format string, given bool) (string, error) {
+	ext := strings.ToLower(filepath.Ext(out))
+	if !given {
+		if ext == ".onnx" {
+			return "onnx", nil
+		}
+		return "safetensors", nil
+	}
+	if format != "onnx" && format != "safetensors" {
+		return "", fmt.Errorf("--format %q: want safetensors or onnx", format)
+	}
+	if (ext == ".onnx" && format != "onnx") || (ext == ".safetensors" && format != "safetensors") {
+		return "", fmt.Errorf("--format %s does not match --out %s: give --format %s, or an --out ending in .%s", format, out, ext[1:], format)
+	}
+	return format, nil
 }
 
 func exportSafetensors(cmd *cobra.Command, ckPath, out string, ema bool) error {

@@ -49,8 +49,8 @@ func TestTrainResNetAndWriteLogits(t *testing.T) {
 }
 
 // checkSameDataPath checks that eval, predict and logits run a run's
-// checkpoint ck through one data path: eval's top-1 over the first n test
-// images is the run's last val_top1 and the top-1 of the logits file
+// checkpoint ck through one data path: eval's top-1 over the n test
+// images of data.eval_subset is the run's last val_top1 and the top-1 of the logits file
 // logitsPath (from `vit-train logits --split test`), and predict's logits for those
 // images saved as PNG files are logitsPath's rows.
 func checkSameDataPath(t *testing.T, dir, ck, logitsPath string, n int) {
@@ -78,10 +78,11 @@ func checkSameDataPath(t *testing.T, dir, ck, logitsPath string, n int) {
 		t.Fatal(err)
 	}
 	logits, shape := a.Data, a.Shape
-	test, err := data.EmbeddedFashionMNIST(data.Test)
+	full, err := data.EmbeddedFashionMNIST(data.Test)
 	if err != nil {
 		t.Fatal(err)
 	}
+	test := data.Subset(full, n) // data.eval_subset's images
 	classes, correct := shape[1], 0
 	for i := range n {
 		_, label, err := test.Item(i)
@@ -102,7 +103,7 @@ func checkSameDataPath(t *testing.T, dir, ck, logitsPath string, n int) {
 	if top1 := 100 * float64(correct) / float64(n); math.Abs(top1-ev.Top1) > 1e-9 {
 		t.Errorf("eval top-1 %.4f, the logits file's %.4f", ev.Top1, top1)
 	}
-	files := writeTestPNGs(t, t.TempDir(), 3)
+	files := writePNGs(t, t.TempDir(), test, 3)
 	out, err = run(t, append([]string{"predict", "--checkpoint", ck, "--json", "--logits"}, files...)...)
 	if err != nil {
 		t.Fatalf("predict: %v\n%s", err, out)

@@ -15,8 +15,8 @@ type Common struct {
 	ReportOnly bool
 	Rebuild    bool
 
-	TrainSubset int // first N training images, 0 for all
-	EvalSubset  int // first N test images, 0 for all
+	TrainSubset int // N training images (data.train_subset), 0 for all
+	EvalSubset  int // N test images (data.eval_subset), 0 for all
 
 	Data string // Fashion-MNIST IDX folder
 	Out  string // report and figures
@@ -96,8 +96,8 @@ func Parse(cmd Command, args []string, c *Common) (map[string]bool, error) {
 	if cmd.Extra != nil {
 		cmd.Extra(fs)
 	}
-	fs.IntVar(&c.TrainSubset, "train-subset", 0, "train on the first N training images (0: all 60,000)")
-	fs.IntVar(&c.EvalSubset, "eval-subset", 0, "evaluate on the first N test images (0: all 10,000)")
+	fs.IntVar(&c.TrainSubset, "train-subset", 0, "train on N training images, drawn to cover the classes (0: all 60,000)")
+	fs.IntVar(&c.EvalSubset, "eval-subset", 0, "evaluate on N test images, drawn to cover the classes (0: all 10,000)")
 	fs.StringVar(&c.Data, "data", c.Data, "folder of the Fashion-MNIST IDX files")
 	fs.StringVar(&c.Out, "out", c.Out, "folder for "+cmd.Name+".md and its figures (the default is relative to the repository root)")
 	fs.StringVar(&c.Work, "work", c.Work, "folder for the run folders and the vit-train binary (the default is relative to the repository root)")

@@ -1,0 +1,97 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/vit-train/vit-train/train"
+)
+
+// quickRun are settings that make a run of the main job take a moment.
+var quickRun = []string{"--set", "epochs=1", "--set", "data.train_subset=64", "--set", "data.eval_subset=50",
+	"--set", "data.batch_size=32", "--set", "data.eval_batch_size=50", "--set", "progress=false"}
+
+// TestTrainModelFlags checks that train takes --img-size, --num-classes and
+// --in-chans as model.img_size, model.num_classes and model.in_chans, and
+// that a resumed run refuses those that would change it.
+func TestTrainModelFlags(t *testing.T) {
+	dir := t.TempDir()
+	args := append([]string{"train", "--out", dir, "--model", "vit_fmnist_patch4_28", "--img-size", "16", "--num-classes", "10", "--in-chans", "1"}, quickRun...)
+	if out, err := run(t, args...); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	ck, err := train.LoadCheckpoint(filepath.Join(dir, train.LastCheckpoint))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ch, size := ck.Spec.Input(); size != 16 || ch != 1 || ck.Spec.NumClasses() != 10 {
+		t.Errorf("train --img-size 16: the model takes %d channels of %d px, %d classes", ch, size, ck.Spec.NumClasses())
+	}
+	_, err = run(t, "train", "--out", dir, "--resume", "--img-size", "20")
+	if err == nil || !strings.Contains(err.Error(), "model.img_size = 16, not 20") || !strings.Contains(err.Error(), "cannot take effect") {
+		t.Errorf("train --resume --img-size 20 on a 16 px run: %v", err)
+	}
+	_, err = run(t, "train", "--out", dir, "--resume", "--img-size", "16")
+	if err == nil || !strings.Contains(err.Error(), "is finished") {
+		t.Errorf("train --resume --img-size 16 on its own finished 16 px run: %v", err)
+	}
+}
+
+// TestFinetuneAfterTheMainJob checks that finetune, run after the main
+// job as the README does, writes a run folder of its own, and that a
+// resumed fine-tune refuses an --img-size it cannot take.
+func TestFinetuneAfterTheMainJob(t *testing.T) {
+	t.Chdir(t.TempDir())
+	if out, err := run(t, append([]string{"train"}, quickRun...)...); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	from := filepath.Join("runs", "vit_fmnist_patch4_28", "best.safetensors")
+	ft := append([]string{"finetune", "--from", from}, quickRun...)
+	out, err := run(t, ft...)
+	if err != nil {
+		t.Fatalf("finetune after the main job: %v\n%s", err, out)
+	}
+	ftDir := filepath.Join("runs", "vit_fmnist_patch4_28_finetune_28px")
+	if _, err := os.Stat(filepath.Join(ftDir, train.BestCheckpoint)); err != nil || !strings.Contains(out, "run folder "+ftDir) {
+		t.Fatalf("finetune wrote no run folder %s: %v\n%s", ftDir, err, out)
+	}
+	out, err = run(t, append([]string{"finetune", "--from", from, "--img-size", "56"}, quickRun...)...)
+	if err != nil || !strings.Contains(out, "runs/vit_fmnist_patch4_28_finetune_56px") {
+		t.Fatalf("finetune --img-size 56: %v\n%s", err, out)
+	}
+	_, err = run(t, "finetune", "--from", from, "--out", ftDir, "--resume", "--img-size", "56")
+	if err == nil || !strings.Contains(err.Error(), "model.img_size = 28, not 56") {
+		t.Errorf("finetune --resume --img-size 56 of a 28 px fine-tune: %v", err)
+	}
+	_, err = run(t, "finetune", "--out", ftDir, "--resume", "--freeze")
+	if err == nil || !strings.Contains(err.Error(), "init.freeze_backbone = false, not true") {
+		t.Errorf("finetune --resume --freeze of a fine-tune of the whole model: %v", err)
+	}
+	// Without flags that change it, the resumed fine-tune is the run's own:
+	// finished here.
+	_, err = run(t, "finetune", "--out", ftDir, "--resume")
+	if err == nil || !strings.Contains(err.Error(), "is finished") {
+		t.Errorf("finetune --resume of a finished fine-tune: %v", err)
+	}
+	if _, err := run(t, "finetune"); err == nil || !strings.Contains(err.Error(), `"from"`) {
+		t.Errorf("finetune without --from: %v", err)
+	}
+}
+
+// TestHelpAndCounts checks small things a careful reader notices: flag
+// help that cobra would misread, and parameter counts under a million.
+func TestHelpAndCounts(t *testing.T) {
+	for _, command := range []string{"info", "bench", "import", "train"} {
+		out, err := run(t, command, "--help")
+		if err != nil || strings.Contains(out, "--model vit-train") {
+			t.Errorf("%s --help (%v):\n%s", command, err, out)
+		}
+	}
+	for n, want := range map[int]string{16580: "16.6K", 86567656: "86.6M", 999: "1.0K"} {
+		if got := countString(n); got != want {
+			t.Errorf("countString(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
