@@ -17,6 +17,7 @@ type Datasets struct {
 	Train, Eval data.Dataset
 	Mean, Std   []float32
 	Classes     []string
+	Name        string // data.dataset
 	// HeldOut are the indices in the training set of the images held out
 	// for validation (data.val_split), which Eval then holds; nil when the
 	// run validates on the test set.
@@ -42,7 +43,7 @@ func OpenDatasets(cfg DataConfig) (*Datasets, error) {
 		}
 		return nil, fmt.Errorf("config: data.dataset = %q: want fashion-mnist-embedded, fashion-mnist, mnist, cifar10, cifar100 or imagefolder", cfg.Dataset)
 	}
-	d := &Datasets{}
+	d := &Datasets{Name: cfg.Dataset}
 	var err error
 	if d.Train, err = open(data.Train); err != nil {
 		return nil, err
@@ -134,10 +135,10 @@ func (d *Datasets) CheckModel(s model.Spec) error {
 func (d *Datasets) checkInput(name string, channels, classes int) error {
 	c, _, _ := d.Train.Shape()
 	if c != channels {
-		return fmt.Errorf("model %s takes %d channels (in_chans) but the data has %d", name, channels, c)
+		return fmt.Errorf("model %s takes %d channels (in_chans) but the data (data.dataset = %s) has %d; set data.dataset and data.root to data of %d channels", name, channels, d.Name, c, channels)
 	}
 	if n := len(d.Classes); n != classes {
-		return fmt.Errorf("model %s has %d classes (num_classes) but the data has %d; set model.num_classes=%d", name, classes, n, n)
+		return fmt.Errorf("model %s has %d classes (num_classes) but the data (data.dataset = %s) has %d; set model.num_classes=%d, or data.dataset and data.root to the model's data", name, classes, d.Name, n, n)
 	}
 	return nil
 }

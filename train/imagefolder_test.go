@@ -180,7 +180,7 @@ func TestModelTakesTheDataChannelsAndClasses(t *testing.T) {
 	}
 	// A count that is set is kept, and must fit the data.
 	cfg := folderConfig(t, root, "model.num_classes=5")
-	if _, err := Run(context.Background(), cfg, Options{Dir: t.TempDir()}); err == nil || !strings.Contains(err.Error(), "has 5 classes (num_classes) but the data has 3") {
+	if _, err := Run(context.Background(), cfg, Options{Dir: t.TempDir()}); err == nil || !strings.Contains(err.Error(), "has 5 classes (num_classes) but the data (data.dataset = imagefolder) has 3") {
 		t.Errorf("model.num_classes=5 on 3 classes: %v", err)
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vit-train/vit-train/formats/safetensors"
+	"github.com/vit-train/vit-train/model/vit"
 	"github.com/vit-train/vit-train/train"
 )
 
@@ -93,5 +95,29 @@ func TestHelpAndCounts(t *testing.T) {
 		if got := countString(n); got != want {
 			t.Errorf("countString(%d) = %q, want %q", n, got, want)
 		}
+	}
+}
+
+// TestEvalOfAnImportedModelNamesTheDataSettings checks that evaluating an
+// imported checkpoint, which records no data, on the default data names
+// the settings to give.
+func TestEvalOfAnImportedModelNamesTheDataSettings(t *testing.T) {
+	dir := t.TempDir()
+	m, err := vit.New(vit.Config{Name: "rgb", ImageSize: 16, PatchSize: 8, Channels: 3, NumClasses: 4, EmbedDim: 8,
+		Depth: 1, Heads: 1, MLPDim: 8, LayerNormEps: 1e-6, QKVBias: true}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	timmFile := filepath.Join(dir, "timm.safetensors")
+	if err := safetensors.WriteFileAtomic(timmFile, m.Tensors(), map[string]string{"format": "pt"}); err != nil {
+		t.Fatal(err)
+	}
+	imported := filepath.Join(dir, "imported.safetensors")
+	if out, err := run(t, "import", "--from", timmFile, "--heads", "1", "--out", imported); err != nil {
+		t.Fatalf("import: %v\n%s", err, out)
+	}
+	_, err = run(t, "eval", "--checkpoint", imported)
+	if err == nil || !strings.Contains(err.Error(), "data.dataset = fashion-mnist-embedded") || !strings.Contains(err.Error(), "set data.dataset and data.root") {
+		t.Errorf("eval of an imported RGB model on the default data: %v", err)
 	}
 }
