@@ -208,11 +208,12 @@ func (t *trainer) fillInputs(b *data.Batch, in Inputs) error {
 	return t.teacher.Fill(in.Images, b.Indices[:b.N], mix, in.Teacher)
 }
 
-// logStep writes every log_every-th step to the steps log and updates the
-// progress bar.
+// logStep writes every log_every-th step, and the run's last, to the steps
+// log and updates the progress bar.
 func (t *trainer) logStep(r StepResult, m *meter, end int) error {
 	m.show(t, r)
-	if t.stepsLog == nil || t.cfg.LogEvery <= 0 || t.state.Step%t.cfg.LogEvery != 0 {
+	last := t.state.Epoch == t.cfg.Epochs-1 && t.state.Batch >= end
+	if t.stepsLog == nil || t.cfg.LogEvery <= 0 || (t.state.Step%t.cfg.LogEvery != 0 && !last) {
 		return nil
 	}
 	rec := []metrics.Field{{Name: "step", Value: float64(t.state.Step)}, {Name: "epoch", Value: float64(t.state.Epoch) + float64(t.state.Batch)/float64(end)},

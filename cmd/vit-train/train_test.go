@@ -121,3 +121,19 @@ func TestEvalOfAnImportedModelNamesTheDataSettings(t *testing.T) {
 		t.Errorf("eval of an imported RGB model on the default data: %v", err)
 	}
 }
+
+// TestShortRunHasStepsAndCharts checks that a run shorter than log_every
+// steps logs its last step, with the CSV header, and draws lr.png.
+func TestShortRunHasStepsAndCharts(t *testing.T) {
+	dir := t.TempDir()
+	if out, err := run(t, append([]string{"train", "--out", dir}, quickRun...)...); err != nil { // 2 steps, log_every 50
+		t.Fatalf("%v\n%s", err, out)
+	}
+	raw, err := os.ReadFile(filepath.Join(dir, "steps.csv"))
+	if lines := strings.Split(strings.TrimSpace(string(raw)), "\n"); err != nil || len(lines) != 2 || !strings.HasPrefix(lines[0], "step,") || !strings.HasPrefix(lines[1], "2,") {
+		t.Errorf("steps.csv of a 2-step run (%v):\n%s", err, raw)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "lr.png")); err != nil {
+		t.Errorf("a 2-step run drew no lr.png: %v", err)
+	}
+}
