@@ -247,7 +247,7 @@ type meter struct {
 // position.
 func (t *trainer) newMeter(end int) *meter {
 	m := &meter{start: time.Now(), lr: math.NaN()}
-	if t.cfg.Progress && t.lead() {
+	if t.cfg.Progress && !t.opts.NoProgressBar && t.lead() {
 		m.bar = progressbar.NewOptions(end, progressbar.OptionSetWriter(t.opts.Out), progressbar.OptionSetWidth(24),
 			progressbar.OptionShowCount(), progressbar.OptionSetDescription(fmt.Sprintf("epoch %d/%d", t.state.Epoch+1, t.cfg.Epochs)),
 			progressbar.OptionClearOnFinish(), progressbar.OptionThrottle(200*time.Millisecond))

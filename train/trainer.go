@@ -31,6 +31,10 @@ type Options struct {
 	Dir    string    // run folder
 	Resume bool      // continue from Dir/last.safetensors
 	Out    io.Writer // summary lines and progress bars
+	// NoProgressBar leaves out the progress bar whatever progress says:
+	// for an Out that is no terminal (a log file), where each redraw
+	// would be a line.
+	NoProgressBar bool
 	// StopAfterSteps stops (like an interrupt, saving a checkpoint) after
 	// this many optimiser steps in total; 0 disables it.
 	StopAfterSteps int

@@ -120,7 +120,7 @@ func (f *trainFlags) runRank(cmd *cobra.Command, pre, asked []string, c comm.Com
 			fmt.Fprintln(w, note)
 		}
 	}
-	_, err = train.Run(sig.ctx, cfg, train.Options{Dir: out, Resume: f.resume, Out: w, Comm: c, AfterEpoch: redrawCharts})
+	_, err = train.Run(sig.ctx, cfg, train.Options{Dir: out, Resume: f.resume, Out: w, NoProgressBar: !isTerminal(w), Comm: c, AfterEpoch: redrawCharts})
 	if errors.Is(err, train.ErrInterrupted) {
 		msg := fmt.Sprintf("training interrupted; resume with: vit-train %s --out %s --resume", cmd.Name(), out)
 		if c.Size() > 1 {
@@ -322,6 +322,17 @@ func finetuneSets(ck *train.Checkpoint, imgSize, numClasses int) ([]string, erro
 		return nil, err
 	}
 	return append(sets, fmt.Sprintf("model.spec={%q: %s}", spec.Arch(), fields)), nil
+}
+
+// isTerminal reports whether w is a terminal, where a progress bar can
+// redraw itself in place.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
 func fileExists(p string) bool {

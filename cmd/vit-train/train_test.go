@@ -137,3 +137,25 @@ func TestShortRunHasStepsAndCharts(t *testing.T) {
 		t.Errorf("a 2-step run drew no lr.png: %v", err)
 	}
 }
+
+// TestNoProgressBarInALog checks that a run whose output is no terminal
+// (a log file, a pipe) writes no progress bar into it.
+func TestNoProgressBarInALog(t *testing.T) {
+	dir := t.TempDir()
+	args := append([]string{"train", "--out", dir}, quickRun[:len(quickRun)-2]...) // progress left on
+	out, err := run(t, args...)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if strings.Contains(out, "\r") || !strings.Contains(out, "test accuracy") {
+		t.Errorf("the output holds a progress bar:\n%q", out)
+	}
+	logFile, err := os.Create(filepath.Join(dir, "log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer logFile.Close()
+	if isTerminal(logFile) {
+		t.Error("a file is taken for a terminal")
+	}
+}
