@@ -260,19 +260,42 @@ func (f *ImageFolder) SkipReport() string {
 	return b.String()
 }
 
-// SkipReporter is a dataset that skips unreadable files (an ImageFolder
-// with SkipCorrupt) and reports those it skipped.
-type SkipReporter interface {
-	Skipped() []SkippedFile
-	SkipReport() string
+// Check reads and decodes every file of the folder, workers at a time,
+// and returns those that cannot be used, in index order, with why: what
+// Item would fail on (or skip), found before a run rather than during it.
+func (f *ImageFolder) Check(workers int) []SkippedFile {
+	errs := make([]error, len(f.Files))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range max(1, workers) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range next {
+				_, errs[j] = f.load(j)
+			}
+		}()
+	}
+	for j := range f.Files {
+		next <- j
+	}
+	close(next)
+	wg.Wait()
+	var bad []SkippedFile
+	for j, err := range errs {
+		if err != nil {
+			bad = append(bad, SkippedFile{Path: f.Files[j], Err: err})
+		}
+	}
+	return bad
 }
 
-// SkipReporterOf returns the SkipReporter ds is, or draws from (a Subset
-// of one); false when it is none.
-func SkipReporterOf(ds Dataset) (SkipReporter, bool) {
+// FolderOf returns the ImageFolder ds is, or draws from (a Subset of
+// one); false when it is none.
+func FolderOf(ds Dataset) (*ImageFolder, bool) {
 	for {
-		if r, ok := ds.(SkipReporter); ok {
-			return r, true
+		if f, ok := ds.(*ImageFolder); ok {
+			return f, true
 		}
 		w, ok := ds.(interface{ Unwrap() Dataset })
 		if !ok {

@@ -89,14 +89,38 @@ func TestSubsetOfAFolderReportsItsSkips(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	r, ok := SkipReporterOf(s)
+	r, ok := FolderOf(s)
 	if !ok {
-		t.Fatal("a subset of an image folder is no SkipReporter")
+		t.Fatal("FolderOf a subset of an image folder found none")
 	}
 	if rep := r.SkipReport(); !strings.Contains(rep, "1 of 6 files") || !strings.Contains(rep, "0.png") {
 		t.Errorf("report %q", rep)
 	}
-	if _, ok := SkipReporterOf(classSorted(2, 2)); ok {
-		t.Error("a Memory reports skipped files")
+	if _, ok := FolderOf(classSorted(2, 2)); ok {
+		t.Error("FolderOf a Memory found a folder")
+	}
+}
+
+func TestImageFolderCheckNamesEveryBadFile(t *testing.T) {
+	root := t.TempDir()
+	good := pngBytes(t, patternRGBA(4, 4))
+	for _, n := range []string{"a/0.png", "a/1.png", "b/2.png", "b/3.png", "b/4.png"} {
+		writeFile(t, filepath.Join(root, n), good)
+	}
+	writeFile(t, filepath.Join(root, "a", "1.png"), good[:20])
+	writeFile(t, filepath.Join(root, "b", "4.png"), []byte("text"))
+	f, err := OpenImageFolder(root, FolderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, workers := range []int{1, 3} {
+		bad := f.Check(workers)
+		if len(bad) != 2 || !strings.HasSuffix(bad[0].Path, "1.png") || !strings.HasSuffix(bad[1].Path, "4.png") ||
+			!strings.Contains(bad[0].Err.Error(), "1.png") {
+			t.Errorf("Check(%d) = %v", workers, bad)
+		}
+	}
+	if got, ok := FolderOf(Subset(f, 2)); !ok || got != f {
+		t.Error("FolderOf a subset of a folder is not the folder")
 	}
 }

@@ -196,3 +196,32 @@ func TestImageFolderNamesDataRoot(t *testing.T) {
 		t.Errorf("imagefolder at a missing data.root: %v", err)
 	}
 }
+
+// TestCheckDataNamesEveryBadFile checks that CheckData names every
+// unreadable file of both splits at once, and fails unless
+// data.skip_corrupt is set.
+func TestCheckDataNamesEveryBadFile(t *testing.T) {
+	root := writeImageFolder(t, 2, [2]int{3, 2})
+	var out bytes.Buffer
+	if err := CheckData(DataConfig{Dataset: "imagefolder", Root: root, Workers: 2}, &out); err != nil || !strings.Contains(out.String(), "all 10 files") {
+		t.Fatalf("a good folder: %v\n%s", err, out.String())
+	}
+	bad := []string{filepath.Join(root, "train", "class0", "0.png"), filepath.Join(root, "train", "class1", "2.png"), filepath.Join(root, "val", "class0", "1.png")}
+	for _, p := range bad {
+		if err := os.WriteFile(p, []byte("not an image"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, skip := range []bool{false, true} {
+		out.Reset()
+		err := CheckData(DataConfig{Dataset: "imagefolder", Root: root, Workers: 2, SkipCorrupt: skip, TrainSubset: 2}, &out)
+		if skip != (err == nil) || !strings.Contains(out.String(), "3 of the 10 files") {
+			t.Errorf("skip_corrupt %t: %v\n%s", skip, err, out.String())
+		}
+		for _, p := range bad {
+			if !strings.Contains(out.String(), p) {
+				t.Errorf("%s is not named:\n%s", p, out.String())
+			}
+		}
+	}
+}

@@ -653,7 +653,7 @@ func (t *trainer) reportSkipped() error {
 	var report strings.Builder
 	total := 0
 	for _, ds := range []data.Dataset{t.ds.Train, t.ds.Eval} {
-		if r, ok := data.SkipReporterOf(ds); ok {
+		if r, ok := data.FolderOf(ds); ok {
 			report.WriteString(r.SkipReport())
 			total += len(r.Skipped())
 		}

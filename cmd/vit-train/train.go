@@ -30,6 +30,7 @@ type trainFlags struct {
 	sets       []string
 	out        string
 	resume     bool
+	checkData  bool
 }
 
 func (f *trainFlags) register(cmd *cobra.Command, outHelp string) {
@@ -37,6 +38,7 @@ func (f *trainFlags) register(cmd *cobra.Command, outHelp string) {
 	cmd.Flags().StringArrayVar(&f.sets, "set", nil, "override a setting, key=value (repeatable)")
 	cmd.Flags().StringVar(&f.out, "out", "", "run folder (default "+outHelp+")")
 	cmd.Flags().BoolVar(&f.resume, "resume", false, "continue from the run folder's last checkpoint, with its config.yaml")
+	cmd.Flags().BoolVar(&f.checkData, "check-data", false, "read every file of an image folder first, and name all that cannot be read (an error unless data.skip_corrupt)")
 }
 
 // run trains with the settings layered as defaults → --config → pre → --set,
@@ -112,6 +114,11 @@ func (f *trainFlags) runRank(cmd *cobra.Command, pre, asked []string, c comm.Com
 	w := cmd.ErrOrStderr()
 	if c.Rank() != 0 {
 		w = io.Discard
+	}
+	if f.checkData {
+		if err := train.CheckData(cfg.Data, w); err != nil {
+			return err
+		}
 	}
 	sig := catchSignals(w, "stopping after the current optimiser step and saving a checkpoint")
 	defer sig.stop()

@@ -159,3 +159,22 @@ func TestNoProgressBarInALog(t *testing.T) {
 		t.Error("a file is taken for a terminal")
 	}
 }
+
+// TestCheckDataFlag checks that train --check-data names the unreadable
+// files before training and trains nothing.
+func TestCheckDataFlag(t *testing.T) {
+	dir := t.TempDir()
+	writePhotos(t, dir, 2)
+	bad := filepath.Join(dir, "photos", "val", "dog", "2.jpg")
+	if err := os.WriteFile(bad, []byte("not a JPEG"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	runDir := filepath.Join(dir, "run")
+	out, err := run(t, "train", "--check-data", "--set", "data.dataset=imagefolder", "--set", "data.root="+filepath.Join(dir, "photos"), "--out", runDir)
+	if err == nil || !strings.Contains(err.Error(), "1 of the 12 files") || !strings.Contains(out, bad) {
+		t.Errorf("train --check-data on a folder with a bad file: %v\n%s", err, out)
+	}
+	if _, err := os.Stat(runDir); err == nil {
+		t.Error("train --check-data started a run on unreadable data")
+	}
+}
