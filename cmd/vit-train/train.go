@@ -99,8 +99,8 @@ func (f *trainFlags) config(pre, asked []string) (train.Config, string, error) {
 		for i, ch := range changes {
 			desc[i] = fmt.Sprintf("%s = %s, not %s", ch.Key, ch.From, ch.To)
 		}
-		return train.Config{}, "", fmt.Errorf("--resume continues the run in %s as its config.yaml says (%s): the flags %s cannot take effect; resume without them, or start a new run in another --out",
-			out, strings.Join(desc, "; "), strings.Join(asked, " "))
+		return train.Config{}, "", fmt.Errorf("--resume continues the run in %s as its config.yaml says: %s; the flags that ask otherwise cannot take effect: resume without them, or start a new run in another --out",
+			out, strings.Join(desc, "; "))
 	}
 	return cfg, out, nil
 }
