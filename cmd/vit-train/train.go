@@ -251,7 +251,9 @@ ViT paper's fine-tuning recipe: SGD with momentum 0.9, lr 0.06 for a batch
 of 512 scaled to the batch (optim.scale_lr), no weight decay, gradient
 clipping at norm 1, warmup then cosine decay to 0, no augmentation. It
 keeps a converged model's accuracy at the checkpoint's own resolution.
---freeze trains only the heads.
+--freeze trains only the heads. Unless --config or --set names
+data.dataset, the data is the checkpoint's (data.dataset, data.root and
+data.skip_corrupt of the configuration it records).
 
 --resume continues a fine-tune with its run folder's config.yaml (--from
 may be left out); --img-size, --num-classes, --freeze and --ema cannot
@@ -267,7 +269,13 @@ change it.`,
 				if err != nil {
 					return err
 				}
-				f.base = finetuneBase(ck)
+				own, err := f.setsDataset()
+				if err != nil {
+					return err
+				}
+				if !own {
+					f.base = finetuneBase(ck)
+				}
 				sets, err := finetuneSets(ck, imgSize, numClasses)
 				if err != nil {
 					return err
@@ -295,10 +303,18 @@ change it.`,
 	return cmd
 }
 
-// finetuneBase is what a fine-tune of ck starts from: train.FinetuneConfig
-// on the data ck was trained on (data.dataset, data.root and
-// data.skip_corrupt of its configuration, when it records one), which
-// --config and --set may change.
+// setsDataset reports whether --config or --set names data.dataset.
+func (f *trainFlags) setsDataset() (bool, error) {
+	probe := f.base()
+	probe.Data.Dataset = "" // no dataset's name
+	c, err := train.LayerConfig(probe, f.configPath, f.sets)
+	return c.Data.Dataset != "", err
+}
+
+// finetuneBase is what a fine-tune of ck starts from when --config and
+// --set name no data.dataset: train.FinetuneConfig on the data ck was
+// trained on (data.dataset, data.root and data.skip_corrupt of its
+// configuration, when it records one).
 func finetuneBase(ck *train.Checkpoint) func() train.Config {
 	return func() train.Config {
 		c := train.FinetuneConfig()

@@ -178,3 +178,25 @@ func TestCheckDataFlag(t *testing.T) {
 		t.Error("train --check-data started a run on unreadable data")
 	}
 }
+
+// TestFinetuneTakesTheCheckpointsData checks that finetune trains on the
+// data of the checkpoint's run, unless --set names another data set.
+func TestFinetuneTakesTheCheckpointsData(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	writePhotos(t, dir, 2)
+	tiny := []string{"--set", "epochs=1", "--set", "data.batch_size=3", "--set", "data.eval_batch_size=3", "--set", "progress=false"}
+	if out, err := run(t, append([]string{"train", "--model", "vit_fmnist_patch4_28", "--set", "data.dataset=imagefolder", "--set", "data.root=photos",
+		"--set", "model.embed_dim=16", "--set", "model.depth=1", "--set", "model.num_heads=2", "--out", "rgb"}, tiny...)...); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	out, err := run(t, append([]string{"finetune", "--from", "rgb/best.safetensors", "--out", "ft"}, tiny...)...)
+	if err != nil || !strings.Contains(out, "data imagefolder: 6 train / 6 eval images") {
+		t.Fatalf("finetune of a model trained on an image folder: %v\n%s", err, out)
+	}
+	// Another data set, named with --set, leaves the checkpoint's data.root behind.
+	_, err = run(t, append([]string{"finetune", "--from", "rgb/best.safetensors", "--out", "ft2", "--set", "data.dataset=fashion-mnist-embedded"}, tiny...)...)
+	if err == nil || strings.Contains(err.Error(), "no effect") || !strings.Contains(err.Error(), "takes 3 channels") {
+		t.Errorf("finetune of an RGB model on Fashion-MNIST: %v", err)
+	}
+}
