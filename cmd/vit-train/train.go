@@ -72,7 +72,8 @@ func (f *trainFlags) run(cmd *cobra.Command, pre, asked []string) error {
 // without --config takes the run folder's config.yaml, then --set; the
 // flags in asked must not change it.
 func (f *trainFlags) config(pre, asked []string) (train.Config, string, error) {
-	cfg, err := train.LoadConfigOver(f.base(), f.configPath, append(pre, f.sets...))
+	// Checked once the run's own configuration is known.
+	cfg, err := train.LayerConfig(f.base(), f.configPath, append(pre, f.sets...))
 	if err != nil {
 		return train.Config{}, "", err
 	}
@@ -82,7 +83,7 @@ func (f *trainFlags) config(pre, asked []string) (train.Config, string, error) {
 	}
 	runConfig := filepath.Join(out, "config.yaml")
 	if !f.resume || f.configPath != "" || !fileExists(runConfig) {
-		return cfg, out, nil
+		return cfg, out, cfg.Validate()
 	}
 	if cfg, err = train.LoadConfigOver(f.base(), runConfig, f.sets); err != nil {
 		return train.Config{}, "", err

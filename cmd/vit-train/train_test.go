@@ -20,7 +20,8 @@ var quickRun = []string{"--set", "epochs=1", "--set", "data.train_subset=64", "-
 // that a resumed run refuses those that would change it.
 func TestTrainModelFlags(t *testing.T) {
 	dir := t.TempDir()
-	args := append([]string{"train", "--out", dir, "--model", "vit_fmnist_patch4_28", "--img-size", "16", "--num-classes", "10", "--in-chans", "1"}, quickRun...)
+	args := append([]string{"train", "--out", dir, "--model", "vit_fmnist_patch4_28", "--img-size", "16", "--num-classes", "10", "--in-chans", "1",
+		"--set", "ema.enabled=true"}, quickRun...)
 	if out, err := run(t, args...); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
@@ -38,6 +39,11 @@ func TestTrainModelFlags(t *testing.T) {
 	_, err = run(t, "train", "--out", dir, "--resume", "--img-size", "16")
 	if err == nil || !strings.Contains(err.Error(), "is finished") {
 		t.Errorf("train --resume --img-size 16 on its own finished 16 px run: %v", err)
+	}
+	// --set is checked against the run's configuration (EMA on), not the defaults.
+	_, err = run(t, "train", "--out", dir, "--resume", "--set", "ema.decay=0.99")
+	if err == nil || !strings.Contains(err.Error(), "is finished") {
+		t.Errorf("train --resume --set ema.decay=0.99 on a run with EMA: %v", err)
 	}
 }
 
