@@ -77,7 +77,7 @@ func TestSkipCorruptIsReported(t *testing.T) {
 	if _, err := Run(context.Background(), cfg, Options{Dir: dir, Out: &out}); err != nil {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
-	listed, err := os.ReadFile(filepath.Join(dir, SkippedFile))
+	listed, err := os.ReadFile(filepath.Join(dir, SkippedList))
 	if err != nil {
 		t.Fatalf("no list of skipped files in the run folder: %v\n%s", err, out.String())
 	}

@@ -637,14 +637,14 @@ func (t *trainer) afterEpoch() {
 	}
 }
 
-// SkippedFile is the run-folder file that lists the files a run with
+// SkippedList is the run-folder file that lists the files a run with
 // data.skip_corrupt skipped as unreadable.
-const SkippedFile = "skipped.txt"
+const SkippedList = "skipped.txt"
 
 // reportSkipped says, at the end of an epoch, which files the training
 // and evaluation data skipped as unreadable (data.skip_corrupt): each
 // newly skipped file with why, and the total, printed and written to
-// SkippedFile in the run folder (rank 0, which sees its own share of the
+// SkippedList in the run folder (rank 0, which sees its own share of the
 // training data and its share of the evaluation data).
 func (t *trainer) reportSkipped() error {
 	if !t.lead() {
@@ -661,7 +661,7 @@ func (t *trainer) reportSkipped() error {
 	if total == 0 {
 		return nil
 	}
-	path := filepath.Join(t.opts.Dir, SkippedFile)
+	path := filepath.Join(t.opts.Dir, SkippedList)
 	if total == t.skipped {
 		fmt.Fprintf(t.opts.Out, "data.skip_corrupt: %d unreadable file(s) skipped so far, none new this epoch (listed in %s)\n", total, path)
 		return nil
