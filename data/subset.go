@@ -14,8 +14,8 @@ import (
 // see the same images.
 const streamSubset uint64 = 0x535542534554
 
-// labelled is a dataset that knows its labels without decoding its images.
-type labelled interface {
+// labelSource is a dataset that knows its labels without decoding its images.
+type labelSource interface {
 	Label(i int) int
 }
 
@@ -37,7 +37,7 @@ func Subset(ds Dataset, n int) Dataset {
 func subsetIndex(ds Dataset, n int) []int {
 	rng := rand.New(rand.NewPCG(streamSeed(0, streamSubset, ds.Len(), n)))
 	var picked []int
-	if l, ok := ds.(labelled); ok {
+	if l, ok := ds.(labelSource); ok {
 		picked = stratified(l, ds.Len(), len(ds.Classes()), n, rng)
 	} else {
 		picked = rng.Perm(ds.Len())[:n]
@@ -48,7 +48,7 @@ func subsetIndex(ds Dataset, n int) []int {
 
 // stratified takes n of the len items, class by class in turn, each
 // class's items in an order shuffled by rng.
-func stratified(l labelled, length, classes, n int, rng *rand.Rand) []int {
+func stratified(l labelSource, length, classes, n int, rng *rand.Rand) []int {
 	byClass := make([][]int, classes)
 	for i := range length {
 		c := l.Label(i)
