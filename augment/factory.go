@@ -132,9 +132,13 @@ type EvalConfig struct {
 	Mean, Std []float32 // per-channel normalisation
 }
 
-// EvalPipeline builds the evaluation pipeline: for Size > 32,
+// SmallInput is the largest input size that the evaluation pipeline resizes
+// whole instead of resizing and centre-cropping (DeiT's rule).
+const SmallInput = 32
+
+// EvalPipeline builds the evaluation pipeline: for Size > SmallInput,
 // Resize(floor(Size/CropPct)) of the shorter side then CenterCrop(Size)
-// (256 then 224 for 224); for small inputs (Size <= 32) only a resize to
+// (256 then 224 for 224); for small inputs (Size <= SmallInput) only a resize to
 // Size x Size when the image differs, as DeiT does. Then normalise.
 func EvalPipeline(cfg EvalConfig) (Pipeline, error) {
 	if cfg.Size <= 0 {
@@ -151,7 +155,7 @@ func EvalPipeline(cfg EvalConfig) (Pipeline, error) {
 		cfg.Interp = Bilinear // timm: random interpolation is not used for eval
 	}
 	var t Transform
-	if cfg.Size <= 32 {
+	if cfg.Size <= SmallInput {
 		t = ResizeTo{H: cfg.Size, W: cfg.Size, Interp: cfg.Interp}
 	} else {
 		scale := int(math.Floor(float64(cfg.Size) / pct))

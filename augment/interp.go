@@ -45,6 +45,25 @@ func ParseInterp(s string) (Interp, error) {
 	return 0, fmt.Errorf("augment: unknown interpolation %q (want bilinear, bicubic or random)", s)
 }
 
+// MarshalText writes the filter's timm name, as String does.
+func (i Interp) MarshalText() ([]byte, error) {
+	switch i {
+	case Bilinear, Bicubic, RandomInterp:
+		return []byte(i.String()), nil
+	}
+	return nil, fmt.Errorf("augment: unknown interpolation %d", int(i))
+}
+
+// UnmarshalText reads a timm name, as ParseInterp does.
+func (i *Interp) UnmarshalText(b []byte) error {
+	v, err := ParseInterp(string(b))
+	if err != nil {
+		return err
+	}
+	*i = v
+	return nil
+}
+
 // pick resolves RandomInterp with one draw from rng.
 func (i Interp) pick(rng *rand.Rand) Interp {
 	if i == RandomInterp {

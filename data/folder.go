@@ -178,6 +178,9 @@ func (f *ImageFolder) Len() int { return len(f.Files) }
 // Classes returns the class folder names, sorted.
 func (f *ImageFolder) Classes() []string { return f.classes }
 
+// Label returns file i's class index.
+func (f *ImageFolder) Label(i int) int { return f.Labels[i] }
+
 // Shape returns (3, 0, 0): RGB images of varying size.
 func (f *ImageFolder) Shape() (c, h, w int) { return 3, 0, 0 }
 
@@ -255,4 +258,49 @@ func (f *ImageFolder) SkipReport() string {
 		fmt.Fprintf(&b, "  %v\n", s.Err)
 	}
 	return b.String()
+}
+
+// Check reads and decodes every file of the folder, workers at a time,
+// and returns those that cannot be used, in index order, with why: what
+// Item would fail on (or skip), found before a run rather than during it.
+func (f *ImageFolder) Check(workers int) []SkippedFile {
+	errs := make([]error, len(f.Files))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range max(1, workers) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range next {
+				_, errs[j] = f.load(j)
+			}
+		}()
+	}
+	for j := range f.Files {
+		next <- j
+	}
+	close(next)
+	wg.Wait()
+	var bad []SkippedFile
+	for j, err := range errs {
+		if err != nil {
+			bad = append(bad, SkippedFile{Path: f.Files[j], Err: err})
+		}
+	}
+	return bad
+}
+
+// FolderOf returns the ImageFolder ds is, or draws from (a Subset of
+// one); false when it is none.
+func FolderOf(ds Dataset) (*ImageFolder, bool) {
+	for {
+		if f, ok := ds.(*ImageFolder); ok {
+			return f, true
+		}
+		w, ok := ds.(interface{ Unwrap() Dataset })
+		if !ok {
+			return nil, false
+		}
+		ds = w.Unwrap()
+	}
 }

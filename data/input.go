@@ -7,17 +7,19 @@ import (
 	"github.com/vit-train/vit-train/augment"
 )
 
-// LoadInput reads an image file as a model input (c, size, size) into dst:
-// decoded to RGB, converted to grey when c is 1 (ITU-R 601 luma, as PIL's
-// convert("L")), the shorter side resized to size (bicubic) and the centre
-// cropped to size×size — an image already size×size passes unchanged — then
-// normalised with mean and std.
-func LoadInput(path string, c, size int, mean, std []float32, dst []float32) error {
-	if c != 1 && c != 3 {
-		return fmt.Errorf("data: %s: models with %d channels take no image files (1 or 3)", path, c)
+// LoadInput reads an image file as a model input of channels channels into
+// dst: decoded to RGB as DecodeImage decodes a dataset's files, converted
+// to grey when channels is 1 (ITU-R 601 luma, as PIL's convert("L")), then
+// run through p, a model's evaluation pipeline (augment.EvalPipeline: the
+// resize, the crop and the normalisation it was evaluated with), so that
+// the file gives the model what it gives it in an image folder.
+// len(dst) is channels × p.Height × p.Width.
+func LoadInput(path string, channels int, p *augment.Pipeline, dst []float32) error {
+	if channels != 1 && channels != 3 {
+		return fmt.Errorf("data: %s: models with %d channels take no image files (1 or 3)", path, channels)
 	}
-	if len(dst) != c*size*size {
-		return fmt.Errorf("data: %s: input buffer holds %d values, want %d×%d×%d", path, len(dst), c, size, size)
+	if want := channels * p.Height * p.Width; p.Height <= 0 || p.Width <= 0 || len(dst) != want {
+		return fmt.Errorf("data: %s: input buffer holds %d values, the pipeline makes (%d, %d, %d)", path, len(dst), channels, p.Height, p.Width)
 	}
 	raw, err := os.ReadFile(path)
 	if err != nil {
@@ -27,12 +29,8 @@ func LoadInput(path string, c, size int, mean, std []float32, dst []float32) err
 	if err != nil {
 		return err
 	}
-	if c == 1 {
+	if channels == 1 {
 		img = augment.Grey(img)
-	}
-	p := augment.Pipeline{
-		Transform: augment.Compose(augment.Resize{Size: size, Interp: augment.Bicubic}, augment.CenterCrop{H: size, W: size}),
-		Mean:      mean, Std: std, Height: size, Width: size,
 	}
 	if err := p.Process(img, nil, dst); err != nil {
 		return fmt.Errorf("data: %s: %w", path, err)
@@ -41,13 +39,16 @@ func LoadInput(path string, c, size int, mean, std []float32, dst []float32) err
 }
 
 // LoadImage reads a JPEG or PNG file as a model sees it before
-// normalisation: LoadInput's decoding, grey conversion (channels 1),
-// shorter-side resize and centre crop, giving (channels, size, size) in
-// [0, 1]. Normalize turns it into the model input; pictures such as
-// attention maps draw over it.
-func LoadImage(path string, size, channels int) (augment.Image, error) {
-	img := augment.Image{C: channels, H: size, W: size, Pix: make([]float32, channels*size*size)}
-	if err := LoadInput(path, channels, size, nil, nil, img.Pix); err != nil {
+// normalisation: LoadInput through p, which must not normalise (an
+// evaluation pipeline without mean and std), giving (channels, p.Height,
+// p.Width) in [0, 1]. Normalize turns it into the model input; pictures
+// such as attention maps draw over it.
+func LoadImage(path string, channels int, p *augment.Pipeline) (augment.Image, error) {
+	if len(p.Mean) != 0 || len(p.Std) != 0 {
+		return augment.Image{}, fmt.Errorf("data: %s: LoadImage's pipeline normalises (mean %v, std %v); give it none and call Normalize", path, p.Mean, p.Std)
+	}
+	img := augment.Image{C: channels, H: p.Height, W: p.Width, Pix: make([]float32, channels*p.Height*p.Width)}
+	if err := LoadInput(path, channels, p, img.Pix); err != nil {
 		return augment.Image{}, err
 	}
 	return img, nil

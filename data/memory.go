@@ -51,3 +51,6 @@ func (m *Memory) Item(i int) (augment.Image, int, error) {
 	}
 	return img, m.Labels[i], nil
 }
+
+// Label returns image i's label.
+func (m *Memory) Label(i int) int { return m.Labels[i] }

@@ -95,6 +95,10 @@ func (p *Prepared) Source() string { return p.r.Meta().Source }
 // Close closes the file.
 func (p *Prepared) Close() error { return p.r.Close() }
 
+// Label returns item i's class from the index, reading no image, so that
+// Subset draws the same items from a prepared set as from its source.
+func (p *Prepared) Label(i int) int { return p.r.Record(i).Label }
+
 // Item reads and decodes image i.
 func (p *Prepared) Item(i int) (augment.Image, int, error) {
 	src, label, err := p.ItemSource(i)

@@ -5,13 +5,19 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/vit-train/vit-train/formats/npy"
 	"github.com/vit-train/vit-train/formats/safetensors"
+	"github.com/vit-train/vit-train/model"
 )
 
-// checkpointMetaKey marks a vit-train checkpoint (train/checkpoint's File).
-const checkpointMetaKey = "vit_train.model"
+// checkpointMetaPrefix begins every metadata key of a vit-train checkpoint
+// (train/checkpoint's File), and checkpointArchKey names its architecture.
+const (
+	checkpointMetaPrefix = "vit_train."
+	checkpointArchKey    = "vit_train.arch"
+)
 
 // Import reads a timm safetensors state dict or a Google .npz checkpoint,
 // told apart by their first bytes (a zip archive is an .npz), and converts
@@ -54,8 +60,26 @@ func importFile(path string, h Hints) (*Imported, error) {
 	if err != nil {
 		return nil, fmt.Errorf("neither a Google .npz checkpoint (zip archive) nor a valid safetensors file: %w", err)
 	}
-	if _, ok := file.Metadata[checkpointMetaKey]; ok {
-		return nil, fmt.Errorf("already a vit-train checkpoint (metadata %q); use it as it is", checkpointMetaKey)
+	if err := notACheckpoint(file.Metadata); err != nil {
+		return nil, err
 	}
 	return FromTimm(file.Tensors, h)
+}
+
+// notACheckpoint refuses a vit-train checkpoint of any architecture: one
+// whose metadata holds the configuration key a registered architecture
+// records its networks under, or any other vit-train metadata key.
+func notACheckpoint(meta map[string]string) error {
+	const use = "import converts timm ViT/DeiT weights (.safetensors) and Google ViT weights (.npz); use the checkpoint as it is with train (init.from), eval, predict or export"
+	for _, a := range model.Architectures() {
+		if _, ok := meta[a.ConfigKey]; ok {
+			return fmt.Errorf("already a vit-train checkpoint of a %s network (metadata %q): %s", a.Name, a.ConfigKey, use)
+		}
+	}
+	for key := range meta {
+		if strings.HasPrefix(key, checkpointMetaPrefix) {
+			return fmt.Errorf("already a vit-train checkpoint (metadata %q, architecture %q): %s", key, meta[checkpointArchKey], use)
+		}
+	}
+	return nil
 }

@@ -9,6 +9,8 @@ import (
 
 	"github.com/vit-train/vit-train/formats/npy"
 	"github.com/vit-train/vit-train/formats/safetensors"
+	"github.com/vit-train/vit-train/model"
+	_ "github.com/vit-train/vit-train/model/resnet" // a ResNet checkpoint's metadata
 	"github.com/vit-train/vit-train/model/vit"
 )
 
@@ -244,7 +246,25 @@ func TestImportFileErrors(t *testing.T) {
 		return p
 	}
 	ckpt := filepath.Join(dir, "ckpt.safetensors")
-	if err := safetensors.WriteFileAtomic(ckpt, plainTensors(t), map[string]string{checkpointMetaKey: "{}"}); err != nil {
+	if err := safetensors.WriteFileAtomic(ckpt, plainTensors(t), map[string]string{"vit_train.model": "{}"}); err != nil {
+		t.Fatal(err)
+	}
+	// A ResNet checkpoint's metadata, as train/checkpoint writes it.
+	resnet20, err := model.Create("resnet20", model.Overrides{NumClasses: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, spec, err := model.EncodeConfig(resnet20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resnetCkpt := filepath.Join(dir, "resnet.safetensors")
+	if err := safetensors.WriteFileAtomic(resnetCkpt, plainTensors(t), map[string]string{"vit_train.arch": "resnet", key: string(spec)}); err != nil {
+		t.Fatal(err)
+	}
+	// A checkpoint of an architecture this program has not registered.
+	otherCkpt := filepath.Join(dir, "other.safetensors")
+	if err := safetensors.WriteFileAtomic(otherCkpt, plainTensors(t), map[string]string{"vit_train.arch": "tinycnn", "vit_train.tinycnn": "{}"}); err != nil {
 		t.Fatal(err)
 	}
 	npyFile, err := os.ReadFile(golden + "f4_2x3.npy")
@@ -260,7 +280,9 @@ func TestImportFileErrors(t *testing.T) {
 		{write("junk.bin", []byte("hello, world")), []string{"junk.bin", "neither a Google .npz", "safetensors"}},
 		{write("empty.npz", nil), []string{"empty.npz", "neither"}},
 		{write("bad.npz", []byte("PK\x03\x04 truncated")), []string{"bad.npz", "npz: not a valid zip archive"}},
-		{ckpt, []string{"ckpt.safetensors", "already a vit-train checkpoint"}},
+		{ckpt, []string{"ckpt.safetensors", "already a vit-train checkpoint of a vit network", "use the checkpoint as it is"}},
+		{resnetCkpt, []string{"resnet.safetensors", "already a vit-train checkpoint of a resnet network", `"vit_train.resnet"`, "timm ViT/DeiT weights"}},
+		{otherCkpt, []string{"other.safetensors", "already a vit-train checkpoint", `"tinycnn"`, "Google ViT weights (.npz)"}},
 	} {
 		_, err := Import(tc.path, Hints{Heads: 3})
 		wantErr(t, tc.path, err, tc.want...)

@@ -61,10 +61,10 @@ func withConfig(f *checkpoint.File) (*Checkpoint, error) {
 
 // OpenViT loads the checkpoint at path into a new ViT of its
 // configuration, for what only a ViT has (attention maps, position
-// embeddings); with ema, the EMA weights are loaded instead of the
-// trained ones.
+// embeddings), as OpenNetwork does; with ema, the EMA weights are loaded
+// instead of the trained ones.
 func OpenViT(path string, ema bool) (*Checkpoint, *vit.ViT, error) {
-	ck, n, err := OpenNetwork(path, ema)
+	ck, n, err := OpenNetwork(path, NetworkOptions{EMA: ema})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -75,26 +75,59 @@ func OpenViT(path string, ema bool) (*Checkpoint, *vit.ViT, error) {
 	return ck, m, nil
 }
 
-// OpenNetwork loads the checkpoint at path into a new network built from
-// the spec it carries, whatever the network's name or architecture; with
-// ema, the EMA weights are loaded instead of the trained ones.
-func OpenNetwork(path string, ema bool) (*Checkpoint, model.Network, error) {
+// NetworkOptions say how a checkpoint's network is built.
+type NetworkOptions struct {
+	EMA bool // load the EMA weights instead of the trained ones
+	// ImageSize > 0 builds the network for another input size, a ViT's
+	// pos_embed resampled to the new patch grid.
+	ImageSize int
+	// Model gives model.precision, the arithmetic of the network's
+	// products; nil takes the checkpoint's run configuration's (fp32 for
+	// a checkpoint made outside a training run).
+	Model *ModelConfig
+}
+
+// OpenNetwork loads the checkpoint at path and builds its network
+// (Checkpoint.Network). Errors name path.
+func OpenNetwork(path string, o NetworkOptions) (*Checkpoint, model.Network, error) {
 	ck, err := LoadCheckpoint(path)
 	if err != nil {
 		return nil, nil, err
 	}
-	n, err := model.New(ck.Spec, 0)
+	n, _, err := ck.Network(o)
 	if err != nil {
 		return nil, nil, fmt.Errorf("checkpoint %s: %w", path, err)
 	}
-	src := &ck.File
-	if ema {
-		if src, err = ck.EMAWeights(); err != nil {
-			return nil, nil, fmt.Errorf("checkpoint %s: %w", path, err)
+	return ck, n, nil
+}
+
+// Network builds a new network from the spec the checkpoint carries,
+// whatever its name or architecture, through NewNetwork (so in the
+// precision o gives), and loads the checkpoint's weights into it; note
+// says what was resampled for o.ImageSize, if anything.
+func (c *Checkpoint) Network(o NetworkOptions) (net model.Network, note string, err error) {
+	m := ModelConfig{}
+	if c.Config != nil {
+		m = c.Config.Model
+	}
+	if o.Model != nil {
+		m = *o.Model
+	}
+	spec := c.Spec
+	if _, size := spec.Input(); o.ImageSize > 0 && o.ImageSize != size {
+		spec = spec.WithInput(o.ImageSize, 0)
+	}
+	if net, err = NewNetwork(spec, 0, m); err != nil {
+		return nil, "", err
+	}
+	src := &c.File
+	if o.EMA {
+		if src, err = c.EMAWeights(); err != nil {
+			return nil, "", err
 		}
 	}
-	if _, err := src.LoadWeights(n, false); err != nil {
-		return nil, nil, fmt.Errorf("checkpoint %s: %w", path, err)
+	if note, err = src.LoadWeights(net, false); err != nil {
+		return nil, "", err
 	}
-	return ck, n, nil
+	return net, note, nil
 }

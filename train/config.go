@@ -110,15 +110,21 @@ func (m ModelConfig) Products() (blas.Variant, error) {
 	return "", fmt.Errorf("config: model.precision = %q: want fp32 or mixed", m.Precision)
 }
 
-// ApplyPrecision makes net's graphs run their products as model.precision
-// says (see Products).
-func (m ModelConfig) ApplyPrecision(net model.Network) error {
+// NewNetwork creates the network of spec, initialised from seed, its
+// graphs running their products as m's model.precision says (Products).
+// It is the one place model.precision takes effect: training, bench and
+// every checkpoint's network (Checkpoint.Network) are built here.
+func NewNetwork(spec model.Spec, seed uint64, m ModelConfig) (model.Network, error) {
 	v, err := m.Products()
 	if err != nil {
-		return err
+		return nil, err
+	}
+	net, err := model.New(spec, seed)
+	if err != nil {
+		return nil, err
 	}
 	net.SetPrecision(v)
-	return nil
+	return net, nil
 }
 
 // InitConfig starts a run from a checkpoint's weights (fine-tuning).
@@ -144,7 +150,9 @@ type DataConfig struct {
 	EvalBatchSize int    `yaml:"eval_batch_size"`
 	Workers       int    `yaml:"workers"`
 	SkipCorrupt   bool   `yaml:"skip_corrupt"`
-	TrainSubset   int    `yaml:"train_subset"`
+	// TrainSubset and EvalSubset, when above 0, train and evaluate on
+	// that many images, drawn to cover the classes (data.Subset).
+	TrainSubset int `yaml:"train_subset"`
 	// RepeatedAug > 1 is DeiT's repeated augmentation (--repeated-aug,
 	// RASampler; DeiT uses 3): each image of an epoch is trained this many
 	// times, in copies augmented differently and spread over the ranks,
@@ -152,6 +160,14 @@ type DataConfig struct {
 	// is off.
 	RepeatedAug int `yaml:"repeated_aug"`
 	EvalSubset  int `yaml:"eval_subset"`
+	// ValSplit > 0 holds out this fraction of the training set, drawn by
+	// ValSeed (not by the run's seed, so that every seed of a sweep is
+	// scored on the same images), and validates on it instead of on the
+	// test set: tune on it, and evaluate the test set once (vit-train eval
+	// --set data.val_split=0). The run folder lists the held-out images
+	// (val_split.json). 0 is off.
+	ValSplit float64 `yaml:"val_split"`
+	ValSeed  uint64  `yaml:"val_seed"`
 }
 
 // AugConfig is the augmentation recipe, with timm's names and meanings.
@@ -425,6 +441,8 @@ func (c Config) validateValues() error {
 		return bad("data.repeated_aug", c.Data.RepeatedAug, "must not be negative (0 or 1: off)")
 	case c.Data.Workers < 1:
 		return bad("data.workers", c.Data.Workers, "must be at least 1")
+	case !(c.Data.ValSplit >= 0 && c.Data.ValSplit < 1):
+		return bad("data.val_split", c.Data.ValSplit, "must be a fraction in [0, 1) of the training set (0: validate on the test set)")
 	case !(c.Optim.LR > 0):
 		return bad("optim.lr", c.Optim.LR, "must be positive")
 	case c.Optim.WeightDecay < 0:
@@ -508,6 +526,7 @@ func (c Config) ineffectiveSettings() []ineffective {
 		{"sched.warmup_lr", s.WarmupLR, s.WarmupEpochs == 0 && s.WarmupLR != d.Sched.WarmupLR, "sched.warmup_epochs = 0"},
 		{"init.ema", c.Init.EMA, c.Init.From == "" && c.Init.EMA, "init.from is not set"},
 		{"data.root", c.Data.Root, c.Data.Dataset == "fashion-mnist-embedded" && c.Data.Root != d.Data.Root, "data.dataset = fashion-mnist-embedded is built into the binary"},
+		{"data.val_seed", c.Data.ValSeed, c.Data.ValSplit == 0 && c.Data.ValSeed != d.Data.ValSeed, "data.val_split = 0 holds nothing out"},
 		{"data.skip_corrupt", c.Data.SkipCorrupt, c.Data.Dataset != "imagefolder" && c.Data.SkipCorrupt, fmt.Sprintf("data.dataset = %s: only imagefolder datasets have files to skip", c.Data.Dataset)},
 	}
 }

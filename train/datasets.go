@@ -1,10 +1,14 @@
 package train
 
 import (
+	"encoding/json"
 	"fmt"
+	"io"
+	"path/filepath"
 
 	"github.com/vit-train/vit-train/augment"
 	"github.com/vit-train/vit-train/data"
+	"github.com/vit-train/vit-train/formats/atomicfile"
 	"github.com/vit-train/vit-train/model"
 )
 
@@ -13,6 +17,11 @@ type Datasets struct {
 	Train, Eval data.Dataset
 	Mean, Std   []float32
 	Classes     []string
+	Name        string // data.dataset
+	// HeldOut are the indices in the training set of the images held out
+	// for validation (data.val_split), which Eval then holds; nil when the
+	// run validates on the test set.
+	HeldOut []int
 }
 
 // OpenDatasets opens the dataset named in cfg.Data.
@@ -30,32 +39,34 @@ func OpenDatasets(cfg DataConfig) (*Datasets, error) {
 		case "cifar100":
 			return data.OpenCIFAR100(cfg.Root, split, false)
 		case "imagefolder":
-			return data.OpenImageNet(cfg.Root, split, data.FolderOptions{SkipCorrupt: cfg.SkipCorrupt})
+			return openImageFolder(cfg, split)
 		case "prepared":
 			return data.OpenPreparedSplit(cfg.Root, split)
 		}
 		return nil, fmt.Errorf("config: data.dataset = %q: want fashion-mnist-embedded, fashion-mnist, mnist, cifar10, cifar100, imagefolder or prepared", cfg.Dataset)
 	}
-	d := &Datasets{}
+	d := &Datasets{Name: cfg.Dataset}
 	var err error
 	if d.Train, err = open(data.Train); err != nil {
 		return nil, err
 	}
-	if d.Eval, err = open(data.Test); err != nil {
-		return nil, err
-	}
-	d.Classes = d.Train.Classes()
 	source := cfg.Dataset
 	if p, ok := d.Train.(*data.Prepared); ok {
 		source = p.Source()
 	}
 	d.Mean, d.Std = meanStd(source)
-	if cfg.TrainSubset > 0 && cfg.TrainSubset < d.Train.Len() {
-		d.Train = firstItems(d.Train, cfg.TrainSubset)
+	if cfg.ValSplit > 0 {
+		train, val, err := data.HoldOut(d.Train, cfg.ValSplit, cfg.ValSeed)
+		if err != nil {
+			return nil, fmt.Errorf("config: data.val_split = %v: %w", cfg.ValSplit, err)
+		}
+		d.Train, d.Eval, d.HeldOut = data.NewView(d.Train, train.Indices), data.NewView(d.Train, val.Indices), val.Indices
+	} else if d.Eval, err = open(data.Test); err != nil {
+		return nil, err
 	}
-	if cfg.EvalSubset > 0 && cfg.EvalSubset < d.Eval.Len() {
-		d.Eval = firstItems(d.Eval, cfg.EvalSubset)
-	}
+	d.Train = data.Subset(d.Train, cfg.TrainSubset)
+	d.Eval = data.Subset(d.Eval, cfg.EvalSubset)
+	d.Classes = d.Train.Classes()
 	return d, nil
 }
 
@@ -76,30 +87,53 @@ func meanStd(dataset string) (mean, std []float32) {
 	return data.ImageNetMeanStd()
 }
 
-// subset is the first n items of a dataset.
-type subset struct {
-	data.Dataset
-	n int
+// HeldOutFile is the run folder's record of the images held out for
+// validation (data.val_split).
+const HeldOutFile = "val_split.json"
+
+// heldOutRecord is HeldOutFile's content.
+type heldOutRecord struct {
+	Fraction float64 `json:"fraction"`
+	Seed     uint64  `json:"seed"`
+	// TrainImages and ValImages are the sizes of the two parts; Evaluated
+	// is how many of the held-out images each evaluation scores (fewer
+	// with data.eval_subset).
+	TrainImages int `json:"train_images"`
+	ValImages   int `json:"val_images"`
+	Evaluated   int `json:"evaluated"`
+	// Indices are the held-out images' indices in the training set.
+	Indices []int `json:"indices"`
 }
 
-func (s subset) Len() int { return s.n }
-
-// sourceSubset is the first n items of a data.SourceDataset, which it
-// stays.
-type sourceSubset struct {
-	subset
-	src data.SourceDataset
-}
-
-func (s sourceSubset) ItemSource(i int) (data.ItemSource, int, error) { return s.src.ItemSource(i) }
-
-// firstItems returns the first n items of ds, a data.SourceDataset when ds
-// is one.
-func firstItems(ds data.Dataset, n int) data.Dataset {
-	if sd, ok := ds.(data.SourceDataset); ok {
-		return sourceSubset{subset{ds, n}, sd}
+// writeHeldOut records the held-out split of d, opened with cfg, as
+// dir/HeldOutFile; it writes nothing when the run validates on the test
+// set.
+func (d *Datasets) writeHeldOut(cfg DataConfig, dir string) error {
+	if d.HeldOut == nil {
+		return nil
 	}
-	return subset{ds, n}
+	rec := heldOutRecord{Fraction: cfg.ValSplit, Seed: cfg.ValSeed, TrainImages: d.Train.Len(), ValImages: len(d.HeldOut), Evaluated: d.Eval.Len(), Indices: d.HeldOut}
+	b, err := json.Marshal(rec)
+	if err != nil {
+		return err
+	}
+	return atomicfile.Write(filepath.Join(dir, HeldOutFile), func(w io.Writer) error {
+		_, err := w.Write(append(b, '\n'))
+		return err
+	})
+}
+
+// openImageFolder opens split of the image folder at data.root, naming
+// the setting when it is not set or not such a folder.
+func openImageFolder(cfg DataConfig, split data.Split) (data.Dataset, error) {
+	if cfg.Root == "" {
+		return nil, fmt.Errorf("config: data.dataset = imagefolder reads data.root, which is not set: set it to the folder that holds train/ and val/")
+	}
+	f, err := data.OpenImageNet(cfg.Root, split, data.FolderOptions{SkipCorrupt: cfg.SkipCorrupt})
+	if err != nil {
+		return nil, fmt.Errorf("config: data.root = %s (data.dataset = imagefolder, a folder that holds train/ and val/): %w", cfg.Root, err)
+	}
+	return f, nil
 }
 
 // CheckModel reports a network that cannot take the data.
@@ -113,10 +147,10 @@ func (d *Datasets) CheckModel(s model.Spec) error {
 func (d *Datasets) checkInput(name string, channels, classes int) error {
 	c, _, _ := d.Train.Shape()
 	if c != channels {
-		return fmt.Errorf("model %s takes %d channels (in_chans) but the data has %d", name, channels, c)
+		return fmt.Errorf("model %s takes %d channels (in_chans) but the data (data.dataset = %s) has %d; set data.dataset and data.root to data of %d channels", name, channels, d.Name, c, channels)
 	}
 	if n := len(d.Classes); n != classes {
-		return fmt.Errorf("model %s has %d classes (num_classes) but the data has %d; set model.num_classes=%d", name, classes, n, n)
+		return fmt.Errorf("model %s has %d classes (num_classes) but the data (data.dataset = %s) has %d; set model.num_classes=%d, or data.dataset and data.root to the model's data", name, classes, d.Name, n, n)
 	}
 	return nil
 }
@@ -124,7 +158,8 @@ func (d *Datasets) checkInput(name string, channels, classes int) error {
 // Pipelines builds the training and evaluation pipelines of a run: DeiT's
 // training pipeline (augment.DeiTTrainConfig: bicubic, per-pixel erasing
 // of one box) with the crop, flip, colour jitter, RandAugment and erasing
-// probability of cfg.
+// probability of cfg, and the evaluation pipeline of the run's
+// preprocessing (runPreprocessing), which its checkpoints record.
 func Pipelines(cfg AugConfig, size int, mean, std []float32) (trainP, evalP augment.Pipeline, err error) {
 	tc := augment.DeiTTrainConfig(size, mean, std)
 	tc.HFlip, tc.ColorJitter, tc.AutoAugment, tc.REProb = cfg.HFlip, cfg.ColorJitter, cfg.AutoAugment, cfg.ReProb
@@ -137,7 +172,8 @@ func Pipelines(cfg AugConfig, size int, mean, std []float32) (trainP, evalP augm
 	default:
 		return trainP, evalP, fmt.Errorf("config: aug.train = %q: want padcrop-flip, rrc-flip or none", cfg.Train)
 	}
-	ec := augment.EvalConfig{Size: size, CropPct: cfg.CropPct, Interp: augment.Bicubic, Mean: mean, Std: std}
+	pre := runPreprocessing(cfg)
+	ec := augment.EvalConfig{Size: size, CropPct: pre.CropPct, Interp: pre.Interpolation, Mean: mean, Std: std}
 	if cfg.Train == "none" {
 		trainP, err = augment.EvalPipeline(ec)
 	} else {

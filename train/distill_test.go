@@ -167,7 +167,7 @@ func TestDistillFromResNetTeacher(t *testing.T) {
 // rejects files whose N or C do not match.
 func TestDistillFromLogitsFile(t *testing.T) {
 	teacherPath := tinyResNet(t)
-	logits, n, c, err := Logits(teacherPath, data.Train, []string{"data.train_subset=128"}, 0)
+	logits, n, c, err := Logits(teacherPath, data.Train, EvalOptions{Sets: []string{"data.train_subset=128"}})
 	if err != nil || n != 128 || c != 10 {
 		t.Fatalf("logits: %d×%d, %v", n, c, err)
 	}

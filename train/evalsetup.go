@@ -1,6 +1,8 @@
 package train
 
 import (
+	"fmt"
+
 	"github.com/vit-train/vit-train/augment"
 	"github.com/vit-train/vit-train/data"
 	"github.com/vit-train/vit-train/model"
@@ -14,6 +16,8 @@ type EvalOptions struct {
 	EMA       bool     // run the EMA weights instead of the trained ones
 	ImageSize int      // > 0 runs at another input size (a ViT's pos_embed resampled)
 	TrainData bool     // run over the training split instead of the evaluation split
+	// Preprocess overrides the checkpoint's evaluation preprocessing.
+	Preprocess PreprocessOverrides
 }
 
 // EvalRun is a checkpoint's network ready to run over one split of its
@@ -24,39 +28,42 @@ type EvalRun struct {
 	Config     Config    // the checkpoint's run configuration with the overrides applied
 	Data       *Datasets // the datasets Config names
 	Items      data.Dataset
-	Loader     *data.Loader // Items in order, batches of Config.Data.EvalBatchSize
-	Graph      *nn.Graph    // the evaluation graph, batch Config.Data.EvalBatchSize, weights frozen
+	// Eval is the checkpoint's evaluation preprocessing
+	// (Checkpoint.EvalPreprocessing), what Loader runs the items through.
+	Eval   augment.EvalConfig
+	Loader *data.Loader // Items in order, batches of Config.Data.EvalBatchSize
+	Graph  *nn.Graph    // the evaluation graph, batch Config.Data.EvalBatchSize, weights frozen
 	// Note says what was changed to run at ImageSize; empty otherwise.
 	Note string
 }
 
 // OpenEval opens the checkpoint at path, builds its network from the spec
-// it carries (a ViT, a DeiT or a ResNet, whatever its name), opens the data
-// of its run configuration with o.Sets applied, and sets up the loader
-// (normalised with the checkpoint's mean and std, or the data's when it
-// records none) and the evaluation graph.
+// it carries (a ViT, a DeiT or a ResNet, whatever its name) in the
+// precision of its run configuration with o.Sets applied, opens the data
+// of that configuration, and sets up the loader (through the checkpoint's
+// evaluation preprocessing, Checkpoint.EvalPreprocessing) and the
+// evaluation graph.
 func OpenEval(path string, o EvalOptions) (*EvalRun, error) {
-	ck, net, err := OpenNetwork(path, o.EMA)
+	ck, err := LoadCheckpoint(path)
 	if err != nil {
 		return nil, err
 	}
-	r := &EvalRun{Checkpoint: ck, Net: net, Config: DefaultConfig()}
-	if _, size := net.Spec().Input(); o.ImageSize > 0 && o.ImageSize != size {
-		if r.Net, r.Note, err = model.Resized(net, o.ImageSize); err != nil {
-			return nil, err
-		}
-	}
+	r := &EvalRun{Checkpoint: ck, Config: DefaultConfig()}
 	if ck.Config != nil {
 		r.Config = *ck.Config
 	}
+	base := r.Config
 	if r.Config, err = Override(r.Config, o.Sets); err != nil {
 		return nil, err
+	}
+	if r.Config.Aug.CropPct != base.Aug.CropPct {
+		return nil, fmt.Errorf("aug.crop_pct: evaluation takes the checkpoint's preprocessing, not its run configuration's; change the crop fraction with --crop-pct")
 	}
 	if o.Batch > 0 {
 		r.Config.Data.EvalBatchSize = o.Batch
 	}
-	if err := r.Config.Model.ApplyPrecision(r.Net); err != nil {
-		return nil, err
+	if r.Net, r.Note, err = ck.Network(NetworkOptions{EMA: o.EMA, ImageSize: o.ImageSize, Model: &r.Config.Model}); err != nil {
+		return nil, fmt.Errorf("checkpoint %s: %w", path, err)
 	}
 	if r.Data, err = OpenDatasets(r.Config.Data); err != nil {
 		return nil, err
@@ -68,9 +75,11 @@ func OpenEval(path string, o EvalOptions) (*EvalRun, error) {
 	if o.TrainData {
 		r.Items = r.Data.Train
 	}
-	mean, std := normalisation(ck, r.Data)
 	_, size := r.Net.Spec().Input()
-	_, evalP, err := Pipelines(r.Config.Aug, size, mean, std)
+	if r.Eval, err = ck.EvalPreprocessing(size, o.Preprocess, r.Data); err != nil {
+		return nil, err
+	}
+	evalP, err := augment.EvalPipeline(r.Eval)
 	if err != nil {
 		return nil, err
 	}
@@ -86,35 +95,4 @@ func OpenEval(path string, o EvalOptions) (*EvalRun, error) {
 		return nil, err
 	}
 	return r, nil
-}
-
-// normalisation is the mean and std a checkpoint's images are normalised
-// with: the checkpoint's, or the data's when it records none.
-func normalisation(ck *Checkpoint, d *Datasets) (mean, std []float32) {
-	if len(ck.Mean) == 0 {
-		return d.Mean, d.Std
-	}
-	return ck.Mean, ck.Std
-}
-
-// EvalPipelineOf is the evaluation pipeline (resize, crop, normalisation)
-// that eval, logits and predict feed the checkpoint's network of input
-// size through: the aug settings of the checkpoint's run configuration (or
-// the defaults), and its mean and std, or, when it records none, those of
-// the data that configuration names (which are then opened).
-func EvalPipelineOf(ck *Checkpoint, size int) (augment.Pipeline, error) {
-	cfg := DefaultConfig()
-	if ck.Config != nil {
-		cfg = *ck.Config
-	}
-	var d *Datasets
-	if len(ck.Mean) == 0 {
-		var err error
-		if d, err = OpenDatasets(cfg.Data); err != nil {
-			return augment.Pipeline{}, err
-		}
-	}
-	mean, std := normalisation(ck, d)
-	_, evalP, err := Pipelines(cfg.Aug, size, mean, std)
-	return evalP, err
 }

@@ -129,7 +129,7 @@ func TestResNetWithEMALayerDecayAndInitFrom(t *testing.T) {
 	if len(ck.EMA) != len(net.Params()) {
 		t.Fatalf("%d EMA tensors for %d parameters", len(ck.EMA), len(net.Params()))
 	}
-	if _, _, err := OpenNetwork(filepath.Join(dir, LastCheckpoint), true); err != nil {
+	if _, _, err := OpenNetwork(filepath.Join(dir, LastCheckpoint), NetworkOptions{EMA: true}); err != nil {
 		t.Fatalf("opening the EMA weights: %v", err)
 	}
 }

@@ -9,15 +9,15 @@ import (
 )
 
 // Logits runs the model of the checkpoint at path (a ViT or a ResNet) over
-// one split of its training data, in item order, through the evaluation
-// pipeline, and returns its inference logits (N, C) row-major: the class
-// head, or the mean of both heads for a distilled ViT. The data settings
-// are the checkpoint's run configuration with sets applied (key=value, as
-// --set); batch > 0 overrides data.eval_batch_size. The rows align with the
-// items a run with the same data settings trains on, as
-// distill.teacher_logits needs.
-func Logits(path string, split data.Split, sets []string, batch int) (logits []float32, n, classes int, err error) {
-	r, err := OpenEval(path, EvalOptions{Sets: sets, Batch: batch, TrainData: split == data.Train})
+// one split of its training data, in item order, through its evaluation
+// preprocessing, and returns its inference logits (N, C) row-major: the
+// class head, or the mean of both heads for a distilled ViT. o says how
+// the checkpoint is opened (OpenEval; o.TrainData is set from split). The
+// rows align with the items a run with the same data settings trains on,
+// as distill.teacher_logits needs.
+func Logits(path string, split data.Split, o EvalOptions) (logits []float32, n, classes int, err error) {
+	o.TrainData = split == data.Train
+	r, err := OpenEval(path, o)
 	if err != nil {
 		return nil, 0, 0, err
 	}

@@ -24,7 +24,7 @@ import (
 //	                         (step.go)
 //	      epochBatches.Fill  the next batch: images, targets, teacher logits
 //	    logStep              steps.jsonl/csv, the event file and the progress bar
-//	  finishEpoch            evaluate, record, checkpoint
+//	  finishEpoch            evaluate, record, checkpoint, report skipped files
 //	  stop                   an interrupt saves a checkpoint; an error keeps the last
 
 // run trains epoch after epoch from the current position. A cancelled ctx
@@ -188,11 +188,12 @@ func (e *epochBatches) Fill(in Inputs) (int, error) {
 	return n, err
 }
 
-// logStep writes every log_every-th step to the steps log and updates the
-// progress bar.
+// logStep writes every log_every-th step, and the run's last, to the steps
+// log and updates the progress bar.
 func (t *trainer) logStep(r StepResult, m *meter, end int) error {
 	m.show(t, r)
-	if t.stepsLog == nil || t.cfg.LogEvery <= 0 || t.state.Step%t.cfg.LogEvery != 0 {
+	last := t.state.Epoch == t.cfg.Epochs-1 && t.state.Batch >= end
+	if t.stepsLog == nil || t.cfg.LogEvery <= 0 || (t.state.Step%t.cfg.LogEvery != 0 && !last) {
 		return nil
 	}
 	rec := []metrics.Field{{Name: "step", Value: float64(t.state.Step)}, {Name: "epoch", Value: float64(t.state.Epoch) + float64(t.state.Batch)/float64(end)},
@@ -226,7 +227,7 @@ type meter struct {
 // position.
 func (t *trainer) newMeter(end int) *meter {
 	m := &meter{start: time.Now(), lr: math.NaN()}
-	if t.cfg.Progress && t.lead() {
+	if t.cfg.Progress && !t.opts.NoProgressBar && t.lead() {
 		m.bar = progressbar.NewOptions(end, progressbar.OptionSetWriter(t.opts.Out), progressbar.OptionSetWidth(24),
 			progressbar.OptionShowCount(), progressbar.OptionSetDescription(fmt.Sprintf("epoch %d/%d", t.state.Epoch+1, t.cfg.Epochs)),
 			progressbar.OptionClearOnFinish(), progressbar.OptionThrottle(200*time.Millisecond))
@@ -297,6 +298,9 @@ func (t *trainer) finishEpoch(ctx context.Context, stats epochStats, sum *Summar
 		return err
 	}
 	t.printEpoch(stats, ev, ema)
+	if err := t.reportSkipped(); err != nil {
+		return err
+	}
 	sum.Last, sum.EMA = ev, ema
 	return nil
 }
@@ -386,8 +390,8 @@ func (t *trainer) printEpoch(stats epochStats, ev Evaluation, ema *Result) {
 // printSummary prints the result of a finished run.
 func (t *trainer) printSummary(sum *Summary) {
 	out := t.opts.Out
-	fmt.Fprintf(out, "test accuracy %.2f%% (top-5 %.2f%%, best %.2f%% at epoch %d) after %d epochs, %.0f s; run folder %s\n",
-		sum.Last.Top1, sum.Last.Top5, t.state.BestTop1, t.state.BestEpoch, t.cfg.Epochs, sum.Seconds, t.opts.Dir)
+	fmt.Fprintf(out, "test accuracy %.2f%% (top-5 %.2f%%, best %.2f%% at epoch %d) after %s, %.0f s; run folder %s\n",
+		sum.Last.Top1, sum.Last.Top5, t.state.BestTop1, t.state.BestEpoch, plural(t.cfg.Epochs, "epoch"), sum.Seconds, t.opts.Dir)
 	if h := sum.Last.ClassHead; h != nil {
 		line := fmt.Sprintf("class head %.2f%%, distillation head %.2f%%, average %.2f%%", h.Top1, sum.Last.DistHead.Top1, sum.Last.Top1)
 		if t.teacherR != nil {

@@ -24,16 +24,20 @@ func openTeacher(cfg Config, student model.Network, ds *Datasets) (distill.Teach
 		}
 		return lt, nil
 	}
-	ck, net, err := OpenNetwork(d.Teacher, false)
+	// The teacher's forward pass runs in the student run's precision.
+	ck, net, err := OpenNetwork(d.Teacher, NetworkOptions{Model: &cfg.Model})
 	if err != nil {
 		return nil, fmt.Errorf("distill.teacher: %w", err)
 	}
-	// The teacher's forward pass runs in the student run's precision.
-	if err := cfg.Model.ApplyPrecision(net); err != nil {
-		return nil, err
+	// Its inputs must be normalised as the student's: the teacher's own
+	// normalisation, or the student's data's when its checkpoint records none.
+	_, size := net.Spec().Input()
+	pre, err := ck.EvalPreprocessing(size, PreprocessOverrides{}, ds)
+	if err != nil {
+		return nil, fmt.Errorf("distill.teacher %s: %w", d.Teacher, err)
 	}
 	nt, err := distill.NewNetTeacher(distill.NetTeacherSpec{
-		Path: d.Teacher, Net: net, Mean: ck.Mean, Std: ck.Std,
+		Path: d.Teacher, Net: net, Mean: pre.Mean, Std: pre.Std,
 		Student: student, StudentMean: ds.Mean, StudentStd: ds.Std,
 		TrainBatch: cfg.Data.BatchSize, EvalBatch: cfg.Data.EvalBatchSize,
 	})

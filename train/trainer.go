@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/vit-train/vit-train/augment"
 	"github.com/vit-train/vit-train/comm"
@@ -30,6 +31,10 @@ type Options struct {
 	Dir    string    // run folder
 	Resume bool      // continue from Dir/last.safetensors
 	Out    io.Writer // summary lines and progress bars
+	// NoProgressBar leaves out the progress bar whatever progress says:
+	// for an Out that is no terminal (a log file), where each redraw
+	// would be a line.
+	NoProgressBar bool
 	// StopAfterSteps stops (like an interrupt, saving a checkpoint) after
 	// this many optimiser steps in total; 0 disables it.
 	StopAfterSteps int
@@ -109,6 +114,7 @@ type trainer struct {
 	epochLog RecordLog
 	events   *eventLog         // nil unless cfg.TensorBoard
 	saved    *checkpoint.State // the position of last.safetensors; nil until one exists
+	skipped  int               // files skipped as unreadable, as last reported
 	comm     comm.Communicator
 	buffers  [][]float32 // the buffers syncBuffers broadcasts (ResNet batch-norm statistics); nil for one process
 }
@@ -214,6 +220,9 @@ func (t *trainer) resumeCheckpoint(path string) (*Checkpoint, error) {
 	if err != nil {
 		return nil, fmt.Errorf("resume: %w", err)
 	}
+	if ck.State.Epoch >= t.cfg.Epochs && ck.State.Batch == 0 {
+		return nil, t.finishedError(ck.State)
+	}
 	if err := t.compatible(ck); err != nil {
 		return nil, fmt.Errorf("resume from %s: %w", path, err)
 	}
@@ -221,6 +230,30 @@ func (t *trainer) resumeCheckpoint(path string) (*Checkpoint, error) {
 		return nil, fmt.Errorf("resume from %s: the checkpoint is at batch %d of epoch %d, inside an accumulation group of optim.accum_steps = %d; resume with the run's own config.yaml", path, ck.State.Batch, ck.State.Epoch+1, a)
 	}
 	return ck, nil
+}
+
+// finishedError refuses to resume a run that has trained all its epochs,
+// giving its results: the last evaluation's (from the epochs log) and the
+// best.
+func (t *trainer) finishedError(s checkpoint.State) error {
+	last := ""
+	if recs, err := metrics.Read(t.opts.Dir, "epochs"); err == nil && len(recs) > 0 {
+		if r := recs[len(recs)-1]; int(r["epoch"]) == s.Epoch {
+			last = fmt.Sprintf("last top-1 %.2f%% (top-5 %.2f%%), ", r["val_top1"], r["val_top5"])
+		}
+	}
+	return fmt.Errorf("resume: the run in %s is finished: it trained all %s (epochs = %d); %sbest top-1 %.2f%% at epoch %d (%s). "+
+		"Nothing to resume: evaluate it with vit-train eval --checkpoint %s, or train it longer with --resume --set epochs=N, N > %d",
+		t.opts.Dir, plural(s.Epoch, "epoch"), t.cfg.Epochs, last, s.BestTop1, s.BestEpoch, filepath.Join(t.opts.Dir, BestCheckpoint),
+		filepath.Join(t.opts.Dir, BestCheckpoint), s.Epoch)
+}
+
+// plural is "1 epoch", "2 epochs".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // removeStaleTemps deletes the temporary files of atomic writes that a
@@ -243,10 +276,14 @@ func (t *trainer) removeStaleTemps() error {
 	return nil
 }
 
-// writeConfig saves the resolved configuration as config.yaml, atomically.
+// writeConfig saves the resolved configuration as config.yaml, atomically,
+// and the held-out validation split, if any (HeldOutFile).
 func (t *trainer) writeConfig() error {
 	y, err := t.cfg.YAML()
 	if err != nil {
+		return err
+	}
+	if err := t.ds.writeHeldOut(t.cfg.Data, t.opts.Dir); err != nil {
 		return err
 	}
 	return atomicfile.Write(filepath.Join(t.opts.Dir, "config.yaml"), func(w io.Writer) error {
@@ -317,19 +354,48 @@ func (t *trainer) openEvents(resume bool) (notes []string, err error) {
 // the data, initialised from the seed, after checking that it takes the
 // data.
 func (t *trainer) newNetwork() error {
-	spec, err := t.cfg.ModelSpec()
+	spec, err := t.fitData()
 	if err != nil {
 		return err
 	}
-	ch, size, _ := t.ds.Train.Shape()
-	spec = spec.Resolve(ch, size, len(t.ds.Classes))
 	if err := t.ds.CheckModel(spec); err != nil {
 		return err
 	}
-	if t.net, err = model.New(spec, t.cfg.Seed); err != nil {
-		return err
+	t.net, err = NewNetwork(spec, t.cfg.Seed, t.cfg.Model)
+	return err
+}
+
+// fitData resolves the model's configuration against the data: unset
+// inputs (a ResNet's) are the data's, and a model whose channels or class
+// count model.in_chans or model.num_classes leave to its preset takes the
+// data's instead, recorded in the run's configuration with a note.
+func (t *trainer) fitData() (model.Spec, error) {
+	resolve := func() (model.Spec, error) {
+		spec, err := t.cfg.ModelSpec()
+		ch, size, _ := t.ds.Train.Shape()
+		return spec.Resolve(ch, size, len(t.ds.Classes)), err
 	}
-	return t.cfg.Model.ApplyPrecision(t.net)
+	spec, err := resolve()
+	if err != nil {
+		return spec, err
+	}
+	m := &t.cfg.Model
+	channels, _ := spec.Input()
+	dataChannels, _, _ := t.ds.Train.Shape()
+	var notes []string
+	if m.Channels == 0 && channels != dataChannels {
+		m.Channels = dataChannels
+		notes = append(notes, fmt.Sprintf("model.in_chans = %d (the model's %d)", dataChannels, channels))
+	}
+	if classes := len(t.ds.Classes); m.NumClasses == 0 && spec.NumClasses() != classes {
+		m.NumClasses = classes
+		notes = append(notes, fmt.Sprintf("model.num_classes = %d (the model's %d)", classes, spec.NumClasses()))
+	}
+	if len(notes) == 0 {
+		return spec, nil
+	}
+	fmt.Fprintf(t.opts.Out, "note: %s, from the data\n", strings.Join(notes, ", "))
+	return resolve()
 }
 
 // compatible reports a checkpoint whose model differs from the configured one.
@@ -496,7 +562,8 @@ func (t *trainer) close() {
 // checkpoint returns the run's current checkpoint.
 func (t *trainer) checkpoint() *Checkpoint {
 	cfg := t.cfg
-	ck := &Checkpoint{Config: &cfg, File: checkpoint.File{State: t.state, Mean: t.ds.Mean, Std: t.ds.Std, Classes: t.ds.Classes,
+	eval := runPreprocessing(cfg.Aug)
+	ck := &Checkpoint{Config: &cfg, File: checkpoint.File{State: t.state, Mean: t.ds.Mean, Std: t.ds.Std, Eval: &eval, Classes: t.ds.Classes,
 		Spec: t.net.Spec(), Params: t.net.Tensors(), Optim: t.step.opt.StateTensors()}}
 	if t.step.ema != nil {
 		ck.EMA = t.step.ema.StateTensors()
@@ -560,4 +627,41 @@ func (t *trainer) afterEpoch() {
 	if err := t.opts.AfterEpoch(t.opts.Dir); err != nil {
 		fmt.Fprintf(t.opts.Out, "warning: after epoch %d: %v\n", t.state.Epoch, err)
 	}
+}
+
+// SkippedList is the run-folder file that lists the files a run with
+// data.skip_corrupt skipped as unreadable.
+const SkippedList = "skipped.txt"
+
+// reportSkipped says, at the end of an epoch, which files the training
+// and evaluation data skipped as unreadable (data.skip_corrupt): each
+// newly skipped file with why, and the total, printed and written to
+// SkippedList in the run folder (rank 0, which sees its own share of the
+// training data and its share of the evaluation data).
+func (t *trainer) reportSkipped() error {
+	if !t.lead() {
+		return nil
+	}
+	var report strings.Builder
+	total := 0
+	for _, ds := range []data.Dataset{t.ds.Train, t.ds.Eval} {
+		if r, ok := data.FolderOf(ds); ok {
+			report.WriteString(r.SkipReport())
+			total += len(r.Skipped())
+		}
+	}
+	if total == 0 {
+		return nil
+	}
+	path := filepath.Join(t.opts.Dir, SkippedList)
+	if total == t.skipped {
+		fmt.Fprintf(t.opts.Out, "data.skip_corrupt: %d unreadable file(s) skipped so far, none new this epoch (listed in %s)\n", total, path)
+		return nil
+	}
+	t.skipped = total
+	fmt.Fprintf(t.opts.Out, "data.skip_corrupt: %d unreadable file(s) skipped so far, each replaced by the next readable file (listed in %s):\n%s", total, path, report.String())
+	return atomicfile.Write(path, func(w io.Writer) error {
+		_, err := io.WriteString(w, report.String())
+		return err
+	})
 }

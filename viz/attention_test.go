@@ -2,6 +2,9 @@ package viz_test
 
 import (
 	"fmt"
+	"image"
+	"image/png"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -21,7 +24,11 @@ func attendTiny(t *testing.T, distilled bool) (*viz.Attention, augment.Image, *t
 	}
 	path := filepath.Join(t.TempDir(), "img.png")
 	writeGreyPNG(t, path, 8, 8, func(x, y int) uint8 { return uint8(30*x + 3*y) })
-	img, err := data.LoadImage(path, 8, 1)
+	view, err := augment.EvalPipeline(augment.EvalConfig{Size: 8, Interp: augment.Bicubic})
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := data.LoadImage(path, 1, &view)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,5 +185,38 @@ func TestAttentionFigure(t *testing.T) {
 		// and each row cell + title + 2 margins = 1.97 in high.
 		cols := len(wantTop)
 		decodePNG(t, path, pixels(float64(cols)*1.72), pixels(0.35+2*1.97))
+	}
+}
+
+// TestFigureTitleIsWhole checks that a title wider than the panels (a
+// model of one or two heads) widens the figure instead of running off
+// both edges.
+func TestFigureTitleIsWhole(t *testing.T) {
+	cell := image.NewGray(image.Rect(0, 0, 8, 8))
+	title := "img0.png: Ankle boot 97.3% (vit_fmnist_patch4_28), rollout"
+	path := filepath.Join(t.TempDir(), "fig.png")
+	if err := viz.SaveFigure(path, title, [][]viz.Panel{{{Title: "input", Image: cell}, {Title: "[CLS] rollout", Image: cell}}}, viz.AttentionCell); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := img.Bounds()
+	if b.Dx() <= pixels(2*1.72) {
+		t.Errorf("the figure is %d pixels wide, no wider than its two panels", b.Dx())
+	}
+	// No ink in the outer pixel columns of the title band.
+	for y := b.Min.Y; y < b.Min.Y+pixels(0.35); y++ {
+		for _, x := range []int{b.Min.X, b.Min.X + 1, b.Max.X - 2, b.Max.X - 1} {
+			if r, g, bl, _ := img.At(x, y).RGBA(); r < 0xc000 || g < 0xc000 || bl < 0xc000 {
+				t.Fatalf("the title touches the figure's edge at (%d, %d)", x, y)
+			}
+		}
 	}
 }

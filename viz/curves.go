@@ -62,7 +62,8 @@ func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 //
 //	loss.png        training loss per logged step and per epoch, validation loss
 //	top1.png        validation top-1 and, when logged, EMA top-1 (percent)
-//	lr.png          learning rate per logged step
+//	lr.png          learning rate per logged step (per epoch when fewer
+//	                than two steps were logged)
 //	throughput.png  training images/s per logged step and per epoch
 //
 // Series without any finite value are left out, and charts without any
@@ -78,9 +79,7 @@ func RunCharts(steps, epochs []map[string]float64) []Chart {
 			ExtractSeries("model", epochs, "epoch", "val_top1", true),
 			ExtractSeries("EMA", epochs, "epoch", "ema_top1", true),
 		}},
-		{File: "lr.png", Title: "Learning rate", YLabel: "learning rate", Series: []Series{
-			ExtractSeries("lr", steps, "epoch", "lr", false),
-		}},
+		{File: "lr.png", Title: "Learning rate", YLabel: "learning rate", Series: []Series{lrSeries(steps, epochs)}},
 		{File: "throughput.png", Title: "Training throughput", YLabel: "images/s", LegendBottom: true, Series: []Series{
 			ExtractSeries("step", steps, "epoch", "images_per_s", false),
 			ExtractSeries("epoch", epochs, "epoch", "images_per_s", true),
@@ -101,6 +100,21 @@ func RunCharts(steps, epochs []map[string]float64) []Chart {
 		}
 	}
 	return out
+}
+
+// lrSeries is the learning rate of the logged steps, or, when fewer than
+// two were logged (a run shorter than log_every steps), of the epochs'
+// ends, drawn as points.
+func lrSeries(steps, epochs []map[string]float64) Series {
+	s := ExtractSeries("lr", steps, "epoch", "lr", false)
+	if len(s.X) >= 2 {
+		return s
+	}
+	if e := ExtractSeries("lr", epochs, "epoch", "lr", true); len(e.X) > len(s.X) {
+		return e
+	}
+	s.Points = true
+	return s
 }
 
 // seriesColors are the line colours, in series order.
@@ -149,8 +163,30 @@ func (c Chart) Plot() (*plot.Plot, error) {
 			p.Legend.Add(s.Label, thumbs...)
 		}
 	}
+	if len(c.Series) > 1 {
+		legendRoom(p, len(c.Series), c.LegendBottom)
+	}
 	return p, nil
 }
+
+// legendRoom widens the y axis of p so that a legend of rows lines, at the
+// top (or the bottom) of the plot, sits above (below) every data point: it
+// takes legendRowShare of the data's span per line.
+func legendRoom(p *plot.Plot, rows int, bottom bool) {
+	span := p.Y.Max - p.Y.Min
+	if !(span > 0) {
+		span = math.Max(math.Abs(p.Y.Max), 1)
+	}
+	room := span * legendRowShare * float64(rows)
+	if bottom {
+		p.Y.Min -= room
+	} else {
+		p.Y.Max += room
+	}
+}
+
+// legendRowShare is the part of the data's span left free per legend line.
+const legendRowShare = 0.12
 
 // Save writes the chart to path as a ChartWidth × ChartHeight PNG.
 func (c Chart) Save(path string) error {

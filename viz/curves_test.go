@@ -181,3 +181,45 @@ func TestChartEpochTicks(t *testing.T) {
 		t.Errorf("%d epoch labels on [0, 300], want about ten", n)
 	}
 }
+
+// TestRunChartsShortRun checks that a run that logged fewer than two steps
+// still has a learning-rate chart, from its epochs, drawn as points.
+func TestRunChartsShortRun(t *testing.T) {
+	steps := []map[string]float64{{"step": 3, "epoch": 1, "loss": 2, "lr": 1e-3}}
+	epochs := []map[string]float64{{"epoch": 1, "lr": 1e-3, "val_loss": 2}, {"epoch": 2, "lr": 5e-4, "val_loss": 1.5}}
+	for _, c := range viz.RunCharts(steps, epochs) {
+		if c.File != "lr.png" {
+			continue
+		}
+		if s := c.Series[0]; len(s.X) != 2 || !s.Points || s.Y[1] != 5e-4 {
+			t.Errorf("lr.png of a short run: %+v", s)
+		}
+		return
+	}
+	t.Error("a run with one logged step has no lr.png")
+}
+
+// TestLegendLeavesTheDataFree checks that a chart with a legend leaves
+// room for it above (or below) every data point.
+func TestLegendLeavesTheDataFree(t *testing.T) {
+	steps, epochs := writeRun(t, t.TempDir())
+	for _, c := range viz.RunCharts(steps, epochs) {
+		if len(c.Series) < 2 {
+			continue
+		}
+		lo, hi := math.Inf(1), math.Inf(-1)
+		for _, s := range c.Series {
+			for _, y := range s.Y {
+				lo, hi = math.Min(lo, y), math.Max(hi, y)
+			}
+		}
+		p, err := c.Plot()
+		if err != nil {
+			t.Fatal(err)
+		}
+		room := 0.1 * float64(len(c.Series)) * (hi - lo) // about a line of the legend per series
+		if c.LegendBottom && !(p.Y.Min <= lo-room) || !c.LegendBottom && !(p.Y.Max >= hi+room) {
+			t.Errorf("%s: y axis [%g, %g] over data [%g, %g] leaves the legend no room", c.File, p.Y.Min, p.Y.Max, lo, hi)
+		}
+	}
+}

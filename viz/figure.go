@@ -35,7 +35,8 @@ func FigureSize(rows, cols int, cell vg.Length) (w, h vg.Length) {
 }
 
 // SaveFigure writes panels to path as a PNG: a title over rows of titled
-// square cells (cell × cell) left-aligned, cols wide (the longest row). Each
+// square cells (cell × cell) left-aligned, cols wide (the longest row), or
+// as wide as the title when it is wider. Each
 // picture is scaled to fill its cell; square pictures keep their aspect.
 func SaveFigure(path, title string, rows [][]Panel, cell vg.Length) error {
 	cols := 1
@@ -45,6 +46,7 @@ func SaveFigure(path, title string, rows [][]Panel, cell vg.Length) error {
 	w, h := FigureSize(len(rows), cols, cell)
 	titleStyle := textStyle(12)
 	panelStyle := textStyle(9)
+	w = max(w, titleStyle.Width(title)+4*panelMargin) // a title wider than the panels widens the figure
 	return savePNG(path, w, h, func(dc draw.Canvas) {
 		top := dc.Max.Y
 		dc.FillText(titleStyle, vg.Point{X: (dc.Min.X + dc.Max.X) / 2, Y: top - figureTitleHeight/2}, title)

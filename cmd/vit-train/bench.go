@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -16,7 +17,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/vit-train/vit-train/comm"
-	"github.com/vit-train/vit-train/model"
 	"github.com/vit-train/vit-train/nn/blas"
 	"github.com/vit-train/vit-train/nn/fmapeak"
 	"github.com/vit-train/vit-train/train"
@@ -57,10 +57,14 @@ type benchResult struct {
 	// it, 0 without it, and never above 1 (see measurePeak). PeakRaised
 	// says a rate exceeded the peak measured twice, and the peak is that
 	// rate.
-	Peak           fmapeak.Result `json:"peak"`
-	PeakRaised     bool           `json:"peak_raised"`
-	TrainPeakShare float64        `json:"train_peak_share"`
-	InferPeakShare float64        `json:"infer_peak_share"`
+	Peak       fmapeak.Result `json:"peak"`
+	PeakRaised bool           `json:"peak_raised"`
+	// TilesRefused says why a processor that lists AMX does not run the
+	// tile products here (Linux refused the tile data, say); empty
+	// otherwise.
+	TilesRefused   string  `json:"tiles_refused,omitempty"`
+	TrainPeakShare float64 `json:"train_peak_share"`
+	InferPeakShare float64 `json:"infer_peak_share"`
 	// Under mpirun: the job's processes and the gradient bytes each
 	// contributes. Images/s and GFLOP/s are then the whole job's, with
 	// TrainMsPerStep the step training takes: the gradients averaged
@@ -242,11 +246,10 @@ func runBench(cfg train.Config, steps int, memProfile string, cm comm.Communicat
 	if err != nil {
 		return benchResult{}, err
 	}
-	net, err := model.New(spec, cfg.Seed)
+	net, err := train.NewNetwork(spec, cfg.Seed, cfg.Model)
 	if err != nil {
 		return benchResult{}, err
 	}
-	net.SetPrecision(products)
 	// The schedule's first epoch holds every step bench takes (the
 	// learning rate does not change a step's time).
 	s, err := train.NewStepper(cfg, net, train.Options{Comm: cm}, benchWarmup+2*steps)
@@ -293,6 +296,9 @@ func runBench(cfg train.Config, steps int, memProfile string, cm comm.Communicat
 	fwd := float64(c.ForwardFLOPs()) * images
 	r.TrainImagesPerS, r.TrainGFLOPs = images/(r.TrainMsPerStep/1e3), 3*fwd/(r.TrainMsPerStep/1e3)/1e9
 	r.InferMsPerBatch, r.InferImagesPerS, r.InferGFLOPs, r.InferBatchMs = inferTime*1e3, images/inferTime, fwd/inferTime/1e9, inferMs
+	if err := fmapeak.TilesUsable(); err != nil && !errors.Is(err, fmapeak.ErrNoTiles) {
+		r.TilesRefused = err.Error()
+	}
 	r.PeakRSSBytes = peakRSS()
 	r.measurePeak(peakKind(products))
 	return r, nil
@@ -323,6 +329,9 @@ func (h *heldBatch) Fill(train.Inputs) (int, error) { return h.images, nil }
 func (r benchResult) print(w io.Writer) {
 	fmt.Fprintf(w, "model %s, %d params, batch %d, BLAS %s, %d threads, precision %s (products %s)\n", r.Model, r.Params, r.Batch, r.Backend, r.Threads, r.Precision, r.Products)
 	fmt.Fprintf(w, "processor %s\n", r.Processor)
+	if r.TilesRefused != "" {
+		fmt.Fprintf(w, "AMX tiles not used, though the processor lists them: %s\n", r.TilesRefused)
+	}
 	if r.Peak.GFLOPs > 0 {
 		raised := ""
 		if r.PeakRaised {

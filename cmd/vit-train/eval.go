@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -17,6 +18,7 @@ type evalFlags struct {
 	sets           []string
 	ema, asJSON    bool
 	batch, imgSize int
+	pre            train.PreprocessOverrides
 }
 
 func newEvalCommand() *cobra.Command {
@@ -26,27 +28,32 @@ func newEvalCommand() *cobra.Command {
 		Short: "Evaluate a checkpoint: top-1, top-5, loss, per-class accuracy, confusion matrix",
 		Long: `Evaluate a checkpoint on the evaluation split of its training data, or of
 the data given with --set data.dataset=… --set data.root=…. Writes
-eval.json, eval_per_class.csv and eval_confusion.csv into --out (default: the
-checkpoint's folder). A distilled model is scored with the class head, the
-distillation head and their average (DeiT's inference rule). Ctrl-C stops
+eval.json, eval_per_class.csv and eval_confusion.csv into --out (default:
+eval_<checkpoint> beside the checkpoint, e.g. runs/R/eval_best for
+runs/R/best.safetensors, so that the training run's own reports stay). A
+distilled model is scored with the class head, the distillation head and
+their average (DeiT's inference rule). The images go through the
+checkpoint's evaluation preprocessing, which --crop-pct and
+--interpolation override. Ctrl-C stops
 the evaluation (exit status 130; 143 for SIGTERM).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return f.run(cmd) },
 	}
 	cmd.Flags().StringVar(&f.ckPath, "checkpoint", "", "checkpoint to evaluate (required)")
 	cmd.Flags().StringArrayVar(&f.sets, "set", nil, "override a setting of the checkpoint's config, e.g. data.root=DIR")
-	cmd.Flags().StringVar(&f.out, "out", "", "folder for the reports (default: the checkpoint's)")
+	cmd.Flags().StringVar(&f.out, "out", "", "folder for the reports (default: eval_<checkpoint> beside the checkpoint)")
 	cmd.Flags().BoolVar(&f.ema, "ema", false, "evaluate the EMA weights")
 	cmd.Flags().BoolVar(&f.asJSON, "json", false, "print the result as JSON")
 	cmd.Flags().IntVar(&f.batch, "batch", 0, "evaluation batch size (default: the config's)")
 	cmd.Flags().IntVar(&f.imgSize, "img-size", 0, "evaluate at another image size, a ViT's pos_embed resampled (default: the checkpoint's)")
+	addPreprocessFlags(cmd, &f.pre)
 	_ = cmd.MarkFlagRequired("checkpoint")
 	return cmd
 }
 
 // run evaluates the checkpoint, writes the reports and prints the result.
 func (f *evalFlags) run(cmd *cobra.Command) error {
-	r, err := train.OpenEval(f.ckPath, train.EvalOptions{Sets: f.sets, Batch: f.batch, EMA: f.ema, ImageSize: f.imgSize})
+	r, err := train.OpenEval(f.ckPath, train.EvalOptions{Sets: f.sets, Batch: f.batch, EMA: f.ema, ImageSize: f.imgSize, Preprocess: f.pre})
 	if err != nil {
 		return err
 	}
@@ -64,7 +71,7 @@ func (f *evalFlags) run(cmd *cobra.Command) error {
 	}
 	out := f.out
 	if out == "" {
-		out = filepath.Dir(f.ckPath)
+		out = evalOut(f.ckPath)
 	}
 	js, err := writeEvalReports(out, ev, r.Data.Classes)
 	if err != nil {
@@ -81,6 +88,13 @@ func (f *evalFlags) run(cmd *cobra.Command) error {
 	}
 	fmt.Fprintf(w, "reports in %s\n", out)
 	return nil
+}
+
+// evalOut is eval's default report folder: eval_<name> beside the
+// checkpoint <name>.safetensors.
+func evalOut(ckPath string) string {
+	base := filepath.Base(ckPath)
+	return filepath.Join(filepath.Dir(ckPath), "eval_"+strings.TrimSuffix(base, filepath.Ext(base)))
 }
 
 // writeEvalReports writes eval.json, eval_per_class.csv and

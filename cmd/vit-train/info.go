@@ -49,7 +49,7 @@ type modelFlags struct {
 
 func (f *modelFlags) register(cmd *cobra.Command, def string) {
 	fl := cmd.Flags()
-	fl.StringVar(&f.name, "model", def, "model preset (see `vit-train models`)")
+	fl.StringVar(&f.name, "model", def, "model preset (see: vit-train models)")
 	fl.IntVar(&f.o.ImageSize, "img-size", 0, "input image size (default: the preset's)")
 	fl.IntVar(&f.o.NumClasses, "num-classes", 0, "number of classes (default: the preset's)")
 	fl.IntVar(&f.o.Channels, "in-chans", 0, "input channels (default: the preset's)")
@@ -140,10 +140,19 @@ func printInfo(w io.Writer, spec model.Spec, i modelInfo) {
 	fmt.Fprintf(w, "model            %s (%s)\n", spec.Name(), i.Arch)
 	fmt.Fprintf(w, "shape            %s\n", i.Summary)
 	fmt.Fprintf(w, "input            %d×%d×%d, %d classes\n", channels, size, size, spec.NumClasses())
-	fmt.Fprintf(w, "parameters       %d (%.1fM)\n", i.Params, float64(i.Params)/1e6)
+	fmt.Fprintf(w, "parameters       %d (%s)\n", i.Params, countString(i.Params))
 	fmt.Fprintf(w, "forward/image    %.3f GMACs = %.3f GFLOPs\n", i.ForwardGMACs, i.ForwardGFLOPs)
 	fmt.Fprintf(w, "memory (fp32)    params %s + grads %s + AdamW state %s = %s (activations excluded)\n",
 		bytesString(i.ParamBytes), bytesString(i.GradBytes), bytesString(i.AdamStateBytes), bytesString(i.TrainingBytes))
+}
+
+// countString is a count in millions (86.6M) or, under a million, in
+// thousands (16.6K).
+func countString(n int) string {
+	if n >= 1e6 {
+		return fmt.Sprintf("%.1fM", float64(n)/1e6)
+	}
+	return fmt.Sprintf("%.1fK", float64(n)/1e3)
 }
 
 func bytesString(b int64) string {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/vit-train/vit-train/augment"
 	"github.com/vit-train/vit-train/data"
 	"github.com/vit-train/vit-train/formats/onnx"
 	"github.com/vit-train/vit-train/formats/safetensors"
@@ -30,6 +31,8 @@ func newImportCommand() *cobra.Command {
 		from, out, preset, name, classesPath string
 		h                                    interop.Hints
 		mean, std                            []float32
+		cropPct                              float64
+		interp                               string
 	)
 	cmd := &cobra.Command{
 		Use:   "import",
@@ -45,8 +48,11 @@ classes, MLP dim, qkv bias and the distillation token. The rest comes from
 when it differs from the file's grid) and --norm-eps.
 
 The input normalisation defaults to ImageNet's mean/std for timm files and to
-0.5/0.5 (pixels in [-1, 1]) for Google checkpoints, as timm's pretrained
-configurations have them; --mean/--std override it.`,
+0.5/0.5 (pixels in [-1, 1]) for Google checkpoints, and the evaluation
+preprocessing to crop_pct 0.9 (1.0 for inputs of 384 px and more) with
+bicubic resizing, as timm's ViT and DeiT pretrained configurations have
+them; --mean/--std, --crop-pct and --interpolation override them. The
+checkpoint records them for eval, logits, predict, attention and export.`,
 		Example: `  vit-train import --from deit_tiny_patch16_224.safetensors --model deit_tiny_patch16_224 --out deit_tiny.safetensors
   vit-train import --from ViT-B_16.npz --img-size 224 --out vit_b16.safetensors`,
 		Args: cobra.NoArgs,
@@ -71,6 +77,9 @@ configurations have them; --mean/--std override it.`,
 			if ck.Mean, ck.Std, err = normalisation(imp.Format, c.Channels, mean, std); err != nil {
 				return err
 			}
+			if ck.Eval, err = importPreprocessing(c.ImageSize, cropPct, interp); err != nil {
+				return err
+			}
 			if ck.Classes, err = classNames(classesPath, c.NumClasses); err != nil {
 				return err
 			}
@@ -83,20 +92,22 @@ configurations have them; --mean/--std override it.`,
 			for _, n := range imp.Notes {
 				fmt.Fprintln(w, "note:", n)
 			}
-			fmt.Fprintf(w, "wrote %s (mean %v, std %v)\n", out, ck.Mean, ck.Std)
+			fmt.Fprintf(w, "wrote %s (mean %v, std %v, crop_pct %g, %s)\n", out, ck.Mean, ck.Std, ck.Eval.CropPct, ck.Eval.Interpolation)
 			return nil
 		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&from, "from", "", "timm .safetensors or Google .npz file (required)")
 	f.StringVar(&out, "out", "", "checkpoint to write (required)")
-	f.StringVar(&preset, "model", "", "preset the file holds (see `vit-train models`): gives heads, norm eps and name")
+	f.StringVar(&preset, "model", "", "preset the file holds (see: vit-train models): gives heads, norm eps and name")
 	f.StringVar(&name, "name", "", "model name to record (default: the preset's, else the file's base name)")
 	f.IntVar(&h.Heads, "heads", 0, "attention heads (needed for timm files without --model)")
 	f.IntVar(&h.ImageSize, "img-size", 0, "input size (default: the file's; another size resamples pos_embed)")
 	f.Float64Var(&h.LayerNormEps, "norm-eps", 0, "LayerNorm epsilon (default: the preset's, else 1e-6)")
 	f.Float32SliceVar(&mean, "mean", nil, "per-channel input mean (default: by file format)")
 	f.Float32SliceVar(&std, "std", nil, "per-channel input std (default: by file format)")
+	f.Float64Var(&cropPct, "crop-pct", 0, "evaluation crop fraction (default: timm's, 0.9, or 1.0 from 384 px)")
+	f.StringVar(&interp, "interpolation", "bicubic", "evaluation resize filter: bilinear or bicubic")
 	f.StringVar(&classesPath, "classes", "", "text file with one class name per line (default: class indices)")
 	cmd.MarkFlagRequired("from")
 	cmd.MarkFlagRequired("out")
@@ -127,6 +138,28 @@ func normalisation(format interop.Format, channels int, mean, std []float32) ([]
 	return mean, std, nil
 }
 
+// importPreprocessing returns the evaluation preprocessing an imported
+// model of size × size inputs records: cropPct and the filter interp, with
+// timm's ViT and DeiT pretrained configurations' crop_pct when cropPct is
+// 0: 0.9, and 1.0 for inputs of 384 px and more.
+func importPreprocessing(size int, cropPct float64, interp string) (*checkpoint.Preprocessing, error) {
+	p := &checkpoint.Preprocessing{CropPct: cropPct}
+	if cropPct == 0 {
+		p.CropPct = 0.9
+		if size >= 384 {
+			p.CropPct = 1
+		}
+	}
+	var err error
+	if p.Interpolation, err = augment.ParseInterp(interp); err != nil {
+		return nil, fmt.Errorf("--interpolation: %w", err)
+	}
+	if err := p.Check(); err != nil {
+		return nil, fmt.Errorf("--crop-pct %g, --interpolation %s: %w", cropPct, interp, err)
+	}
+	return p, nil
+}
+
 // classNames reads one name per line from path, or numbers the classes
 // when path is empty.
 func classNames(path string, n int) ([]string, error) {
@@ -152,6 +185,7 @@ func newExportCommand() *cobra.Command {
 	var (
 		ckPath, out, format, outputs string
 		ema, externalData            bool
+		pre                          train.PreprocessOverrides
 	)
 	cmd := &cobra.Command{
 		Use:   "export",
@@ -165,49 +199,84 @@ and torchvision names and layouts, F32, metadata {"format": "pt"}, no
 optimiser state. The checkpoint's tensors are checked against the model
 its metadata describes first.
 
-With --format onnx, write the model as an ONNX graph (opset 17) that
+With --format onnx (the default for an --out ending in .onnx), write the model as an ONNX graph (opset 17) that
 computes what vit-train's evaluation graph computes, for ONNX Runtime and
 other runtimes: input "pixel_values" (batch, C, H, W) with a dynamic batch
 axis, output "logits" (batch, classes); for a distilled DeiT, the mean of
 its two heads (DeiT's inference rule), and with --outputs both also
 "cls_logits" and "dist_logits". The initializers are the checkpoint's
 tensors under timm's (torchvision's) names. The model's metadata_props
-record its preprocessing: the resize and crop of the evaluation pipeline,
-the interpolation, mean, std, image size, channels and class names. A
+record its preprocessing: the resize and crop of the checkpoint's
+evaluation preprocessing (--crop-pct and --interpolation override it), the
+interpolation, mean, std, image size, channels and class names. A
 model over protobuf's 2 GiB limit (ViT-H) keeps its tensors in OUT.data
 beside it (external data); --external-data does so for any model.`,
 		Example: `  vit-train export --checkpoint runs/vit_fmnist_patch4_28/best.safetensors --out vit_fmnist.safetensors
   vit-train export --checkpoint runs/vit_fmnist_patch4_28/best.safetensors --format onnx --out vit_fmnist.onnx`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			format, err := exportFormat(out, format, cmd.Flags().Changed("format"))
+			if err != nil {
+				return err
+			}
 			switch format {
 			case "safetensors":
-				if cmd.Flags().Changed("outputs") || cmd.Flags().Changed("external-data") {
-					return fmt.Errorf("--outputs and --external-data apply to --format onnx only")
+				for _, f := range []string{"outputs", "external-data", "crop-pct", "interpolation"} {
+					if cmd.Flags().Changed(f) {
+						return fmt.Errorf("--%s applies to --format onnx only", f)
+					}
 				}
 				return exportSafetensors(cmd, ckPath, out, ema)
 			case "onnx":
 				if outputs != "logits" && outputs != "both" {
 					return fmt.Errorf("--outputs %q: want logits or both", outputs)
 				}
-				return exportONNX(cmd, ckPath, out, ema, outputs == "both", externalData)
+				return exportONNX(cmd, ckPath, out, ema, pre, outputs == "both", externalData)
 			}
 			return fmt.Errorf("--format %q: want safetensors or onnx", format)
 		},
 	}
 	cmd.Flags().StringVar(&ckPath, "checkpoint", "", "vit-train checkpoint (required)")
 	cmd.Flags().StringVar(&out, "out", "", "file to write (required)")
-	cmd.Flags().StringVar(&format, "format", "safetensors", "safetensors (a PyTorch state dict) or onnx")
+	cmd.Flags().StringVar(&format, "format", "safetensors", "safetensors (a PyTorch state dict) or onnx (default: onnx for an --out ending in .onnx)")
 	cmd.Flags().StringVar(&outputs, "outputs", "logits", "ONNX outputs: logits, or both to add a distilled model's two heads")
 	cmd.Flags().BoolVar(&externalData, "external-data", false, "ONNX: keep the tensors in OUT.data beside the model (automatic over 2 GiB)")
 	cmd.Flags().BoolVar(&ema, "ema", false, "export the EMA weights instead of the model's")
+	addPreprocessFlags(cmd, &pre)
 	cmd.MarkFlagRequired("checkpoint")
 	cmd.MarkFlagRequired("out")
 	return cmd
 }
 
+// exportNetwork opens a checkpoint's network for export, its products in
+// float32 whatever its run's model.precision: an export runs none, so a
+// checkpoint trained in mixed precision exports on any processor.
+func exportNetwork(ckPath string, ema bool) (*train.Checkpoint, model.Network, error) {
+	return train.OpenNetwork(ckPath, train.NetworkOptions{EMA: ema, Model: &train.ModelConfig{Precision: "fp32"}})
+}
+
+// exportFormat is the format export writes: --format when given (an --out
+// whose extension names the other format is an error), else onnx for an
+// out ending in .onnx and safetensors for any other.
+func exportFormat(out, format string, given bool) (string, error) {
+	ext := strings.ToLower(filepath.Ext(out))
+	if !given {
+		if ext == ".onnx" {
+			return "onnx", nil
+		}
+		return "safetensors", nil
+	}
+	if format != "onnx" && format != "safetensors" {
+		return "", fmt.Errorf("--format %q: want safetensors or onnx", format)
+	}
+	if (ext == ".onnx" && format != "onnx") || (ext == ".safetensors" && format != "safetensors") {
+		return "", fmt.Errorf("--format %s does not match --out %s: give --format %s, or an --out ending in .%s", format, out, ext[1:], format)
+	}
+	return format, nil
+}
+
 func exportSafetensors(cmd *cobra.Command, ckPath, out string, ema bool) error {
-	_, net, err := train.OpenNetwork(ckPath, ema)
+	_, net, err := exportNetwork(ckPath, ema)
 	if err != nil {
 		return err
 	}
@@ -227,18 +296,19 @@ func paramCount(net model.Network) int {
 	return n
 }
 
-// exportONNX writes the checkpoint's network as an ONNX model at out, its
-// tensors inline, or in out+".data" when external is set or the model is
+// exportONNX writes the checkpoint's network as an ONNX model at out,
+// recording its evaluation preprocessing with pre's overrides, its tensors
+// inline, or in out+".data" when external is set or the model is
 // over protobuf's 2 GiB limit.
-func exportONNX(cmd *cobra.Command, ckPath, out string, ema, bothHeads, external bool) error {
-	ck, net, err := train.OpenNetwork(ckPath, ema)
+func exportONNX(cmd *cobra.Command, ckPath, out string, ema bool, pre train.PreprocessOverrides, bothHeads, external bool) error {
+	ck, net, err := exportNetwork(ckPath, ema)
 	if err != nil {
 		return err
 	}
 	_, size := net.Spec().Input()
-	evalP, err := train.EvalPipelineOf(ck, size)
+	evalP, err := ck.EvalPipeline(size, pre)
 	if err != nil {
-		return err
+		return fmt.Errorf("%s: %w", ckPath, err)
 	}
 	m, err := onnxexport.Export(net, onnxexport.Options{BothHeads: bothHeads, Eval: evalP, Classes: ck.Classes})
 	if err != nil {

@@ -11,11 +11,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vit-train/vit-train/augment"
 	"github.com/vit-train/vit-train/data"
 	"github.com/vit-train/vit-train/formats/safetensors"
+	"github.com/vit-train/vit-train/model"
 	"github.com/vit-train/vit-train/model/vit"
 	"github.com/vit-train/vit-train/optim"
 	"github.com/vit-train/vit-train/train"
+	"github.com/vit-train/vit-train/train/checkpoint"
 )
 
 const interopGolden = "../../interop/testdata/golden/"
@@ -40,6 +43,10 @@ func TestImportExport(t *testing.T) {
 	if c.Spec.Config.(vit.Config).Name != "vit_plain" || c.Spec.Config.(vit.Config).NumClasses != 5 || !slices.Equal(c.Mean, inMean) ||
 		!slices.Equal(c.Std, inStd) || !slices.Equal(c.Classes, []string{"0", "1", "2", "3", "4"}) || c.Config != nil {
 		t.Errorf("checkpoint %+v", c)
+	}
+	// timm's pretrained ViT preprocessing: crop_pct 0.9, bicubic.
+	if c.Eval == nil || *c.Eval != (checkpoint.Preprocessing{CropPct: 0.9, Interpolation: augment.Bicubic}) {
+		t.Errorf("imported preprocessing %+v, want timm's", c.Eval)
 	}
 	exported := filepath.Join(dir, "timm.safetensors")
 	if out, err = run(t, "export", "--checkpoint", ck, "--out", exported); err != nil {
@@ -81,7 +88,8 @@ func TestImportJAXDefaultsAndFlags(t *testing.T) {
 		t.Fatal(err)
 	}
 	ck := filepath.Join(dir, "jax.safetensors")
-	out, err := run(t, "import", "--from", interopGolden+"vit_plain.npz", "--img-size", "24", "--name", "g", "--classes", classes, "--out", ck)
+	out, err := run(t, "import", "--from", interopGolden+"vit_plain.npz", "--img-size", "24", "--name", "g", "--classes", classes, "--out", ck,
+		"--crop-pct", "0.95", "--interpolation", "bilinear")
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
@@ -96,12 +104,17 @@ func TestImportJAXDefaultsAndFlags(t *testing.T) {
 		!slices.Equal(c.Classes, []string{"a", "b", "c", "d", "e"}) {
 		t.Errorf("checkpoint %+v", c)
 	}
+	if c.Eval == nil || *c.Eval != (checkpoint.Preprocessing{CropPct: 0.95, Interpolation: augment.Bilinear}) {
+		t.Errorf("imported preprocessing %+v, want --crop-pct 0.95, bilinear", c.Eval)
+	}
 }
 
 func TestImportExportErrors(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "x.safetensors")
 	plain := interopGolden + "vit_plain.safetensors"
+	resnet := randomCheckpoint(t, "resnet20", model.Overrides{Channels: 1, ImageSize: 28, NumClasses: 10})
+	vitCk := randomCheckpoint(t, "vit_fmnist_patch4_28", model.Overrides{})
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -113,6 +126,10 @@ func TestImportExportErrors(t *testing.T) {
 		{[]string{"import", "--from", plain, "--out", out, "--heads", "3", "--classes", plain}, "lines, the model has 5 classes"},
 		{[]string{"import", "--from", plain, "--heads", "3"}, `"out" not set`},
 		{[]string{"export", "--checkpoint", plain, "--out", out}, "not a vit-train checkpoint"},
+		{[]string{"import", "--from", resnet, "--out", out}, "already a vit-train checkpoint of a resnet network"},
+		{[]string{"import", "--from", plain, "--out", out, "--heads", "3", "--crop-pct", "1.2"}, "--crop-pct 1.2, --interpolation bicubic: crop_pct is 1.2"},
+		{[]string{"import", "--from", plain, "--out", out, "--heads", "3", "--interpolation", "random"}, "interpolation is random, want bilinear or bicubic"},
+		{[]string{"import", "--from", vitCk, "--out", out}, "already a vit-train checkpoint of a vit network"},
 	} {
 		if _, err := run(t, tc.args...); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q: got %v, want an error containing %q", tc.args, err, tc.want)

@@ -17,13 +17,14 @@ func newLogitsCommand() *cobra.Command {
 		out    string
 		sets   []string
 		batch  int
+		pre    train.PreprocessOverrides
 	)
 	cmd := &cobra.Command{
 		Use:   "logits --checkpoint PATH --out FILE.npy",
 		Short: "Write a model's logits over a dataset split as a .npy file (teacher logits for distillation)",
 		Long: `Run a checkpoint's model (a ResNet or a ViT) over the training or test split
-of its data, in item order, through the evaluation pipeline (no augmentation),
-and write the logits as a float32 (N, C) NumPy array. Train a distilled
+of its data, in item order, through its evaluation preprocessing (no
+augmentation; --crop-pct and --interpolation override it), and write the logits as a float32 (N, C) NumPy array. Train a distilled
 student against it with --set distill.teacher_logits=FILE.npy; the data
 settings (data.dataset, data.train_subset, …) must be the student's, which
 --set can change here too.`,
@@ -38,7 +39,7 @@ settings (data.dataset, data.train_subset, …) must be the student's, which
 			default:
 				return fmt.Errorf("--split %q: want train or test", split)
 			}
-			logits, n, c, err := train.Logits(ckPath, sp, sets, batch)
+			logits, n, c, err := train.Logits(ckPath, sp, train.EvalOptions{Sets: sets, Batch: batch, Preprocess: pre})
 			if err != nil {
 				return err
 			}
@@ -54,6 +55,7 @@ settings (data.dataset, data.train_subset, …) must be the student's, which
 	cmd.Flags().StringVar(&out, "out", "", "output .npy file (required)")
 	cmd.Flags().StringArrayVar(&sets, "set", nil, "override a setting of the checkpoint's config, e.g. data.root=DIR")
 	cmd.Flags().IntVar(&batch, "batch", 0, "batch size (default: the config's eval_batch_size)")
+	addPreprocessFlags(cmd, &pre)
 	_ = cmd.MarkFlagRequired("checkpoint")
 	_ = cmd.MarkFlagRequired("out")
 	return cmd

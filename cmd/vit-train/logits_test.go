@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"path/filepath"
 	"strings"
@@ -10,6 +11,8 @@ import (
 	"github.com/vit-train/vit-train/data"
 	"github.com/vit-train/vit-train/formats/metrics"
 	"github.com/vit-train/vit-train/formats/npy"
+	"github.com/vit-train/vit-train/internal/imagetest"
+	"github.com/vit-train/vit-train/model"
 )
 
 // TestTrainResNetAndWriteLogits trains the ResNet teacher with --model and
@@ -46,8 +49,8 @@ func TestTrainResNetAndWriteLogits(t *testing.T) {
 }
 
 // checkSameDataPath checks that eval, predict and logits run a run's
-// checkpoint ck through one data path: eval's top-1 over the first n test
-// images is the run's last val_top1 and the top-1 of the logits file
+// checkpoint ck through one data path: eval's top-1 over the n test
+// images of data.eval_subset is the run's last val_top1 and the top-1 of the logits file
 // logitsPath (from `vit-train logits --split test`), and predict's logits for those
 // images saved as PNG files are logitsPath's rows.
 func checkSameDataPath(t *testing.T, dir, ck, logitsPath string, n int) {
@@ -75,10 +78,11 @@ func checkSameDataPath(t *testing.T, dir, ck, logitsPath string, n int) {
 		t.Fatal(err)
 	}
 	logits, shape := a.Data, a.Shape
-	test, err := data.EmbeddedFashionMNIST(data.Test)
+	full, err := data.EmbeddedFashionMNIST(data.Test)
 	if err != nil {
 		t.Fatal(err)
 	}
+	test := data.Subset(full, n) // data.eval_subset's images
 	classes, correct := shape[1], 0
 	for i := range n {
 		_, label, err := test.Item(i)
@@ -99,7 +103,7 @@ func checkSameDataPath(t *testing.T, dir, ck, logitsPath string, n int) {
 	if top1 := 100 * float64(correct) / float64(n); math.Abs(top1-ev.Top1) > 1e-9 {
 		t.Errorf("eval top-1 %.4f, the logits file's %.4f", ev.Top1, top1)
 	}
-	files := writeTestPNGs(t, t.TempDir(), 3)
+	files := writePNGs(t, t.TempDir(), test, 3)
 	out, err = run(t, append([]string{"predict", "--checkpoint", ck, "--json", "--logits"}, files...)...)
 	if err != nil {
 		t.Fatalf("predict: %v\n%s", err, out)
@@ -113,6 +117,68 @@ func checkSameDataPath(t *testing.T, dir, ck, logitsPath string, n int) {
 			if want := logits[i*classes+j]; math.Abs(float64(v-want)) > 1e-4*(1+math.Abs(float64(want))) {
 				t.Fatalf("predict %s: logit %d is %g, the logits file has %g", files[i], j, v, want)
 			}
+		}
+	}
+}
+
+// TestPredictIsLogitsBitForBit checks that predict --logits gives, bit for
+// bit, the rows that logits writes for the same JPEG files of odd sizes in
+// an image folder: both go through the checkpoint's one evaluation
+// preprocessing, with or without --crop-pct and --interpolation, for a
+// model that crops (48 px) and one that resizes whole (32 px).
+func TestPredictIsLogitsBitForBit(t *testing.T) {
+	// JPEG files of odd sizes, wider and taller than they are high, larger
+	// and smaller than the models' inputs.
+	root := t.TempDir()
+	imagetest.JPEGFolder(t, root, "val", [][2]int{{61, 47}, {33, 97}, {129, 71}, {17, 23}, {45, 45}, {99, 31}}, 2, 9)
+	imagetest.JPEGFolder(t, root, "train", [][2]int{{40, 41}, {77, 50}}, 2, 10)
+	folder, err := data.OpenImageNet(root, data.Test, data.FolderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := folder.Files
+	for _, c := range []struct {
+		o     model.Overrides
+		flags []string
+	}{
+		{model.Overrides{NumClasses: 2, ImageSize: 48}, nil},
+		{model.Overrides{NumClasses: 2, ImageSize: 48}, []string{"--crop-pct", "0.75", "--interpolation", "bilinear"}},
+		{model.Overrides{NumClasses: 2}, nil},
+	} {
+		ck := randomCheckpoint(t, "vit_cifar_patch4_32", c.o)
+		npyPath := filepath.Join(t.TempDir(), "test.npy")
+		args := []string{"logits", "--checkpoint", ck, "--split", "test", "--out", npyPath, "--set", "data.dataset=imagefolder",
+			"--set", "data.root=" + root, "--set", fmt.Sprintf("data.eval_batch_size=%d", len(files)), "--set", "data.workers=1"}
+		if out, err := run(t, append(args, c.flags...)...); err != nil {
+			t.Fatalf("logits %v: %v\n%s", c.flags, err, out)
+		}
+		a, err := npy.ReadFile(npyPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := run(t, append(append([]string{"predict", "--checkpoint", ck, "--json", "--logits"}, c.flags...), files...)...)
+		if err != nil {
+			t.Fatalf("predict %v: %v\n%s", c.flags, err, out)
+		}
+		lines := strings.Split(strings.TrimSpace(out), "\n")
+		if len(lines) != len(files) {
+			t.Fatalf("predict: %d lines for %d files", len(lines), len(files))
+		}
+		for i, l := range lines {
+			var p prediction
+			if err := json.Unmarshal([]byte(l), &p); err != nil {
+				t.Fatal(err)
+			}
+			for j, v := range p.Logits {
+				if want := a.Data[i*2+j]; math.Float32bits(v) != math.Float32bits(want) {
+					t.Fatalf("size %d %v: predict %s: logit %d is %g, logits has %g", c.o.ImageSize, c.flags, files[i], j, v, want)
+				}
+			}
+		}
+		// The crop fraction is the checkpoint's, not the run configuration's.
+		_, err = run(t, append(args, "--set", "aug.crop_pct=0.5")...)
+		if err == nil || !strings.Contains(err.Error(), "change the crop fraction with --crop-pct") {
+			t.Errorf("logits --set aug.crop_pct=0.5: %v", err)
 		}
 	}
 }

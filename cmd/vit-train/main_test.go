@@ -110,9 +110,21 @@ func TestTrainEvalPredict(t *testing.T) {
 			t.Errorf("run folder lacks %s", f)
 		}
 	}
+	confusion := filepath.Join(dir, "eval_confusion.csv")
+	trained, err := os.Stat(confusion)
+	if err != nil {
+		t.Fatal(err)
+	}
 	out, err = run(t, "eval", "--checkpoint", filepath.Join(dir, "last.safetensors"), "--set", "data.eval_subset=250", "--json")
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
+	}
+	// eval's reports go beside the run's own, which stay as training left them.
+	if now, err := os.Stat(confusion); err != nil || !now.ModTime().Equal(trained.ModTime()) {
+		t.Errorf("eval rewrote the run's %s (%v)", confusion, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "eval_last", "eval_confusion.csv")); err != nil {
+		t.Errorf("eval wrote no report into eval_last: %v", err)
 	}
 	var ev struct {
 		N    int
@@ -155,6 +167,13 @@ func writeTestPNGs(t *testing.T, dir string, n int) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return writePNGs(t, dir, test, n)
+}
+
+// writePNGs writes the first n images of the grey-scale dataset test as
+// PNG files into dir and returns their paths.
+func writePNGs(t *testing.T, dir string, test data.Dataset, n int) []string {
+	t.Helper()
 	var files []string
 	for i := 0; i < n; i++ {
 		img, _, err := test.Item(i)

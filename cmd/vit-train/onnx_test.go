@@ -17,6 +17,7 @@ import (
 
 	"github.com/vit-train/vit-train/data"
 	"github.com/vit-train/vit-train/formats/npy"
+	"github.com/vit-train/vit-train/formats/safetensors"
 	"github.com/vit-train/vit-train/model"
 	"github.com/vit-train/vit-train/train"
 	"github.com/vit-train/vit-train/train/checkpoint"
@@ -348,19 +349,32 @@ func TestONNXExportMatchesVitTrain(t *testing.T) {
 func TestONNXExportErrors(t *testing.T) {
 	ck := tinyVizCheckpoint(t) // a distilled ViT
 	out := filepath.Join(t.TempDir(), "m.onnx")
+	st := filepath.Join(t.TempDir(), "m.safetensors")
 	for _, c := range []struct {
+		out  string
 		args []string
 		want string
 	}{
-		{[]string{"--format", "tflite"}, `--format "tflite": want safetensors or onnx`},
-		{[]string{"--format", "onnx", "--outputs", "heads"}, `--outputs "heads": want logits or both`},
-		{[]string{"--outputs", "both"}, "apply to --format onnx only"},
-		{[]string{"--external-data"}, "apply to --format onnx only"},
+		{out, []string{"--format", "tflite"}, `--format "tflite": want safetensors or onnx`},
+		{out, []string{"--format", "onnx", "--outputs", "heads"}, `--outputs "heads": want logits or both`},
+		{st, []string{"--outputs", "both"}, "--outputs applies to --format onnx only"},
+		{st, []string{"--external-data"}, "--external-data applies to --format onnx only"},
+		{st, []string{"--crop-pct", "0.9"}, "--crop-pct applies to --format onnx only"},
+		{out, []string{"--format", "onnx", "--interpolation", "random"}, "--interpolation random: evaluation resizes with one filter"},
+		{out, []string{"--format", "safetensors"}, "--format safetensors does not match --out " + out},
+		{st, []string{"--format", "onnx"}, "--format onnx does not match --out " + st},
 	} {
-		_, err := run(t, append([]string{"export", "--checkpoint", ck, "--out", out}, c.args...)...)
+		_, err := run(t, append([]string{"export", "--checkpoint", ck, "--out", c.out}, c.args...)...)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("export %v: got %v, want %q", c.args, err, c.want)
 		}
+	}
+	// Without --format, an --out ending in .onnx is an ONNX model.
+	if printed, err := run(t, "export", "--checkpoint", ck, "--out", out); err != nil || !strings.Contains(printed, "ONNX opset") {
+		t.Errorf("export --out m.onnx: %v\n%s", err, printed)
+	}
+	if _, err := safetensors.ReadFile(out); err == nil {
+		t.Errorf("export --out m.onnx wrote a safetensors file")
 	}
 	plain := randomCheckpoint(t, "vit_fmnist_patch4_28", model.Overrides{})
 	_, err := run(t, "export", "--checkpoint", plain, "--out", out, "--format", "onnx", "--outputs", "both")

@@ -33,26 +33,28 @@ func newPredictCommand() *cobra.Command {
 		asJSON     bool
 		withLogits bool
 		ema        bool
+		pre        train.PreprocessOverrides
 	)
 	cmd := &cobra.Command{
 		Use:   "predict --checkpoint PATH IMAGE...",
 		Short: "Classify image files with a checkpoint",
-		Long: `Classify JPEG or PNG files. Each image's shorter side is resized to the
-model's input size and the centre cropped (an image already at that size
-passes unchanged), then normalised with the checkpoint's mean and std.`,
+		Long: `Classify JPEG or PNG files. Each image goes through the checkpoint's
+evaluation preprocessing, as in eval and logits: for inputs above 32 px, the
+shorter side resized to size/crop_pct and the centre cropped to the input
+size; for smaller inputs, resized to the input size; then normalised with
+the checkpoint's mean and std. --crop-pct and --interpolation override the
+checkpoint's crop fraction and resize filter.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, files []string) error {
-			ck, net, err := train.OpenNetwork(ckPath, ema)
+			ck, net, err := train.OpenNetwork(ckPath, train.NetworkOptions{EMA: ema})
 			if err != nil {
 				return err
 			}
-			// The products run in the checkpoint's run's model.precision.
-			if ck.Config != nil {
-				if err := ck.Config.Model.ApplyPrecision(net); err != nil {
-					return fmt.Errorf("%s: %w", ckPath, err)
-				}
-			}
 			channels, size := net.Spec().Input()
+			pipeline, err := ck.EvalPipeline(size, pre)
+			if err != nil {
+				return fmt.Errorf("%s: %w", ckPath, err)
+			}
 			classes := net.Spec().NumClasses()
 			batch := min(len(files), 32)
 			g, err := net.Graph(batch, false, nil)
@@ -72,7 +74,7 @@ passes unchanged), then normalised with the checkpoint's mean and std.`,
 				chunk := files[start:min(start+batch, len(files))]
 				logits, err := inf.Run(len(chunk), func(img []float32) error {
 					for i, f := range chunk {
-						if err := data.LoadInput(f, channels, size, ck.Mean, ck.Std, img[i*per:(i+1)*per]); err != nil {
+						if err := data.LoadInput(f, channels, &pipeline, img[i*per:(i+1)*per]); err != nil {
 							return err
 						}
 					}
@@ -110,6 +112,7 @@ passes unchanged), then normalised with the checkpoint's mean and std.`,
 	cmd.Flags().BoolVar(&asJSON, "json", false, "one JSON object per image")
 	cmd.Flags().BoolVar(&withLogits, "logits", false, "also print the raw logits")
 	cmd.Flags().BoolVar(&ema, "ema", false, "use the EMA weights")
+	addPreprocessFlags(cmd, &pre)
 	_ = cmd.MarkFlagRequired("checkpoint")
 	return cmd
 }

@@ -4,13 +4,17 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/vit-train/vit-train/comm"
+	"github.com/vit-train/vit-train/internal/layered"
 	"github.com/vit-train/vit-train/model"
 	"github.com/vit-train/vit-train/train"
 )
@@ -18,31 +22,38 @@ import (
 // trainFlags are the flags shared by train and finetune.
 type trainFlags struct {
 	// base is the configuration that --config and --set change.
-	base       func() train.Config
+	base func() train.Config
+	// defaultOut is the run folder of a configuration when --out is not
+	// given.
+	defaultOut func(train.Config) string
 	configPath string
 	sets       []string
 	out        string
 	resume     bool
+	checkData  bool
 }
 
-func (f *trainFlags) register(cmd *cobra.Command) {
+func (f *trainFlags) register(cmd *cobra.Command, outHelp string) {
 	cmd.Flags().StringVar(&f.configPath, "config", "", "YAML configuration (see configs/)")
 	cmd.Flags().StringArrayVar(&f.sets, "set", nil, "override a setting, key=value (repeatable)")
-	cmd.Flags().StringVar(&f.out, "out", "", "run folder (default runs/<model>)")
-	cmd.Flags().BoolVar(&f.resume, "resume", false, "continue from the run folder's last checkpoint")
+	cmd.Flags().StringVar(&f.out, "out", "", "run folder (default "+outHelp+")")
+	cmd.Flags().BoolVar(&f.resume, "resume", false, "continue from the run folder's last checkpoint, with its config.yaml")
+	cmd.Flags().BoolVar(&f.checkData, "check-data", false, "read every file of an image folder first, and name all that cannot be read (an error unless data.skip_corrupt)")
 }
 
 // run trains with the settings layered as defaults → --config → pre → --set,
 // as one rank of the data-parallel job the MPI launcher started (or alone).
-// In a job of several ranks, an error on any rank aborts the whole job with
-// a message naming the rank; only rank 0 prints.
-func (f *trainFlags) run(cmd *cobra.Command, pre []string) error {
+// asked are the settings of the flags the command line gave (a subset of
+// pre's keys); a resumed run refuses those that would change its
+// configuration. In a job of several ranks, an error on any rank aborts the
+// whole job with a message naming the rank; only rank 0 prints.
+func (f *trainFlags) run(cmd *cobra.Command, pre, asked []string) error {
 	c, err := comm.FromEnv()
 	if err != nil {
 		return err
 	}
 	defer c.Close()
-	err = f.runRank(cmd, pre, c)
+	err = f.runRank(cmd, pre, asked, c)
 	if err == nil {
 		return nil
 	}
@@ -57,26 +68,58 @@ func (f *trainFlags) run(cmd *cobra.Command, pre []string) error {
 	return err
 }
 
-// runRank is run on one rank of communicator c.
-func (f *trainFlags) runRank(cmd *cobra.Command, pre []string, c comm.Communicator) error {
-	configPath := f.configPath
-	if f.resume && configPath == "" && f.out != "" {
-		// A resumed run takes its own resolved configuration by default.
-		if p := filepath.Join(f.out, "config.yaml"); fileExists(p) {
-			configPath, pre = p, nil
-		}
-	}
-	cfg, err := train.LoadConfigOver(f.base(), configPath, append(pre, f.sets...))
+// config resolves the run's configuration and folder. A resumed run
+// without --config takes the run folder's config.yaml, then --set; the
+// flags in asked must not change it.
+func (f *trainFlags) config(pre, asked []string) (train.Config, string, error) {
+	// Checked once the run's own configuration is known.
+	cfg, err := train.LayerConfig(f.base(), f.configPath, append(pre, f.sets...))
 	if err != nil {
-		return err
+		return train.Config{}, "", err
 	}
 	out := f.out
 	if out == "" {
-		out = filepath.Join("runs", cfg.Model.Name)
+		out = f.defaultOut(cfg)
+	}
+	runConfig := filepath.Join(out, "config.yaml")
+	if !f.resume || f.configPath != "" || !fileExists(runConfig) {
+		return cfg, out, cfg.Validate()
+	}
+	if cfg, err = train.LoadConfigOver(f.base(), runConfig, f.sets); err != nil {
+		return train.Config{}, "", err
+	}
+	if len(asked) == 0 {
+		return cfg, out, nil
+	}
+	wanted, err := train.LayerConfig(f.base(), runConfig, append(asked, f.sets...))
+	if err != nil {
+		return train.Config{}, "", err
+	}
+	if changes := layered.Diff(layered.Of(cfg), layered.Of(wanted)); len(changes) > 0 {
+		desc := make([]string, len(changes))
+		for i, ch := range changes {
+			desc[i] = fmt.Sprintf("%s = %s, not %s", ch.Key, ch.From, ch.To)
+		}
+		return train.Config{}, "", fmt.Errorf("--resume continues the run in %s as its config.yaml says: %s; the flags that ask otherwise cannot take effect: resume without them, or start a new run in another --out",
+			out, strings.Join(desc, "; "))
+	}
+	return cfg, out, nil
+}
+
+// runRank is run on one rank of communicator c.
+func (f *trainFlags) runRank(cmd *cobra.Command, pre, asked []string, c comm.Communicator) error {
+	cfg, out, err := f.config(pre, asked)
+	if err != nil {
+		return err
 	}
 	w := cmd.ErrOrStderr()
 	if c.Rank() != 0 {
 		w = io.Discard
+	}
+	if f.checkData {
+		if err := train.CheckData(cfg.Data, w); err != nil {
+			return err
+		}
 	}
 	sig := catchSignals(w, "stopping after the current optimiser step and saving a checkpoint")
 	defer sig.stop()
@@ -85,7 +128,7 @@ func (f *trainFlags) runRank(cmd *cobra.Command, pre []string, c comm.Communicat
 			fmt.Fprintln(w, note)
 		}
 	}
-	_, err = train.Run(sig.ctx, cfg, train.Options{Dir: out, Resume: f.resume, Out: w, Comm: c, AfterEpoch: redrawCharts})
+	_, err = train.Run(sig.ctx, cfg, train.Options{Dir: out, Resume: f.resume, Out: w, NoProgressBar: !isTerminal(w), Comm: c, AfterEpoch: redrawCharts})
 	if errors.Is(err, train.ErrInterrupted) {
 		msg := fmt.Sprintf("training interrupted; resume with: vit-train %s --out %s --resume", cmd.Name(), out)
 		if c.Size() > 1 {
@@ -107,30 +150,36 @@ func (e *interruptedError) Error() string { return e.msg }
 func (e *interruptedError) Unwrap() error { return train.ErrInterrupted }
 
 func newTrainCommand() *cobra.Command {
-	var modelName string
-	f := trainFlags{base: train.DefaultConfig}
+	var (
+		modelName                    string
+		imgSize, numClasses, inChans int
+	)
+	f := trainFlags{base: train.DefaultConfig, defaultOut: trainOut}
 	cmd := &cobra.Command{
 		Use:   "train",
 		Short: "Train a model (default: a small ViT on the embedded Fashion-MNIST subset)",
 		Long: `Train a model. Settings are layered: built-in defaults, then --config FILE
-(YAML, see configs/), then each --set key=value (dotted keys, e.g.
+(YAML, see configs/), then the flags --model, --img-size, --num-classes and
+--in-chans, then each --set key=value (dotted keys, e.g.
 --set optim.lr=5e-4 --set epochs=10). The resolved configuration is saved as
 config.yaml in the run folder, beside the checkpoints (last, best),
 metrics (steps/epochs as .jsonl and .csv) and the evaluation reports.
 
 Ctrl-C (SIGINT) or SIGTERM stops the run after the current optimiser step
 (a gradient-accumulation group is finished first) and saves a checkpoint of
-that exact position; --resume continues from it, bit-exactly. A second
-signal quits at once, keeping the previous checkpoint.
+that exact position; --resume continues from it, bit-exactly, with the run
+folder's config.yaml (--set may change it; the model flags may not). A
+second signal quits at once, keeping the previous checkpoint.
 
 Exit status: 0 when the run finishes; 130 after SIGINT and 143 after
 SIGTERM, once the checkpoint is saved (as shells report a process killed
 by the signal); 1 on any error (the last checkpoint is kept as it was).
 
---model (model.name) takes a ViT preset (vit-train models) or a ResNet
+--model (model.name) takes a ViT preset (see: vit-train models) or a ResNet
 (resnet20/32/44/56/110 for small images, resnet18/34/50/101/152), e.g. a CNN
-teacher: vit-train train --model resnet20 --out runs/teacher. A ResNet's
-in_chans, img_size and num_classes default to the data's.
+teacher: vit-train train --model resnet20 --out runs/teacher. Unless set
+(--in-chans, --num-classes, or model.in_chans, model.num_classes), a
+model's channels and classes are the data's; a ResNet's image size is too.
 
 DeiT distillation trains a distilled model (deit_*_distilled_*) with
 --set distill.type=hard|soft and a teacher: distill.teacher=CHECKPOINT (run
@@ -141,18 +190,44 @@ DeiT. See configs/fashion_mnist_distill.yaml.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var pre []string
 			if modelName != "" {
-				pre = []string{"model.name=" + modelName}
+				pre = append(pre, "model.name="+modelName)
 			}
-			return f.run(cmd, pre)
+			pre = append(pre, changedInts(cmd, map[string]string{"img-size": "model.img_size", "num-classes": "model.num_classes", "in-chans": "model.in_chans"},
+				map[string]int{"img-size": imgSize, "num-classes": numClasses, "in-chans": inChans})...)
+			return f.run(cmd, pre, pre)
 		},
 	}
-	f.register(cmd)
+	f.register(cmd, "runs/<model>")
 	cmd.Flags().StringVar(&modelName, "model", "", "model to train, as --set model.name=NAME (a ViT preset or resnet20, resnet56, …)")
+	cmd.Flags().IntVar(&imgSize, "img-size", 0, "input image size, as --set model.img_size=N (default: the model's)")
+	cmd.Flags().IntVar(&numClasses, "num-classes", 0, "classes, as --set model.num_classes=K (default: the data's)")
+	cmd.Flags().IntVar(&inChans, "in-chans", 0, "input channels, as --set model.in_chans=C (default: the data's)")
 	return cmd
 }
 
+// trainOut is train's run folder: runs/<model>.
+func trainOut(cfg train.Config) string { return filepath.Join("runs", cfg.Model.Name) }
+
+// finetuneOut is finetune's run folder, apart from the run it starts
+// from: runs/<model>_finetune_<size>px.
+func finetuneOut(cfg train.Config) string {
+	return filepath.Join("runs", fmt.Sprintf("%s_finetune_%dpx", cfg.Model.Name, cfg.Model.ImageSize))
+}
+
+// changedInts are the settings key=value of the integer flags the command
+// line gave, in flag-name order; keys maps a flag to its setting.
+func changedInts(cmd *cobra.Command, keys map[string]string, values map[string]int) []string {
+	var sets []string
+	for _, flag := range slices.Sorted(maps.Keys(keys)) {
+		if cmd.Flags().Changed(flag) {
+			sets = append(sets, fmt.Sprintf("%s=%d", keys[flag], values[flag]))
+		}
+	}
+	return sets
+}
+
 func newFinetuneCommand() *cobra.Command {
-	f := trainFlags{base: train.FinetuneConfig}
+	f := trainFlags{base: train.FinetuneConfig, defaultOut: finetuneOut}
 	var (
 		from       string
 		imgSize    int
@@ -168,46 +243,96 @@ resampled on its 2-D grid, bicubic and antialiased) and for --num-classes
 (head and head_dist replaced by fresh ones when the count changes), its
 weights loaded, and the model trained with the configuration given by
 --config and --set (see configs/vitb16_finetune_384.yaml and
-configs/fashion_mnist_finetune_56.yaml).
+configs/fashion_mnist_finetune_56.yaml). The run folder defaults to
+runs/<model>_finetune_<size>px, apart from the run the checkpoint
+came from.
 
 Without them it fine-tunes for one epoch on the default data with the
 ViT paper's fine-tuning recipe: SGD with momentum 0.9, lr 0.06 for a batch
 of 512 scaled to the batch (optim.scale_lr), no weight decay, gradient
 clipping at norm 1, warmup then cosine decay to 0, no augmentation. It
 keeps a converged model's accuracy at the checkpoint's own resolution.
---freeze trains only the heads.`,
+--freeze trains only the heads. Unless --config or --set names
+data.dataset, the data is the checkpoint's (data.dataset, data.root and
+data.skip_corrupt of the configuration it records).
+
+--resume continues a fine-tune with its run folder's config.yaml (--from
+may be left out); --img-size, --num-classes, --freeze and --ema cannot
+change it.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			sets, err := finetuneSets(from, imgSize, numClasses)
-			if err != nil {
-				return err
+			if from == "" && !f.resume {
+				return errors.New(`required flag "from" not set: the checkpoint to fine-tune`)
 			}
-			return f.run(cmd, append(sets,
-				"init.from="+from,
-				fmt.Sprintf("init.freeze_backbone=%t", freeze),
-				fmt.Sprintf("init.ema=%t", ema)))
+			var pre, asked []string
+			if from != "" {
+				ck, err := train.LoadCheckpoint(from)
+				if err != nil {
+					return err
+				}
+				own, err := f.setsDataset()
+				if err != nil {
+					return err
+				}
+				if !own {
+					f.base = finetuneBase(ck)
+				}
+				sets, err := finetuneSets(ck, imgSize, numClasses)
+				if err != nil {
+					return err
+				}
+				pre = append(sets, "init.from="+from, fmt.Sprintf("init.freeze_backbone=%t", freeze), fmt.Sprintf("init.ema=%t", ema))
+				asked = append(asked, "init.from="+from)
+			}
+			asked = append(asked, changedInts(cmd, map[string]string{"img-size": "model.img_size", "num-classes": "model.num_classes"},
+				map[string]int{"img-size": imgSize, "num-classes": numClasses})...)
+			if cmd.Flags().Changed("freeze") {
+				asked = append(asked, fmt.Sprintf("init.freeze_backbone=%t", freeze))
+			}
+			if cmd.Flags().Changed("ema") {
+				asked = append(asked, fmt.Sprintf("init.ema=%t", ema))
+			}
+			return f.run(cmd, pre, asked)
 		},
 	}
-	f.register(cmd)
-	cmd.Flags().StringVar(&from, "from", "", "checkpoint to fine-tune (required)")
+	f.register(cmd, "runs/<model>_finetune_<size>px")
+	cmd.Flags().StringVar(&from, "from", "", "checkpoint to fine-tune (required, except with --resume)")
 	cmd.Flags().IntVar(&imgSize, "img-size", 0, "new input image size (default: the checkpoint's)")
 	cmd.Flags().IntVar(&numClasses, "num-classes", 0, "new number of classes (default: the checkpoint's)")
 	cmd.Flags().BoolVar(&freeze, "freeze", false, "train only the classification heads")
 	cmd.Flags().BoolVar(&ema, "ema", false, "start from the checkpoint's EMA weights")
-	_ = cmd.MarkFlagRequired("from")
 	return cmd
 }
 
+// setsDataset reports whether --config or --set names data.dataset.
+func (f *trainFlags) setsDataset() (bool, error) {
+	probe := f.base()
+	probe.Data.Dataset = "" // no dataset's name
+	c, err := train.LayerConfig(probe, f.configPath, f.sets)
+	return c.Data.Dataset != "", err
+}
+
+// finetuneBase is what a fine-tune of ck starts from when --config and
+// --set name no data.dataset: train.FinetuneConfig on the data ck was
+// trained on (data.dataset, data.root and data.skip_corrupt of its
+// configuration, when it records one).
+func finetuneBase(ck *train.Checkpoint) func() train.Config {
+	return func() train.Config {
+		c := train.FinetuneConfig()
+		if ck.Config != nil {
+			d := ck.Config.Data
+			c.Data.Dataset, c.Data.Root, c.Data.SkipCorrupt = d.Dataset, d.Root, d.SkipCorrupt
+		}
+		return c
+	}
+}
+
 // finetuneSets are the model settings that rebuild the network of the
-// checkpoint at path, whatever its name, at imgSize and for numClasses
+// checkpoint ck, whatever its name, at imgSize and for numClasses
 // (0 keeps the checkpoint's): the name, the input, and the full
 // configuration as the checkpoint records it (model.spec), so that an
 // imported model that is no preset fine-tunes like one.
-func finetuneSets(path string, imgSize, numClasses int) ([]string, error) {
-	ck, err := train.LoadCheckpoint(path)
-	if err != nil {
-		return nil, err
-	}
+func finetuneSets(ck *train.Checkpoint, imgSize, numClasses int) ([]string, error) {
 	spec := ck.Spec.WithInput(imgSize, numClasses)
 	channels, size := spec.Input()
 	sets := []string{
@@ -221,6 +346,17 @@ func finetuneSets(path string, imgSize, numClasses int) ([]string, error) {
 		return nil, err
 	}
 	return append(sets, fmt.Sprintf("model.spec={%q: %s}", spec.Arch(), fields)), nil
+}
+
+// isTerminal reports whether w is a terminal, where a progress bar can
+// redraw itself in place.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
 func fileExists(p string) bool {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/vit-train/vit-train/augment"
 	"github.com/vit-train/vit-train/data"
 	"github.com/vit-train/vit-train/formats/metrics"
 	"github.com/vit-train/vit-train/train"
@@ -79,12 +80,14 @@ func newAttentionCommand() *cobra.Command {
 	var (
 		ckPath, method, out string
 		ema                 bool
+		pre                 train.PreprocessOverrides
 	)
 	cmd := &cobra.Command{
 		Use:   "attention --checkpoint PATH IMAGE...",
 		Short: "Draw attention maps of images: rollout from [CLS] to the patches, and the last block's heads",
 		Long: `Draw, for each image, what the model attends to: the image as the model
-sees it (shorter side resized to the input size, centre cropped), the map of
+sees it (through the checkpoint's evaluation preprocessing, as in eval and
+predict; --crop-pct and --interpolation override it), the map of
 the [CLS] token (and of the distillation token of a DeiT-distilled model)
 over the patches, upsampled and overlaid on the image, and the last block's
 per-head [CLS] maps. Writes OUT/<image name>-attention.png.
@@ -100,7 +103,7 @@ last block's head-averaged attention. Each map is scaled from its minimum
 			if err != nil {
 				return err
 			}
-			written, err := drawAttention(ckPath, ema, meth, out, files)
+			written, err := drawAttention(ckPath, ema, pre, meth, out, files)
 			for _, f := range written {
 				fmt.Fprintln(cmd.OutOrStdout(), f)
 			}
@@ -111,18 +114,31 @@ last block's head-averaged attention. Each map is scaled from its minimum
 	cmd.Flags().StringVar(&method, "method", string(viz.MethodRollout), "map of the prefix tokens: rollout or last")
 	cmd.Flags().StringVar(&out, "out", "attention", "folder for the pictures")
 	cmd.Flags().BoolVar(&ema, "ema", false, "use the EMA weights")
+	addPreprocessFlags(cmd, &pre)
 	_ = cmd.MarkFlagRequired("checkpoint")
 	return cmd
 }
 
 // drawAttention writes one attention picture per image into out and returns
-// the files written.
-func drawAttention(ckPath string, ema bool, method viz.Method, out string, files []string) ([]string, error) {
+// the files written. The images go through the checkpoint's evaluation
+// preprocessing with pre's overrides.
+func drawAttention(ckPath string, ema bool, pre train.PreprocessOverrides, method viz.Method, out string, files []string) ([]string, error) {
 	ck, m, err := train.OpenViT(ckPath, ema)
 	if err != nil {
 		return nil, err
 	}
 	c := m.Config
+	ec, err := ck.EvalPreprocessing(c.ImageSize, pre, nil)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", ckPath, err)
+	}
+	// The picture shows the image before normalisation.
+	mean, std := ec.Mean, ec.Std
+	ec.Mean, ec.Std = nil, nil
+	view, err := augment.EvalPipeline(ec)
+	if err != nil {
+		return nil, err
+	}
 	att, err := viz.NewAttender(m)
 	if err != nil {
 		return nil, err
@@ -132,11 +148,11 @@ func drawAttention(ckPath string, ema bool, method viz.Method, out string, files
 	}
 	var written []string
 	for _, f := range files {
-		img, err := data.LoadImage(f, c.ImageSize, c.Channels)
+		img, err := data.LoadImage(f, c.Channels, &view)
 		if err != nil {
 			return written, err
 		}
-		input, err := data.Normalize(img, ck.Mean, ck.Std)
+		input, err := data.Normalize(img, mean, std)
 		if err != nil {
 			return written, fmt.Errorf("%s: %w", f, err)
 		}

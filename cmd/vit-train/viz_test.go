@@ -12,6 +12,8 @@ import (
 	"github.com/vit-train/vit-train/formats/metrics"
 	"github.com/vit-train/vit-train/model"
 	"github.com/vit-train/vit-train/model/vit"
+	"github.com/vit-train/vit-train/nn/blas"
+	"github.com/vit-train/vit-train/train"
 	"github.com/vit-train/vit-train/train/checkpoint"
 )
 
@@ -124,5 +126,48 @@ func TestPlotCommand(t *testing.T) {
 			t.Errorf("file %d = %s, want %s", i, lines[i], w)
 		}
 		decodeVizPNG(t, lines[i])
+	}
+}
+
+// TestEveryEntranceRunsTheCheckpointsPrecision saves a tiny ViT whose run
+// configuration says model.precision=mixed and checks that every command
+// that runs it opens it in that precision, attention included: where the
+// processor has no low-precision product each one refuses, naming the
+// setting; where it has one, the network attention draws with runs it.
+func TestEveryEntranceRunsTheCheckpointsPrecision(t *testing.T) {
+	ck, err := train.LoadCheckpoint(tinyVizCheckpoint(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := train.DefaultConfig()
+	cfg.Model.Precision = "mixed"
+	ck.Config = &cfg
+	path := filepath.Join(t.TempDir(), "mixed.safetensors")
+	if err := ck.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	img := writeTestPNGs(t, t.TempDir(), 1)[0]
+	if !blas.Mixed().IsFP32() {
+		_, m, err := train.OpenViT(path, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.Products != blas.Mixed() {
+			t.Errorf("attention's network runs %s products, want %s", m.Products, blas.Mixed())
+		}
+		if out, err := run(t, "attention", "--checkpoint", path, "--out", t.TempDir(), img); err != nil {
+			t.Fatalf("attention: %v\n%s", err, out)
+		}
+		return
+	}
+	for _, args := range [][]string{
+		{"attention", "--checkpoint", path, "--out", t.TempDir(), img},
+		{"predict", "--checkpoint", path, img},
+		{"eval", "--checkpoint", path, "--out", t.TempDir()},
+		{"logits", "--checkpoint", path, "--out", filepath.Join(t.TempDir(), "l.npy")},
+	} {
+		if _, err := run(t, args...); err == nil || !strings.Contains(err.Error(), "model.precision = mixed") {
+			t.Errorf("%s on a processor without a low-precision product: %v; want the precision's error", args[0], err)
+		}
 	}
 }

@@ -66,9 +66,12 @@ func readHeader(r io.ReaderAt, size int64, file string) (*Header, error) {
 	}
 	n := binary.LittleEndian.Uint64(lenBuf[:])
 	if n > MaxHeaderSize {
-		return nil, formatErr(file, "", "header length", "%d bytes exceeds the limit of %d", n, MaxHeaderSize)
+		return nil, formatErr(file, "", "", "not a safetensors file: its header length (its first 8 bytes, little-endian) is %d bytes, which exceeds the limit of %d", n, MaxHeaderSize)
 	}
 	if n > uint64(size-8) {
+		if !startsJSON(r, size) {
+			return nil, formatErr(file, "", "", "not a safetensors file: its header length (its first 8 bytes, little-endian) is %d bytes, but only %d bytes follow it, and they do not start with '{'", n, size-8)
+		}
 		return nil, formatErr(file, "", "header length", "%d bytes, but only %d bytes follow it (file truncated?)", n, size-8)
 	}
 	js := make([]byte, n)
@@ -82,6 +85,13 @@ func readHeader(r io.ReaderAt, size int64, file string) (*Header, error) {
 	}
 	h.DataStart = dataStart
 	return h, nil
+}
+
+// startsJSON reports whether the header of the size-byte file r begins
+// as a safetensors header does, with '{'.
+func startsJSON(r io.ReaderAt, size int64) bool {
+	var b [1]byte
+	return size > 8 && readFull(r, b[:], 8) == nil && b[0] == '{'
 }
 
 // ioErr wraps a read or write failure with the file and what was being done.

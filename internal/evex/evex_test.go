@@ -3,11 +3,10 @@ package evex
 import (
 	"bytes"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/vit-train/vit-train/internal/objdump"
 )
 
 // TestZmmTable checks encodings worked out by hand from the layout in the
@@ -53,10 +52,6 @@ func TestAsm(t *testing.T) {
 // TestObjdump decodes the encodings of every register combination with
 // GNU objdump and checks the instruction and operands it reads back.
 func TestObjdump(t *testing.T) {
-	objdump, err := exec.LookPath("objdump")
-	if err != nil {
-		t.Skip("objdump (binutils) not installed: the encodings are checked against the table only")
-	}
 	for _, op := range []Op{VDPBF16PS, VFMADD231PH, VCVTNE2PS2BF16} {
 		var code bytes.Buffer
 		var want []string
@@ -68,39 +63,7 @@ func TestObjdump(t *testing.T) {
 				}
 			}
 		}
-		checkObjdump(t, objdump, op.Name, code.Bytes(), want)
-	}
-}
-
-// checkObjdump decodes code with objdump and compares each instruction, in
-// AT&T syntax with single spaces, with want.
-func checkObjdump(t *testing.T, objdump, name string, code []byte, want []string) {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), "code.bin")
-	if err := os.WriteFile(path, code, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	out, err := exec.Command(objdump, "-D", "-b", "binary", "-mi386:x86-64", path).CombinedOutput()
-	if err != nil {
-		t.Fatalf("objdump: %v\n%s", err, out)
-	}
-	var got []string
-	for _, line := range strings.Split(string(out), "\n") {
-		// "   6:	62 f2 76 48 52 c2    	vdpbf16ps %zmm2,%zmm1,%zmm0"
-		f := strings.Split(line, "\t")
-		if len(f) == 3 && strings.HasSuffix(strings.TrimSpace(f[0]), ":") {
-			got = append(got, strings.Join(strings.Fields(f[2]), " "))
-		}
-	}
-	if len(got) != len(want) {
-		t.Fatalf("%s: objdump decoded %d instructions, want %d:\n%s", name, len(got), len(want), out[:min(len(out), 2000)])
-	}
-	bad := 0
-	for i := range want {
-		if got[i] != want[i] && bad < 10 {
-			bad++
-			t.Errorf("%s: instruction %d decodes as %q, want %q", name, i, got[i], want[i])
-		}
+		objdump.Check(t, op.Name, code.Bytes(), want)
 	}
 }
 
@@ -145,10 +108,6 @@ func TestZmmBcstTable(t *testing.T) {
 // TestObjdumpBroadcast decodes the broadcast form for every base, alone
 // and with every index and scale, and checks what objdump reads back.
 func TestObjdumpBroadcast(t *testing.T) {
-	objdump, err := exec.LookPath("objdump")
-	if err != nil {
-		t.Skip("objdump (binutils) not installed: the encodings are checked against the table only")
-	}
 	att := map[string]string{"AX": "rax", "CX": "rcx", "DX": "rdx", "BX": "rbx", "SP": "rsp", "BP": "rbp", "SI": "rsi", "DI": "rdi"}
 	reg := func(name string) string {
 		if r, ok := att[name]; ok {
@@ -185,7 +144,7 @@ func TestObjdumpBroadcast(t *testing.T) {
 		}
 		want = append(want, fmt.Sprintf("vdpbf16ps %s(%s){1to16},%%zmm%d,%%zmm%d", disp, addr, s1, d))
 	}
-	checkObjdump(t, objdump, "VDPBF16PS.BCST", code.Bytes(), want)
+	objdump.Check(t, "VDPBF16PS.BCST", code.Bytes(), want)
 }
 
 func TestZmmBcstRejectsBadOperands(t *testing.T) {

@@ -321,3 +321,42 @@ func convertLike(old, v any) (any, error) {
 	}
 	return v, nil
 }
+
+// Change is a key whose value differs between two trees.
+type Change struct {
+	Key      string // dotted, as --set takes it
+	From, To string // the values, as YAML
+}
+
+// Diff lists the keys whose values differ from a to b, in key order;
+// a and b are trees of the same struct type (see Of). Values are compared
+// as YAML, so an integer and the float of the same value are equal.
+func Diff(a, b Tree) []Change {
+	var out []Change
+	diffInto(&out, a, b, "")
+	return out
+}
+
+func diffInto(out *[]Change, a, b map[string]any, prefix string) {
+	for _, k := range knownKeys(a, "") {
+		av, bv := a[k], b[k]
+		am, aIsTree := av.(map[string]any)
+		bm, bIsTree := bv.(map[string]any)
+		if aIsTree && bIsTree {
+			diffInto(out, am, bm, prefix+k+".")
+			continue
+		}
+		if from, to := yamlText(av), yamlText(bv); from != to {
+			*out = append(*out, Change{Key: prefix + k, From: from, To: to})
+		}
+	}
+}
+
+// yamlText is v as a one-line YAML value.
+func yamlText(v any) string {
+	raw, err := yaml.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return strings.Join(strings.Fields(string(raw)), " ")
+}

@@ -136,3 +136,23 @@ func TestStructLeafTakesAWholeMapping(t *testing.T) {
 		t.Errorf("shape.rate=2 on a nil struct: got %v", err)
 	}
 }
+
+func TestDiffNamesTheChangedKeys(t *testing.T) {
+	a, b := Of(defaults()), Of(defaults())
+	if err := b.Set([]string{"inner.steps=4", "on=true", "inner.rate=0.5"}); err != nil {
+		t.Fatal(err)
+	}
+	got := Diff(a, b)
+	want := []Change{{"inner.steps", "3", "4"}, {"on", "false", "true"}}
+	if len(got) != len(want) {
+		t.Fatalf("Diff = %v, want %v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("Diff[%d] = %v, want %v", i, got[i], want[i])
+		}
+	}
+	if d := Diff(a, Of(defaults())); len(d) != 0 {
+		t.Errorf("Diff of equal trees = %v", d)
+	}
+}

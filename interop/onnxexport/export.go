@@ -105,7 +105,11 @@ func graph(net model.Network, bothHeads bool) (onnx.Graph, model.ONNXHeads, erro
 	return g, heads, err
 }
 
-// metadata records how to feed the model and what it returns.
+// metadata records how to feed the model and what it returns, and the
+// network as a checkpoint records it: its architecture under
+// "vit_train.arch" and its configuration under the key the architecture
+// registered (model.EncodeConfig: "vit_train.model" for a ViT,
+// "vit_train.resnet" for a ResNet).
 func metadata(net model.Network, heads model.ONNXHeads, o Options) ([]onnx.Property, error) {
 	channels, size := net.Spec().Input()
 	p := o.Eval
@@ -148,11 +152,11 @@ func metadata(net model.Network, heads model.ONNXHeads, o Options) ([]onnx.Prope
 		classes, _ := json.Marshal(o.Classes)
 		meta = append(meta, onnx.Property{Key: "classes", Value: string(classes)})
 	}
-	spec, err := specJSON(net.Spec())
+	key, spec, err := model.EncodeConfig(net.Spec())
 	if err != nil {
 		return nil, err
 	}
-	return append(meta, onnx.Property{Key: "vit_train.model", Value: spec}), nil
+	return append(meta, onnx.Property{Key: "vit_train.arch", Value: net.Spec().Arch()}, onnx.Property{Key: key, Value: string(spec)}), nil
 }
 
 // outputDoc describes the graph's outputs, (batch, k) logits each.
@@ -165,12 +169,6 @@ func outputDoc(k int, heads model.ONNXHeads, both bool) string {
 		return doc
 	}
 	return fmt.Sprintf("%s: float32 (batch, %d), before softmax", Logits, k)
-}
-
-// specJSON is the network's configuration as a checkpoint records it.
-func specJSON(s model.Spec) (string, error) {
-	_, b, err := model.EncodeConfig(s)
-	return string(b), err
 }
 
 // describe turns the evaluation transform into preprocessing steps and

@@ -187,6 +187,40 @@ func TestMetadataRecordsThePreprocessing(t *testing.T) {
 	}
 }
 
+// TestMetadataRecordsTheArchitecturesOwnConfigKey checks that each
+// architecture's configuration is recorded under the key it registered,
+// as a checkpoint records it, and under no other architecture's key.
+func TestMetadataRecordsTheArchitecturesOwnConfigKey(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		o        model.Overrides
+		arch     string
+		key      string
+		size, ch int
+	}{
+		{"vit_fmnist_patch4_28", model.Overrides{}, "vit", "vit_train.model", 28, 1},
+		{"resnet20", model.Overrides{Channels: 1, ImageSize: 28, NumClasses: 10}, "resnet", "vit_train.resnet", 28, 1},
+	} {
+		net := network(t, c.name, c.o)
+		m, err := Export(net, Options{Eval: evalPipeline(t, c.size, c.ch)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := property(m, "vit_train.arch"); got != c.arch {
+			t.Errorf("%s: vit_train.arch = %q, want %q", c.name, got, c.arch)
+		}
+		spec, err := model.DecodeSpec(c.arch, []byte(property(m, c.key)))
+		if err != nil || spec != net.Spec() {
+			t.Errorf("%s: %s = %s decodes to %+v, %v; want %+v", c.name, c.key, property(m, c.key), spec, err, net.Spec())
+		}
+		for _, a := range model.Architectures() {
+			if a.ConfigKey != c.key && property(m, a.ConfigKey) != "<none>" {
+				t.Errorf("%s: the metadata has %s's key %q", c.name, a.Name, a.ConfigKey)
+			}
+		}
+	}
+}
+
 func TestQKVWithoutBias(t *testing.T) {
 	c := vit.Config{Name: "nobias", ImageSize: 8, PatchSize: 4, Channels: 1, NumClasses: 2, EmbedDim: 8, Depth: 1, Heads: 2, MLPDim: 16, LayerNormEps: 1e-6}
 	m, err := vit.New(c, 1)

@@ -171,3 +171,54 @@ func emulateFP16(tA, tB bool, m, n, k, kc, block int, alpha float32, a []float32
 		return acc
 	})
 }
+
+// ftz32 is x with a denormal flushed to a zero of its sign.
+func ftz32(x float32) float32 { return daz32(x) }
+
+// tileFMA is one of TDPBF16PS's multiply-adds: x·y + acc rounded once
+// to float32, to nearest even, each input denormal read as zero and a
+// denormal result flushed to zero (shared/amx/README.md: the arithmetic
+// that matched the hardware on 1,024,000 outputs).
+func tileFMA(acc, x, y float32) float32 {
+	return ftz32(float32(fmaOdd(daz32(x), daz32(y), daz32(acc))))
+}
+
+// tileAdd is x + y rounded and flushed as tileFMA rounds.
+func tileAdd(x, y float32) float32 { return tileFMA(y, x, 1) }
+
+// amxSteps is the steps of one TDPBF16PS: 16 pairs.
+const amxSteps = 32
+
+// emulateAMX is GemmAs(AMX, …) with K blocks of kc steps: op(A) and op(B)
+// rounded to bfloat16; each block's steps in instructions of 32 from the
+// block's first, the last padded with zeros; within one, the even and
+// the odd steps summed in two chains of tileFMA from zero, and their
+// tileAdd added to the block's sum with tileAdd.
+func emulateAMX(tA, tB bool, m, n, k, kc int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int, bias []float32) {
+	emulateGemm(m, n, k, kc, alpha, beta, c, ldc, bias, func(acc float32, i, j, p0, p1 int) float32 {
+		for r := p0; r < p1; r += amxSteps {
+			var even, odd float32
+			for p := r; p < r+amxSteps; p += 2 {
+				x, y := amxOperand(a, lda, tA, i, p, p1, false), amxOperand(b, ldb, tB, p, j, p1, true)
+				x1, y1 := amxOperand(a, lda, tA, i, p+1, p1, false), amxOperand(b, ldb, tB, p+1, j, p1, true)
+				even = tileFMA(even, x, y)
+				odd = tileFMA(odd, x1, y1)
+			}
+			acc = tileAdd(acc, tileAdd(even, odd))
+		}
+		return acc
+	})
+}
+
+// amxOperand is op(A)[i, p] (or op(B)[p, j] when isB, i then being p and
+// p being j) rounded to bfloat16, zero at steps from end on.
+func amxOperand(x []float32, ld int, trans bool, r, c, end int, isB bool) float32 {
+	step := c
+	if isB {
+		step = r
+	}
+	if step >= end {
+		return 0
+	}
+	return fromBF16(toBF16(opAt(x, ld, trans, r, c)))
+}

@@ -824,6 +824,58 @@ func emitPackBF16(w *bytes.Buffer) {
 
 	emitRowsBF16(w, p, label)
 	emitRowMajorBF16(w, p, label)
+	emitTransRowsBF16(w, p, label)
+}
+
+// emitTransRowsBF16 writes bf16TransRowsAVX512, which converts rows (at
+// most 16) of Aᵀ, the columns of a row-major A (row stride ld floats),
+// along K to words of bfloat16 pairs in order: dst[i·stride+q] holds
+// src[2q·ld+i] (low half) and src[(2q+1)·ld+i] (high half), for i < rows
+// and q < steps/2, steps a multiple of 32. Each run of 32 steps pairs
+// 16 couples of rows of A as bf16PairRowsAVX512 does (16 columns under
+// K1) into Z0 to Z15, transposes the 16×16 words (emitTranspose16) so
+// that Zi holds the run's 16 pairs of column i, and stores the first
+// rows of them.
+func emitTransRowsBF16(w *bytes.Buffer, p func(string, ...any), label func(string)) {
+	fmt.Fprintf(w, "\n// func bf16TransRowsAVX512(dst *uint32, stride int, src *float32, ld, rows, steps int)\n")
+	fmt.Fprintf(w, "TEXT ·bf16TransRowsAVX512(SB), NOSPLIT, $0-48\n")
+	p("MOVQ dst+0(FP), DI")
+	p("MOVQ stride+8(FP), R8")
+	p("SHLQ $2, R8") // bytes from one row's words to the next's
+	p("MOVQ src+16(FP), SI")
+	p("MOVQ ld+24(FP), R9")
+	p("SHLQ $2, R9") // bytes from one row of A to the next
+	p("MOVQ rows+32(FP), R10")
+	p("MOVQ steps+40(FP), DX")
+	p("MOVQ R10, CX")
+	emitMask(p, "K1") // the columns of A read
+	label("trans_rows_run")
+	p("VMOVDQU64 bf16Interleave<>(SB), Z18")
+	p("MOVQ SI, R11")
+	for q := range 16 {
+		p("VMOVUPS.Z (R11), K1, Z16")
+		p("VMOVUPS.Z (R11)(R9*1), K1, Z17")
+		p("%s", evex.VCVTNE2PS2BF16.Asm(19, 17, 16))
+		p("VPERMW Z19, Z18, Z%d", q)
+		p("LEAQ (R11)(R9*2), R11")
+	}
+	emitTranspose16(p)
+	p("MOVQ DI, R13")
+	for i := range 16 {
+		p("VMOVDQU32 Z%d, (R13)", i)
+		if i < 15 {
+			p("CMPQ R10, $%d", i+1)
+			p("JLE trans_rows_stored")
+			p("ADDQ R8, R13")
+		}
+	}
+	label("trans_rows_stored")
+	p("MOVQ R11, SI")
+	p("ADDQ $64, DI")
+	p("SUBQ $32, DX")
+	p("JGT trans_rows_run")
+	p("VZEROUPPER")
+	p("RET")
 }
 
 // emitTranspose16 writes a transpose of the 16×16 32-bit words in Z0 to

@@ -9,6 +9,7 @@ import (
 )
 
 //go:generate go run gen_sgemm.go
+//go:generate go run gen_amx.go
 
 // Assembly micro-kernels (sgemm_avx512_amd64.s, sgemm_avx2_amd64.s, from
 // gen_sgemm.go). Each adds alpha times the product of an (mr, k) panel of A
@@ -72,6 +73,21 @@ func sgemmKernelBF16r6x16(k int, a *float32, rsa, csa int, b *float32, ldb int, 
 //go:noescape
 func sgemmKernelFP16(k int, a *float32, rsa, csa int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, rows int, mask uint64, bias *float32)
 
+// The AMX kernel (sgemm_amx_amd64.s, from gen_amx.go): a strip of
+// panels 32×32 tiles of C, each summed on four AMX tiles with TDPBF16PS,
+// A converted row by row to bfloat16 pairs (rsa = the row's words), B's
+// panels packed as the bfloat16 kernels pack them, panelStride words
+// apart; k counts pairs, a multiple of 16.
+
+//go:noescape
+func sgemmStripAMX(k int, a *float32, rsa int, b *float32, ldb, panelStride, panels int, c *float32, ldc int, alpha, beta float32, rows int, mask uint64, bias *float32)
+
+// sgemmKernelAMX is sgemmStripAMX on one tile, as a kernelFunc (csa is
+// 1).
+func sgemmKernelAMX(k int, a *float32, rsa, csa int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, rows int, mask uint64, bias *float32) {
+	sgemmStripAMX(k, a, rsa, b, ldb, 0, 1, c, ldc, alpha, beta, rows, mask, bias)
+}
+
 var (
 	kernelAVX512 = &kernel{name: "avx512", mr: 12, nr: 32, masked: true, fn: sgemmKernelAVX512,
 		edge:  [2][2]kernelFunc{{sgemmKernelAVX512, sgemmKernelAVX512x16}, {sgemmKernelAVX512r6, sgemmKernelAVX512r6x16}},
@@ -82,6 +98,9 @@ var (
 		packA: packABF16, packB: packBBF16, packARows: packARowsBF16, kw: 2, aCol: 12, bRow: 32, convert: true}
 	kernelFP16 = &kernel{name: "fp16", mr: 8, nr: 32, masked: true, fn: sgemmKernelFP16,
 		packA: packAFP16, packB: packBFP16, kw: 1, aCol: 4, bRow: 16, convert: true}
+	kernelAMX = &kernel{name: "amx", mr: 32, nr: 32, masked: true, fn: sgemmKernelAMX, strip: sgemmStripAMX,
+		packA: packABF16, packB: packBAMX, packARows: packARowsBF16, packATRows: packATRowsBF16,
+		kw: 2, aCol: 32, bRow: 32, convert: true, rowAlign: 16}
 )
 
 // packCopy16AVX2 copies rows rows of 16 floats from src (stride lds) to
@@ -195,8 +214,9 @@ func cpuKernels() []*kernel {
 func lowKernel(v Variant) *kernel { return lowKernels[v] }
 
 // lowKernels are the low-precision kernels this CPU runs, found once: the
-// bfloat16 kernel needs AVX512_BF16, the float16 one AVX512_FP16, each
-// besides the AVX-512 kernel's extensions.
+// bfloat16 kernel needs AVX512_BF16, the float16 one AVX512_FP16, the
+// AMX one AMX-TILE and AMX-BF16 with Linux's grant of the tile data
+// (fmapeak.TilesUsable), each besides the AVX-512 kernel's extensions.
 var lowKernels = func() map[Variant]*kernel {
 	ks := map[Variant]*kernel{}
 	if !kernelAVX512.runsHere() {
@@ -207,6 +227,9 @@ var lowKernels = func() map[Variant]*kernel {
 	}
 	if fmapeak.Has(fmapeak.FP16) {
 		ks[FP16] = kernelFP16
+	}
+	if fmapeak.Has(fmapeak.AMX) {
+		ks[AMX] = kernelAMX
 	}
 	return ks
 }()

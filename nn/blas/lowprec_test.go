@@ -251,9 +251,10 @@ func sameBits(x, y float32) bool {
 }
 
 // emulations are the reference products of the low-precision variants:
-// emulateBF16 and emulateFP16 with the kernel's K blocks of kc steps.
+// emulateBF16, emulateFP16 and emulateAMX with the kernel's K blocks of kc steps.
 var emulations = map[Variant]func(tA, tB bool, m, n, k, kc int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int, bias []float32){
 	BF16: emulateBF16,
+	AMX:  emulateAMX,
 	FP16: func(tA, tB bool, m, n, k, kc int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int, bias []float32) {
 		emulateFP16(tA, tB, m, n, k, kc, fp16Block, alpha, a, lda, b, ldb, beta, c, ldc, bias)
 	},
@@ -314,17 +315,21 @@ func checkVariant(t *testing.T, v Variant, kern *kernel) {
 	}
 }
 
-// TestEmulationBF16Error checks the emulation against the float64 product
-// of the unrounded operands: within the bound of two bfloat16 roundings
-// per product and float32 sums, and not as close as float32 operands
-// would be (the operands are rounded).
-func TestEmulationBF16Error(t *testing.T) {
+// TestEmulationBF16Error checks the bf16 emulation's error (see
+// checkEmulationError).
+func TestEmulationBF16Error(t *testing.T) { checkEmulationError(t, BF16) }
+
+// checkEmulationError checks v's emulation against the float64 product of
+// unrounded operands: within the bound of two bfloat16 roundings per
+// product and float32 sums, and not as close as float32 operands would
+// be (the operands are rounded).
+func checkEmulationError(t *testing.T, v Variant) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	const m, n, k = 20, 30, 1000
 	c := lowCase{m: m, n: n, k: k, alpha: 1, scale: 1}
 	a, b, _, _ := c.operands(rng)
 	got := make([]float32, m*n)
-	emulateBF16(false, false, m, n, k, 384, 1, a, k, b, n, 0, got, n, nil)
+	emulations[v](false, false, m, n, k, 384, 1, a, k, b, n, 0, got, n, nil)
 	worst := 0.0
 	for i := range m {
 		for j := range n {
@@ -337,15 +342,15 @@ func TestEmulationBF16Error(t *testing.T) {
 			bound := (2*0x1p-8 + 0x1p-16 + float64(k+1)*0x1p-24) * abs
 			e := math.Abs(float64(got[i*n+j]) - exact)
 			if e > bound {
-				t.Fatalf("C[%d, %d] = %v, exact %v: error %g over the bound %g", i, j, got[i*n+j], exact, e, bound)
+				t.Fatalf("%s: C[%d, %d] = %v, exact %v: error %g over the bound %g", v, i, j, got[i*n+j], exact, e, bound)
 			}
 			worst = max(worst, e/abs)
 		}
 	}
 	if worst < 0x1p-12 {
-		t.Errorf("largest error %g of Σ|a·b|: the operands were not rounded to bfloat16", worst)
+		t.Errorf("%s: largest error %g of Σ|a·b|: the operands were not rounded to bfloat16", v, worst)
 	}
-	t.Logf("bf16 emulation, k = %d: largest error %.3g of Σ|a·b|", k, worst)
+	t.Logf("%s emulation, k = %d: largest error %.3g of Σ|a·b|", v, k, worst)
 }
 
 // TestVariants logs which products run on this CPU, and that Mixed
@@ -582,4 +587,47 @@ func TestShortProductsRunInFloat32(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestEmulationAMX checks emulateAMX on worked cases where the
+// arithmetic shows: the even and odd chains summed apart, instructions of
+// 32 steps starting again from zero, denormals flushed; and against the
+// float64 product within the bound of the bf16 emulation's
+// (checkEmulationError).
+func TestEmulationAMX(t *testing.T) {
+	// Products 1, 2^-24, 0, 2^-24 (steps 0-3): the odd chain is 2^-23
+	// and 1 + 2^-23 is exact; added to C one by one (each 2^-24 a tie,
+	// to even) they would leave 1.
+	gemm := func(a, b []float32, k int) float32 {
+		c := []float32{0}
+		emulateAMX(false, false, 1, 1, k, k, 1, a, k, b, 1, 0, c, 1, nil)
+		return c[0]
+	}
+	b4 := []float32{1, 0x1p-12, 0, 0x1p-12}
+	if got := gemm([]float32{1, 0x1p-12, 0, 0x1p-12}, b4, 4); got != 1+0x1p-23 {
+		t.Errorf("chains: %v, want 1 + 2^-23", got)
+	}
+	// The same products 32 steps apart: each instruction's sum goes into
+	// C alone, so the two 2^-24 are ties to even, one at a time: 1.
+	a, b := make([]float32, 66), make([]float32, 66)
+	a[0], b[0] = 1, 1
+	a[33], b[33] = 0x1p-12, 0x1p-12
+	a[65], b[65] = 0x1p-12, 0x1p-12
+	if got := gemm(a, b, 66); got != 1 {
+		t.Errorf("instructions of 32 steps: %v, want 1", got)
+	}
+	// A product of 2^-128 (denormal) is flushed to zero; 2^-126 stays.
+	if got := gemm([]float32{0x1p-64}, []float32{0x1p-64}, 1); got != 0 {
+		t.Errorf("denormal product: %v, want 0", got)
+	}
+	if got := gemm([]float32{0x1p-63}, []float32{0x1p-63}, 1); got != 0x1p-126 {
+		t.Errorf("smallest normal product: %v, want 2^-126", got)
+	}
+	// A denormal operand reads as zero even where the product would not
+	// be tiny.
+	if got := gemm([]float32{0x1p-130}, []float32{0x1p100}, 1); got != 0 {
+		t.Errorf("denormal operand: %v, want 0", got)
+	}
+
+	checkEmulationError(t, AMX)
 }

@@ -49,6 +49,41 @@ func packBBF16(dst []float32, nr int, b []float32, ldb int, tB bool, j0, cols, p
 	}
 }
 
+// packBAMX is packBBF16 for the AMX kernel: dst is a whole panel of
+// kernelAMX.rows(kc) pairs, those past ⌈kc/2⌉ zero.
+func packBAMX(dst []float32, nr int, b []float32, ldb int, tB bool, j0, cols, p0, kc int) {
+	packBBF16(dst, nr, b, ldb, tB, j0, cols, p0, kc)
+	clear(dst[nr*ceilDiv(kc, 2):])
+}
+
+// packATRowsBF16 converts rows rows of op(A) = Aᵀ, where A is row-major
+// with row stride lda and row r of op(A) is column r of A (a[r + p·lda]
+// for step p), to bfloat16 pairs along K: the pair of steps 2q and 2q+1
+// (zero past k) of row r at dst[r·stride+q].
+func packATRowsBF16(dst []float32, stride int, a []float32, lda, rows, k int) {
+	transRowsBF16(words(dst), stride, a, lda, rows, k)
+}
+
+// transRowsBF16Go sets dst[i·stride+q] to the bfloat16 pair
+// (src[2q·ld+i], src[(2q+1)·ld+i]) for i < rows and q < ⌈steps/2⌉, the
+// high half zero past steps: columns of a row-major matrix (row stride
+// ld) along K, each column's pairs in order.
+func transRowsBF16Go(dst []uint32, stride int, src []float32, ld, rows, steps int) {
+	for q := range ceilDiv(steps, 2) {
+		even, odd := src[2*q*ld:2*q*ld+rows], []float32(nil)
+		if 2*q+1 < steps {
+			odd = src[(2*q+1)*ld : (2*q+1)*ld+rows]
+		}
+		for i, x := range even {
+			y := float32(0)
+			if odd != nil {
+				y = odd[i]
+			}
+			dst[i*stride+q] = bf16Pair(x, y)
+		}
+	}
+}
+
 // pairRowsBF16Go sets dst[q·stride+j] to the bfloat16 pair
 // (src[2q·ld+j], src[(2q+1)·ld+j]) for q < pairs and j < width: pairs of
 // rows of a row-major matrix (row stride ld), each pair's words stride

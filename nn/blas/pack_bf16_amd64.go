@@ -29,6 +29,32 @@ func bf16RowsAVX512(dst *uint32, stride int, src *float32, ld, rows, steps int)
 //go:noescape
 func bf16RowMajorAVX512(dst *uint32, stride int, src *float32, ld, rows, steps int)
 
+// bf16TransRowsAVX512 sets dst[i·stride+q] to bf16Pair(src[2q·ld+i],
+// src[(2q+1)·ld+i]) for i < rows ≤ 16 and q < steps/2, steps a positive
+// multiple of 32.
+//
+//go:noescape
+func bf16TransRowsAVX512(dst *uint32, stride int, src *float32, ld, rows, steps int)
+
+// transRowsBF16 is transRowsBF16Go, in assembly (16 rows and 32 steps at
+// a time) where the processor converts.
+func transRowsBF16(dst []uint32, stride int, src []float32, ld, rows, steps int) {
+	whole := steps &^ 31
+	if !bf16Convert || rows == 0 || whole == 0 {
+		transRowsBF16Go(dst, stride, src, ld, rows, steps)
+		return
+	}
+	for i0 := 0; i0 < rows; i0 += 16 {
+		n := min(16, rows-i0)
+		// The last word the assembly writes and the last float it reads.
+		_, _ = dst[(i0+n-1)*stride+whole/2-1], src[(whole-1)*ld+i0+n-1]
+		bf16TransRowsAVX512(&dst[i0*stride], stride, &src[i0], ld, n, whole)
+	}
+	if whole < steps {
+		transRowsBF16Go(dst[whole/2:], stride, src[whole*ld:], ld, rows, steps-whole)
+	}
+}
+
 // pairRowsBF16 is pairRowsBF16Go, in assembly where the processor
 // converts.
 func pairRowsBF16(dst []uint32, stride int, src []float32, ld, width, pairs int) {

@@ -112,13 +112,32 @@ func TestPackBF16(t *testing.T) {
 					}
 				}
 				samePacked(t, "packBBF16", words(dst), want)
+
+				// op(A) = Aᵀ row by row, as the AMX kernel reads it.
+				if trans {
+					stride := pairs + 1
+					dst = randomFloats(rng, rows*stride)
+					packATRowsBF16(dst, stride, a[p0*lda+i0:], lda, rows, kc)
+					got, want := words(dst), make([]uint32, rows*stride)
+					for i := range rows {
+						want[i*stride+pairs] = got[i*stride+pairs] // not written
+						for q := range pairs {
+							odd := float32(0)
+							if 2*q+1 < kc {
+								odd = at(i0+i, p0+2*q+1)
+							}
+							want[i*stride+q] = bf16Pair(at(i0+i, p0+2*q), odd)
+						}
+					}
+					samePacked(t, "packATRowsBF16", got, want)
+				}
 			}
 		}
 	}
 }
 
-// TestBF16ConversionsMatchGo compares pairRowsBF16, rowsBF16 and
-// rowMajorBF16 (the assembly where the processor converts) with their Go definitions on
+// TestBF16ConversionsMatchGo compares pairRowsBF16, rowsBF16,
+// rowMajorBF16 and transRowsBF16 (the assembly where the processor converts) with their Go definitions on
 // every width or length up to 70, for several row and word strides,
 // leaving the words between strides alone.
 func TestBF16ConversionsMatchGo(t *testing.T) {
@@ -154,6 +173,13 @@ func TestBF16ConversionsMatchGo(t *testing.T) {
 				rowMajorBF16(got, wordStride, src, ld, rows, n)
 				rowMajorBF16Go(want, wordStride, src, ld, rows, n)
 				samePacked(t, "rowMajorBF16", got, want)
+				// Columns of a (n, rows) matrix along K, the pairs
+				// of each in order, columns wordStride words apart.
+				src = randomFloats(rng, n*(rows+pad)+1)
+				got, want = markedPair[uint32](rows*wordStride + 1)
+				transRowsBF16(got, wordStride, src, rows+pad, rows, n)
+				transRowsBF16Go(want, wordStride, src, rows+pad, rows, n)
+				samePacked(t, "transRowsBF16", got, want)
 			}
 		}
 	}

@@ -49,10 +49,38 @@ type kernel struct {
 	// words and csa = 1: converting op(A) = A then needs no transposition
 	// (see packAllA).
 	packARows func(dst []float32, stride int, a []float32, lda, rows, k int)
+	// packATRows, if set, is packARows for op(A) = Aᵀ: rows of op(A)
+	// are columns of A, a[r] for row r. With both set, A is always
+	// converted row by row.
+	packATRows func(dst []float32, stride int, a []float32, lda, rows, k int)
+	// rowAlign, if above 1, pads a K block's packed rows to a multiple
+	// of it with zeros: the AMX kernel takes 16 pairs an instruction.
+	rowAlign int
+	// strip, if set, computes the tiles of a row of B panels in one call
+	// (see sgemmStripAMX): fn's operands, the panels panelStride words
+	// apart, mask for the last tile.
+	strip stripFunc
 }
 
+type stripFunc = func(k int, a *float32, rsa int, b *float32, ldb, panelStride, panels int, c *float32, ldc int, alpha, beta float32, rows int, mask uint64, bias *float32)
+
 // rows is how many packed rows kc K steps take.
-func (k *kernel) rows(kc int) int { return ceilDiv(kc, k.kw) }
+func (k *kernel) rows(kc int) int {
+	r := ceilDiv(kc, k.kw)
+	if k.rowAlign > 1 {
+		r = ceilDiv(r, k.rowAlign) * k.rowAlign
+	}
+	return r
+}
+
+// aRows returns the routine that converts op(A) row by row, nil if kern
+// packs A in panels.
+func (k *kernel) aRows(tA bool) func(dst []float32, stride int, a []float32, lda, rows, k int) {
+	if tA {
+		return k.packATRows
+	}
+	return k.packARows
+}
 
 type kernelFunc = func(k int, a *float32, rsa, csa int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, rows int, mask uint64, bias *float32)
 
@@ -269,6 +297,11 @@ func blockSizes(n, k, nr int) (kc, nc int) {
 // a product pads its last row.
 func (kern *kernel) blockSizes(n, k int) (kc, nc int) {
 	rows, nc := blockSizes(n, kern.rows(k), kern.nr)
+	if kern.rowAlign > 1 {
+		// Every block but the last whole instructions, so that only the
+		// last one pads.
+		rows = ceilDiv(rows, kern.rowAlign) * kern.rowAlign
+	}
 	return rows * kern.kw, nc
 }
 
@@ -364,6 +397,11 @@ func (g *gemmCall) block(w workspace, i0, i1, j0, j1 int) {
 		for i := i0; i < i1; i += mr {
 			rows := min(mr, i1-i)
 			pa, rsa, csa := g.aPanel(w.ap, i, rows, pc, kc)
+			if kern.strip != nil {
+				g.prefetch(&next, perCall*ceilDiv(j1-j0, nr))
+				g.strip(w.bp, i, rows, pa, rsa, j0, j1, pc, kc, beta, bias)
+				continue
+			}
 			for j := j0; j < j1; j += nr {
 				g.prefetch(&next, perCall)
 				pb, ldbk := g.bPanel(w.bp, j-j0, j, pc, kc)
@@ -387,6 +425,20 @@ func (g *gemmCall) block(w workspace, i0, i1, j0, j1 int) {
 			}
 		}
 	}
+}
+
+// strip computes C[i:i+rows, j0:j1] for the K block at pc with
+// kern.strip: the A panel pa, every B panel of the block.
+func (g *gemmCall) strip(bp []float32, i, rows int, pa *float32, rsa, j0, j1, pc, kc int, beta float32, bias []float32) {
+	kern := g.kern
+	pb, ldbk := g.bPanel(bp, 0, j0, pc, kc)
+	var pbias *float32
+	if bias != nil {
+		pbias = &bias[j0]
+	}
+	panels := ceilDiv(j1-j0, kern.nr)
+	last := j1 - j0 - (panels-1)*kern.nr
+	kern.strip(kern.rows(kc), pa, rsa, pb, ldbk, kern.rows(kc)*kern.bRow, panels, &g.c[i*g.ldc+j0], g.ldc, g.alpha, beta, rows, colMask(last), pbias)
 }
 
 // bRegion is what prefetch brings in: rows rows of width bytes, ld
@@ -420,8 +472,8 @@ func (g *gemmCall) prefetch(r *bRegion, n int) {
 
 // packAllA converts all of op(A) into g.convA before the tasks run, so
 // that each element is converted once rather than once per column block.
-// A (not transposed) goes row by row where the kernel reads it so
-// (packARows): aRowWords words a row, whole row panels (the rows past m
+// op(A) goes row by row where the kernel reads it so (packARows, or
+// packATRows for Aᵀ): aRowWords words a row, whole row panels (the rows past m
 // zero). Otherwise every A panel of every K block is packed: the K block
 // that starts at step pc, then the panel of rows [i, i+mr), at
 // aOffset(pc, kc, i). The work is spread over the workers when the
@@ -430,7 +482,7 @@ func (g *gemmCall) packAllA(parallelOK bool) {
 	kern := g.kern
 	panels := ceilDiv(g.m, kern.mr)
 	pieces := panels * ceilDiv(g.k, g.kc)
-	if kern.packARows != nil && !g.tA {
+	if kern.aRows(g.tA) != nil {
 		// Rows 64-byte aligned; a piece is a row panel, all of K.
 		g.aRowWords = ceilDiv(kern.rows(g.k), 16) * 16
 		g.convA = convPool.get(panels * kern.mr * g.aRowWords)
@@ -454,7 +506,16 @@ func (g *gemmCall) packARange(lo, hi int) {
 		if g.aRowWords > 0 {
 			i, rows := t*kern.mr, min(kern.mr, g.m-t*kern.mr)
 			dst := (*g.convA)[i*g.aRowWords : (i+kern.mr)*g.aRowWords]
-			kern.packARows(dst, g.aRowWords, g.a[i*g.lda:], g.lda, rows, g.k)
+			src := g.a[i:] // op(A) = Aᵀ: row i is column i of A
+			if !g.tA {
+				src = g.a[i*g.lda:]
+			}
+			kern.aRows(g.tA)(dst, g.aRowWords, src, g.lda, rows, g.k)
+			// Zero past K in each row (a kernel with rowAlign reads
+			// there) and in the rows past m.
+			for r := range rows {
+				clear(dst[r*g.aRowWords+ceilDiv(g.k, kern.kw) : (r+1)*g.aRowWords])
+			}
 			clear(dst[rows*g.aRowWords:])
 			continue
 		}

@@ -33,10 +33,21 @@ const (
 	// goes into C as Gemm's float32 kernel adds its blocks. Sums past
 	// 65504 overflow: the operands must be of moderate size.
 	FP16 Variant = "fp16"
+	// AMX rounds op(A) and op(B) to bfloat16 as BF16 does and multiplies
+	// them on the AMX tiles with TDPBF16PS. Each output sums its K steps
+	// in instructions of 32 steps (the last padded with zeros): within
+	// one, the even steps and the odd steps are two chains of float32
+	// fused multiply-adds from zero, each rounded to nearest even,
+	// denormal inputs read as zero and denormal results flushed to zero;
+	// the two chains' sum, rounded and flushed so, is added to the
+	// output's float32 sum, rounded and flushed again (Intel SDM,
+	// TDPBF16PS; shared/amx settles it on the hardware). Each K block's
+	// sum goes into C as Gemm's float32 kernel adds its blocks.
+	AMX Variant = "amx"
 )
 
 // Variants lists every variant, FP32 first.
-func Variants() []Variant { return []Variant{FP32, BF16, FP16} }
+func Variants() []Variant { return []Variant{FP32, BF16, FP16, AMX} }
 
 // Runs reports whether this build and CPU run v's products: FP32 always,
 // a low-precision variant where the default build's kernel for it has the
@@ -52,6 +63,8 @@ func (v Variant) Describe() string {
 		return "bf16 (bfloat16 operands, float32 sums, VDPBF16PS)"
 	case v == FP16:
 		return "fp16 (float16 operands and sums of 32 steps, float32 totals, VFMADD231PH)"
+	case v == AMX:
+		return "amx (bfloat16 operands, float32 sums, TDPBF16PS on AMX tiles)"
 	}
 	return string(v)
 }

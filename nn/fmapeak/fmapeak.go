@@ -7,7 +7,8 @@
 // latency of every pipe, with no memory traffic: no real kernel of that
 // kind can go faster. The kinds are float32 FMA (VFMADD231PS, AVX-512 or
 // AVX2+FMA), bfloat16 pair dot products into float32 (VDPBF16PS,
-// AVX512_BF16) and float16 FMA (VFMADD231PH, AVX512_FP16); a GFLOP counts
+// AVX512_BF16), float16 FMA (VFMADD231PH, AVX512_FP16) and bfloat16 tile
+// products (TDPBF16PS, AMX-BF16, see TilesUsable); a GFLOP counts
 // 2 per multiply-add per lane whatever the kind. Measure runs one loop per
 // thread, every thread locked to its OS thread and all at once, so the
 // figure includes what the cores lose to each other (shared power and
@@ -31,6 +32,9 @@ const (
 	BF16 Kind = "bf16"
 	// FP16 is float16 FMA: VFMADD231PH.
 	FP16 Kind = "fp16"
+	// AMX is bfloat16 tile products summed into float32 tiles: TDPBF16PS
+	// (AMX-BF16), 16×16 outputs of 32 products each per instruction.
+	AMX Kind = "amx"
 )
 
 // Result is one measurement: GFLOPs (2 per multiply-add per lane) per

@@ -23,7 +23,7 @@ func TestLoopCounts(t *testing.T) {
 			}
 		}
 	}
-	for _, k := range []Kind{BF16, FP16} {
+	for _, k := range []Kind{BF16, FP16, AMX} {
 		if !Has(k) {
 			t.Logf("no %s loop on this CPU or build: not tested", k)
 		}

@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/vit-train/vit-train/internal/amx"
 	"github.com/vit-train/vit-train/internal/evex"
 )
 
@@ -96,8 +97,65 @@ func main() {
 	p("VZEROUPPER")
 	p("RET")
 
+	emitTileLoop(w, p)
+
 	if err := os.WriteFile("loop_amd64.s", w.Bytes(), 0o644); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+}
+
+// emitTileLoop writes tdpbf16Loop: TDPBF16PS on six independent 16×16
+// float32 accumulator tiles (tmm0-5), each adding the product of a tile
+// of 16 rows × 16 bfloat16 pairs of ones (tmm6) and one of 16 pairs × 16
+// columns of ones (tmm7): 32 to every element per instruction. The
+// operand tiles are loaded once, from the stack, so the loop reads no
+// memory. It returns the sum of element (0, 0) of the six accumulators,
+// 192·iters. The frame holds the 1 KiB of ones (one tile, 64-byte rows)
+// and the 64-byte tile configuration after it.
+func emitTileLoop(w *bytes.Buffer, p func(string, ...any)) {
+	const cfg = 1024 // the configuration's offset in the frame
+	fmt.Fprintf(w, "\n// func tdpbf16Loop(iters int) float32\nTEXT ·tdpbf16Loop(SB), $%d-12\n", cfg+64)
+	p("MOVQ iters+0(FP), CX")
+	p("MOVL $0x3f803f80, AX")
+	p("VMOVD AX, X0")
+	p("VPBROADCASTD X0, Z0")
+	for off := 0; off < cfg; off += 64 {
+		p("VMOVDQU32 Z0, %d(SP)", off)
+	}
+	// Palette 1; tiles 0-7 of 16 rows of 64 bytes.
+	p("VPXORD Z1, Z1, Z1")
+	p("VMOVDQU32 Z1, %d(SP)", cfg)
+	p("MOVB $1, %d(SP)", cfg)
+	for t := range 8 {
+		p("MOVW $64, %d(SP)", cfg+16+2*t)
+		p("MOVB $16, %d(SP)", cfg+48+t)
+	}
+	p("VZEROUPPER")
+	p("LEAQ %d(SP), DI", cfg)
+	p("%s", amx.Asm(amx.Ldtilecfg("DI"), "LDTILECFG (DI)"))
+	p("MOVQ SP, SI")
+	p("MOVQ $64, DX")
+	p("%s", amx.Asm(amx.Tileloadd(6, "SI", "DX"), "TILELOADD (SI)(DX*1), tmm6"))
+	p("%s", amx.Asm(amx.Tileloadd(7, "SI", "DX"), "TILELOADD (SI)(DX*1), tmm7"))
+	for t := range 6 {
+		p("%s", amx.Asm(amx.Tilezero(t), fmt.Sprintf("TILEZERO tmm%d", t)))
+	}
+	p("TESTQ CX, CX")
+	p("JLE tdpbf16Loop_sum")
+	fmt.Fprintf(w, "tdpbf16Loop_loop:\n")
+	for t := range 6 {
+		p("%s", amx.Asm(amx.Tdpbf16ps(t, 6, 7), fmt.Sprintf("TDPBF16PS tmm6, tmm7, tmm%d", t)))
+	}
+	p("DECQ CX")
+	p("JNZ tdpbf16Loop_loop")
+	fmt.Fprintf(w, "tdpbf16Loop_sum:\n")
+	p("XORPS X0, X0")
+	for t := range 6 {
+		p("%s", amx.Asm(amx.Tilestored("SI", "DX", t), fmt.Sprintf("TILESTORED tmm%d, (SI)(DX*1)", t)))
+		p("ADDSS (SI), X0")
+	}
+	p("%s", amx.Asm(amx.Tilerelease(), "TILERELEASE"))
+	p("MOVSS X0, ret+8(FP)")
+	p("RET")
 }

@@ -22,6 +22,9 @@ func dpbf16Loop(iters int) float32 // 24 VDPBF16PS on zmm: 48·iters
 //go:noescape
 func fmaphLoop(iters int) float32 // 24 VFMADD231PH on zmm: 24·min(iters, 2048)
 
+//go:noescape
+func tdpbf16Loop(iters int) float32 // 6 TDPBF16PS on 16×16 tiles: 192·iters
+
 // cpuid executes CPUID with EAX = leaf and ECX = sub.
 func cpuid(leaf, sub uint32) (eax, ebx, ecx, edx uint32)
 
@@ -51,6 +54,10 @@ func cpuLoops() []*loop {
 	}
 	if x.HasAVX512F && x.HasAVX512BF16 {
 		ls = append(ls, &loop{kind: BF16, isa: "AVX512_BF16", insns: 24, flops: 64, count: 48, run: dpbf16Loop})
+	}
+	if TilesUsable() == nil {
+		// 16·16 lanes of 16 pair products: 16384 FLOP an instruction.
+		ls = append(ls, &loop{kind: AMX, isa: "AMX-BF16", insns: 6, flops: 16384, count: 192, run: tdpbf16Loop})
 	}
 	if hasAVX512FP16() {
 		ls = append(ls, &loop{kind: FP16, isa: "AVX512_FP16", insns: 24, flops: 64, count: 24, saturates: 2048, run: fmaphLoop})

@@ -2,7 +2,7 @@
 // whose tensors are a network's parameters (and, for resuming, the
 // optimiser's moments and the EMA weights) and whose metadata holds the
 // network's spec, the run's position, its configuration, the input
-// normalisation and the class names.
+// normalisation, the evaluation preprocessing and the class names.
 package checkpoint
 
 import (
@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/vit-train/vit-train/augment"
 	"github.com/vit-train/vit-train/formats/safetensors"
 	"github.com/vit-train/vit-train/model"
 	"github.com/vit-train/vit-train/optim"
@@ -34,7 +35,8 @@ type State struct {
 // whose tensors are the model's parameters under timm's names (plus
 // "optim.*" optimiser moments and "ema.*" EMA weights when saved for
 // resuming) and whose metadata holds the model's spec, the training
-// configuration, the run state, the normalisation and the class names.
+// configuration, the run state, the normalisation, the evaluation
+// preprocessing and the class names.
 //
 // The spec is stored as the architecture's name ("vit_train.arch"; files
 // without it hold a ViT) and its configuration as JSON under the key the
@@ -51,10 +53,52 @@ type File struct {
 	State     State
 	Mean      []float32
 	Std       []float32
-	Classes   []string
-	Params    []safetensors.Tensor // model weights, timm names
-	Optim     []optim.Tensor       // optimiser state ("optim." names)
-	EMA       []optim.Tensor       // EMA weights ("ema." names)
+	// Eval is how the model's images are resized and cropped for
+	// evaluation; nil in files written before it was recorded.
+	Eval    *Preprocessing
+	Classes []string
+	Params  []safetensors.Tensor // model weights, timm names
+	Optim   []optim.Tensor       // optimiser state ("optim." names)
+	EMA     []optim.Tensor       // EMA weights ("ema." names)
+}
+
+// Preprocessing is the part of a model's evaluation preprocessing that its
+// input size and normalisation do not give (timm's pretrained
+// configuration's crop_pct and interpolation): the shorter side is resized
+// to floor(size / CropPct) with Interpolation, then the centre cropped to
+// size × size (augment.EvalPipeline).
+type Preprocessing struct {
+	CropPct       float64        `json:"crop_pct"`      // in (0, 1]
+	Interpolation augment.Interp `json:"interpolation"` // bilinear or bicubic
+}
+
+// UnmarshalJSON reads both fields; a record without either is an error,
+// not a default.
+func (p *Preprocessing) UnmarshalJSON(b []byte) error {
+	var v struct {
+		CropPct       *float64        `json:"crop_pct"`
+		Interpolation *augment.Interp `json:"interpolation"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	if v.CropPct == nil || v.Interpolation == nil {
+		return fmt.Errorf("want both crop_pct and interpolation")
+	}
+	p.CropPct, p.Interpolation = *v.CropPct, *v.Interpolation
+	return nil
+}
+
+// Check rejects a crop fraction outside (0, 1] and an interpolation that
+// evaluation cannot use (random).
+func (p Preprocessing) Check() error {
+	if !(p.CropPct > 0 && p.CropPct <= 1) {
+		return fmt.Errorf("crop_pct is %g, want a fraction in (0, 1]", p.CropPct)
+	}
+	if p.Interpolation != augment.Bilinear && p.Interpolation != augment.Bicubic {
+		return fmt.Errorf("interpolation is %s, want bilinear or bicubic", p.Interpolation)
+	}
+	return nil
 }
 
 // Metadata keys of a checkpoint; the spec's configuration goes under the
@@ -64,6 +108,7 @@ const (
 	MetaState   = "vit_train.state"
 	MetaMean    = "vit_train.mean"
 	MetaStd     = "vit_train.std"
+	MetaEval    = "vit_train.eval"
 	MetaClasses = "vit_train.classes"
 	MetaArch    = "vit_train.arch"
 	// defaultArch is the architecture of files written before
@@ -98,6 +143,11 @@ func (c *File) Save(path string) error {
 	}{{MetaState, c.State}, {MetaMean, c.Mean}, {MetaStd, c.Std}, {MetaClasses, c.Classes}} {
 		if err := put(kv.k, kv.v); err != nil {
 			return err
+		}
+	}
+	if c.Eval != nil {
+		if err := put(MetaEval, c.Eval); err != nil {
+			return fmt.Errorf("checkpoint %s: metadata %q: %w", path, MetaEval, err)
 		}
 	}
 	if len(c.RunConfig) > 0 {
@@ -190,6 +240,15 @@ func Decode(f *safetensors.File) (*File, error) {
 	}
 	if err := checkNormalisation(c.Mean, c.Std, channels); err != nil {
 		return nil, err
+	}
+	if _, ok := f.Metadata[MetaEval]; ok {
+		c.Eval = &Preprocessing{}
+		if err := get(MetaEval, c.Eval, true); err != nil {
+			return nil, err
+		}
+		if err := c.Eval.Check(); err != nil {
+			return nil, fmt.Errorf("metadata %q: %w", MetaEval, err)
+		}
 	}
 	if len(c.Classes) != 0 && len(c.Classes) != classes {
 		return nil, fmt.Errorf("metadata %q names %d classes, but the model has %d", MetaClasses, len(c.Classes), classes)

@@ -15,6 +15,7 @@ import (
 
 	"gorgonia.org/tensor"
 
+	"github.com/vit-train/vit-train/augment"
 	"github.com/vit-train/vit-train/formats/safetensors"
 	"github.com/vit-train/vit-train/model"
 	"github.com/vit-train/vit-train/model/vit"
@@ -41,7 +42,8 @@ func tinyCheckpoint(t testing.TB) *File {
 		}
 	}
 	ck := &File{Spec: model.SpecOf(tinyViT), RunConfig: []byte("epochs: 2\n"), State: State{Epoch: 2, Batch: 5, Step: 40, BestTop1: 61.5, BestEpoch: 1},
-		Mean: []float32{0.5}, Std: []float32{0.25}, Classes: []string{"a", "b", "c"}, Params: m.Tensors()}
+		Mean: []float32{0.5}, Std: []float32{0.25}, Eval: &Preprocessing{CropPct: 0.9, Interpolation: augment.Bilinear},
+		Classes: []string{"a", "b", "c"}, Params: m.Tensors()}
 	for _, p := range ck.Params {
 		ck.EMA = append(ck.EMA, optim.Tensor{Name: "ema." + p.Name, Shape: p.Shape, Data: p.Data})
 	}
@@ -64,7 +66,8 @@ func TestCheckpointRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.State != want.State || got.Spec != want.Spec || len(got.EMA) != len(want.EMA) || string(got.RunConfig) != "epochs: 2\n" {
+	if got.State != want.State || got.Spec != want.Spec || len(got.EMA) != len(want.EMA) || string(got.RunConfig) != "epochs: 2\n" ||
+		got.Eval == nil || *got.Eval != *want.Eval {
 		t.Fatalf("read back %+v", got)
 	}
 	for i, p := range m.Params {
@@ -232,15 +235,7 @@ func TestLoadWeightsFloat64Model(t *testing.T) {
 
 // Corrupt or implausible metadata is an error naming the key and value.
 func TestCheckpointCorruptMetadata(t *testing.T) {
-	ck := tinyCheckpoint(t)
-	path := filepath.Join(t.TempDir(), "ck.safetensors")
-	if err := ck.Save(path); err != nil {
-		t.Fatal(err)
-	}
-	base, err := safetensors.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	base := savedFile(t, tinyCheckpoint(t))
 	modelJSON := func(edit func(c *vit.Config)) string {
 		c := tinyViT
 		edit(&c)
@@ -280,6 +275,13 @@ func TestCheckpointCorruptMetadata(t *testing.T) {
 		{"zero std", map[string]string{MetaStd: `[0]`}, "", []string{`"vit_train.std" value 0 is 0`}},
 		{"mean per channel", map[string]string{MetaMean: `[1,2]`, MetaStd: `[1,2]`}, "", []string{"has 2 values, want 1 or one per channel (1)"}},
 		{"classes", map[string]string{MetaClasses: `["a"]`}, "", []string{`"vit_train.classes" names 1 classes, but the model has 3`}},
+		{"eval not JSON", map[string]string{MetaEval: `crop`}, "", []string{`metadata "vit_train.eval" is "crop"`}},
+		{"crop_pct", map[string]string{MetaEval: `{"crop_pct":1.5,"interpolation":"bicubic"}`}, "", []string{`metadata "vit_train.eval": crop_pct is 1.5, want a fraction in (0, 1]`}},
+		{"no crop_pct", map[string]string{MetaEval: `{"interpolation":"bicubic"}`}, "", []string{`metadata "vit_train.eval" is`, "want both crop_pct and interpolation"}},
+		{"no interpolation", map[string]string{MetaEval: `{"crop_pct":0.9}`}, "", []string{`metadata "vit_train.eval" is`, "want both crop_pct and interpolation"}},
+		{"eval null", map[string]string{MetaEval: `null`}, "", []string{"want both crop_pct and interpolation"}},
+		{"interpolation", map[string]string{MetaEval: `{"crop_pct":0.9,"interpolation":"nearest"}`}, "", []string{`metadata "vit_train.eval"`, `unknown interpolation "nearest"`}},
+		{"random interpolation", map[string]string{MetaEval: `{"crop_pct":0.9,"interpolation":"random"}`}, "", []string{`metadata "vit_train.eval": interpolation is random, want bilinear or bicubic`}},
 	} {
 		f := &safetensors.File{Metadata: map[string]string{}}
 		for k, v := range base.Metadata {
@@ -412,4 +414,76 @@ func openViT(path string, ema bool) (*File, *vit.ViT, error) {
 	}
 	_, err = src.LoadWeights(vit.AsNetwork(m), false)
 	return ck, m, err
+}
+
+// A file written before the evaluation preprocessing was recorded loads
+// with none (train resolves today's defaults for it).
+func TestCheckpointWithoutEvalPreprocessingLoads(t *testing.T) {
+	ck := tinyCheckpoint(t)
+	ck.Eval = nil
+	f := savedFile(t, ck)
+	if _, ok := f.Metadata[MetaEval]; ok {
+		t.Fatalf("a checkpoint without preprocessing wrote %q", MetaEval)
+	}
+	got, err := Decode(f)
+	if err != nil || got.Eval != nil {
+		t.Fatalf("loaded %+v, %v; want no preprocessing", got, err)
+	}
+}
+
+// savedFile saves ck and reads the file back.
+func savedFile(t *testing.T, ck *File) *safetensors.File {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "ck.safetensors")
+	if err := ck.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	f, err := safetensors.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// FuzzCheckpointEval fuzzes the evaluation preprocessing's metadata value:
+// whatever Decode accepts passes Check and writes back to the same value.
+func FuzzCheckpointEval(f *testing.F) {
+	for _, s := range []string{`{"crop_pct":0.875,"interpolation":"bicubic"}`, `{"crop_pct":1,"interpolation":"bilinear"}`,
+		`{"crop_pct":0,"interpolation":"bicubic"}`, `{"crop_pct":0.9,"interpolation":"random"}`, `{"crop_pct":0.9}`, `[]`, `null`} {
+		f.Add(s)
+	}
+	base := tinyCheckpoint(f)
+	var buf bytes.Buffer
+	if err := safetensors.Write(&buf, base.Params, map[string]string{metaModel: `{"img_size":8,"patch_size":4,"in_chans":1,"num_classes":3,"embed_dim":8,"depth":2,"num_heads":2,"mlp_dim":16,"norm_eps":1e-6,"qkv_bias":true}`}); err != nil {
+		f.Fatal(err)
+	}
+	file, err := safetensors.Read(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, eval string) {
+		g := *file
+		g.Metadata = map[string]string{metaModel: file.Metadata[metaModel], MetaEval: eval}
+		ck, err := Decode(&g)
+		if err != nil {
+			if err.Error() == "" {
+				t.Fatal("empty error")
+			}
+			return
+		}
+		if ck.Eval == nil {
+			t.Fatalf("%q accepted as no preprocessing", eval)
+		}
+		if err := ck.Eval.Check(); err != nil {
+			t.Fatalf("%q accepted, but %v", eval, err)
+		}
+		b, err := json.Marshal(ck.Eval)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var back Preprocessing
+		if err := json.Unmarshal(b, &back); err != nil || back != *ck.Eval {
+			t.Fatalf("%q: %+v writes as %s, which reads back as %+v, %v", eval, *ck.Eval, b, back, err)
+		}
+	})
 }

@@ -258,7 +258,7 @@ func findings(r *report) []study.Finding {
 		}
 	}
 	if n > 0 {
-		ens.Detail += fmt.Sprintf("; the ensemble beats both heads by more than 2 SE in %d of the %d arms with a teacher", wins, n)
+		ens.Detail += fmt.Sprintf("; the ensemble beats both heads, resolved by the seeds, in %d of the %d arms with a teacher", wins, n)
 	}
 	out = append(out, ens)
 
@@ -317,13 +317,16 @@ func teacherTypeFinding(r *report, get func(string) *armResult) study.Finding {
 			c.arm.Arm.Label, study.PM(study.Summarize(c.arm.Avg)), studentArms[armIndex("hard_vit")].Label, study.PM(study.Summarize(hardViT.Avg)), d)
 		if !math.IsNaN(c.gap) {
 			text += fmt.Sprintf("; teachers %.2f%% and %.2f%% (CNN − ViT %+.2f points, %s)", c.teacher.Top1, tv.Top1, c.gap,
-				teacherGapReading(c.gap, d.D > 0))
+				teacherGapReading(c.gap, d.Sign()))
 		}
 		if i == 0 {
 			f.Verdict, f.Detail = study.Verdict(d), text
 			continue
 		}
 		f.Detail += ". Beside it, " + text
+	}
+	if len(cnns) > 0 {
+		f.Detail += "; each teacher is a single run, so the verdict is conditional on these teachers"
 	}
 	return f
 }
@@ -338,15 +341,19 @@ func similarity(g float64) string {
 }
 
 // teacherGapReading reads a teacher-type comparison whose teachers are g
-// points apart (CNN − ViT) and whose CNN student won or not: between
-// teachers of different accuracy, only a win of the weaker teacher's
-// student separates teacher type from teacher accuracy (DeiT's weaker
-// RegNetY-4GF still beats its DeiT-B teacher).
-func teacherGapReading(g float64, cnnWins bool) string {
+// points apart (CNN − ViT) from the direction the seeds resolve the CNN
+// student's difference in (study.Diff.Sign): between teachers of
+// different accuracy, only a resolved win of the weaker teacher's student
+// separates teacher type from teacher accuracy (DeiT's weaker RegNetY-4GF
+// still beats its DeiT-B teacher); an unresolved difference names no
+// winner.
+func teacherGapReading(g float64, cnnSign int) string {
 	switch {
 	case math.Abs(g) <= similarGapPt:
 		return similarity(g)
-	case (g > 0) == cnnWins:
+	case cnnSign == 0:
+		return similarity(g) + "; the seeds do not resolve which student wins"
+	case (g > 0) == (cnnSign > 0):
 		return similarity(g) + "; the stronger teacher's student wins, so teacher type and teacher accuracy are confounded"
 	}
 	return similarity(g) + "; the weaker teacher's student wins, so teacher accuracy does not explain the difference"

@@ -205,6 +205,14 @@ func TestFindingsFollowTheNumbers(t *testing.T) {
 		t.Errorf("a weaker CNN teacher whose student wins: %s: %s", f.Verdict, f.Detail)
 	}
 
+	// A weaker CNN whose student is ahead by a margin the seeds do not
+	// resolve names no winner: the reading follows the verdict.
+	withMatched.arm("hard_cnn_matched").Avg = []float64{87.6, 86.1, 87.2}
+	f = teacherTypeFinding(withMatched, func(k string) *armResult { return withMatched.arm(k) })
+	if f.Verdict != study.NotResolved || !strings.Contains(f.Detail, "-3.50 points, more than 1 point apart; the seeds do not resolve which student wins") || strings.Contains(f.Detail, "the weaker teacher's student wins") {
+		t.Errorf("an unresolved win of the weaker teacher's student: %s: %s", f.Verdict, f.Detail)
+	}
+
 	delete(deit, "hard_vit")
 	if v := verdicts(build(deit)); v["A convnet teacher beats a transformer teacher"] != study.NotMeasured {
 		t.Errorf("without the ViT-teacher arm: %s", v["A convnet teacher beats a transformer teacher"])

@@ -79,7 +79,7 @@ func defaults() options {
 // and the report name them.
 func (o *options) countFlags() []study.CountFlag {
 	return []study.CountFlag{
-		{Name: "seeds", Value: &o.seeds, Usage: "seeds per student arm (0, 1, …)"},
+		{Name: "seeds", Value: &o.seeds, Usage: "seeds per student arm (0, 1, …), fixed when the study starts: the verdicts' t test assumes seeds are not added after reading them"},
 		{Name: "epochs", Value: &o.epochs, Usage: "epochs of every student arm at 28 px"},
 		{Name: "teacher-epochs", Value: &o.teacherEpochs, Usage: "epochs of the ResNet-20 teacher"},
 		{Name: "vit-teacher-epochs", Value: &o.vitTeacherEpochs, Usage: "epochs of the ViT teacher"},
@@ -135,6 +135,11 @@ func reportName(o options) string { return study.ReportName(name, o.core) }
 // continueCommand is the command that continues a stopped study.
 func continueCommand(o options) string {
 	return study.ContinueCommand(name, o.Common, flagsLine(o))
+}
+
+// reportCommand is the command that writes the report of o.
+func reportCommand(o options) string {
+	return study.ReportCommand(name, o.Common, flagsLine(o))
 }
 
 // flagsLine is the command's flags that differ from the defaults of its

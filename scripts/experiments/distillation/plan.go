@@ -85,6 +85,7 @@ func seedRunID(a arm, seed int) string {
 // core arms.
 func newPlan(o options, cfgDir string) *study.Plan {
 	p := study.NewPlan()
+	p.Seeds = o.seeds
 	m := study.NewRunMaker(o.Common)
 	cfg := func(name string) string { return filepath.Join(cfgDir, name) }
 

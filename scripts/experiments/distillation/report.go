@@ -27,8 +27,8 @@ func (r *report) Markdown() string {
 		w("> **Short budget**: students %s, teachers %s (ResNet-20) and %s (ViT), against the script's defaults of %d, %d and %d epochs and DeiT's 300. "+
 			"The verdicts below are about this budget.\n\n", study.Plural(o.epochs, "epoch"), study.Plural(o.teacherEpochs, "epoch"), study.Plural(o.vitTeacherEpochs, "epoch"), d.epochs, d.teacherEpochs, d.vitTeacherEpochs)
 	}
-	w("This report is written by `go run ./scripts/experiments/distillation%s`; every number, and every verdict, is computed from the run folders in `%s`.\n\n",
-		flagsLine(o), study.RelPath(o.Work))
+	w("This report is written by `%s`; every number, and every verdict, is computed from the run folders in `%s`.\n\n",
+		reportCommand(o), study.RelPath(o.Work))
 
 	w("## Setup\n\n")
 	w("The recipes are the YAML files in `scripts/experiments/distillation/configs/` (copied into the work folder, where the commands below name them).\n\n")
@@ -39,15 +39,18 @@ func (r *report) Markdown() string {
 	if o.EvalSubset > 0 {
 		evalN = min(evalN, o.EvalSubset)
 	}
-	w("- **Data**: Fashion-MNIST from `%s` (`train-images-idx3-ubyte`, `t10k-images-idx3-ubyte` and their labels, IDX, gzipped in Debian's `dataset-fashion-mnist`): %d training images, %d test images. The test set is the validation set of every run; all numbers are of the last epoch's weights (`last.safetensors`), not of the best epoch.\n", o.Data, trainN, evalN)
+	w("- **Data**: Fashion-MNIST from `%s` (`train-images-idx3-ubyte`, `t10k-images-idx3-ubyte` and their labels, IDX, gzipped in Debian's `dataset-fashion-mnist`): %d training images, %d test images. The test set is the validation set of every run; all numbers are of the last epoch's weights (`last.safetensors`), not of the best epoch. "+
+		"No recipe of this study was chosen on held-out training images (`data.val_split`): the students' recipe is DeiT's setting (`student.yaml`'s header), not tuned on these data.\n", o.Data, trainN, evalN)
 	w("- **Students**: `deit_fmnist_distilled_patch4_28` (dim 64, depth 4, 4 heads, patch 4, a class token and a distillation token), and the plain `vit_fmnist_patch4_28` for the first arm. Every arm: the same recipe (`student.yaml`: AdamW lr 1e-3, weight decay 0.05, batch 128, warmup 1 epoch + cosine, pad-crop + flip), %s, %s (a seed fixes the initialisation, the data order and the augmentations, so arms are paired by seed).\n", study.Plural(o.epochs, "epoch"), study.SeedRange(o.seeds))
 	w("- **Distillation** (DeiT's loss): (1−α)·CE(class head, labels) + α·D(distillation head, teacher), D the KL divergence at temperature τ (soft) or the cross-entropy on the teacher's argmax (hard). The teacher runs frozen on each augmented batch, except in the `.npy` arm, whose teacher logits were computed once by `vit-train logits` on the un-augmented training images. Test top-1 is reported for the class head, the distillation head and their average (the logits' mean, DeiT's inference rule).\n")
 	if o.core {
-		w("- **Teacher**, trained by vit-train on the same data: ResNet-20 (`resnet20.yaml`, SGD + Nesterov, %s; its top-1 is its last epoch's evaluation, checked against its test logits).\n", study.Plural(o.teacherEpochs, "epoch"))
+		w("- **Teacher**, trained by vit-train on the same data: ResNet-20 (`resnet20.yaml`, SGD + Nesterov, %s; its top-1 is its last epoch's evaluation, checked against its test logits). "+
+			"It is a single run (seed 0), so the verdicts on distillation from it are about this teacher.\n", study.Plural(o.teacherEpochs, "epoch"))
 		w("- **Core arms only** (`--core`): the plain ViT, the distilled architecture without a teacher and hard distillation from the CNN, with the CNN teacher; the other arms, teachers and checks are not part of this run.\n")
 	} else {
 		w("- **Teachers**, trained by vit-train on the same data: ResNet-20 (`resnet20.yaml`, SGD + Nesterov, %s; the ResNets' top-1 is their last epoch's evaluation, checked against their test logits), a ViT of about 20× the student (`vit_teacher.yaml`, %s), "+
-			"and the same ResNet-20 recipe stopped after %s, near or below the ViT's top-1 (DeiT compares teacher types at similar accuracy; a weaker CNN whose student still wins separates type from accuracy).\n",
+			"and the same ResNet-20 recipe stopped after %s, near or below the ViT's top-1 (DeiT compares teacher types at similar accuracy; a weaker CNN whose student still wins separates type from accuracy). "+
+			"Each teacher is a single run (seed 0): the students' seeds measure the students' variation, not the teachers', so the teacher-type verdict is conditional on these teachers, not about convnets and transformers in general.\n",
 			study.Plural(o.teacherEpochs, "epoch"), study.Plural(o.vitTeacherEpochs, "epoch"), study.Plural(o.matchedTeacherEpochs, "epoch"))
 	}
 	w("- **Fine-tuning at a higher resolution** with distillation is measured by `scripts/experiments/finetune` ([finetune.md](finetune.md), its arm (f)): Fashion-MNIST trained at 14 px and fine-tuned at its native 28 px, where the higher resolution carries real extra pixels.\n")
@@ -79,7 +82,7 @@ func (r *report) Markdown() string {
 	w("![Validation top-1 per epoch](%s)\n\n", curveFigure(o))
 
 	w("## DeiT's findings, measured\n\n")
-	w("Each verdict compares the arms' mean top-1 (both heads averaged unless said otherwise) over %s. %s\n\n", r.seedCount(), study.VerdictRule)
+	w("Each verdict compares the arms' mean top-1 (both heads averaged unless said otherwise) over %s. %s\n\n", r.seedCount(), study.VerdictRule(o.seeds))
 	for _, f := range r.Findings {
 		w("- **%s: %s.** %s.\n", f.Claim, f.Verdict, f.Detail)
 	}

@@ -178,8 +178,9 @@ func (r *report) arm(key string) *armResult {
 // reachVerdict judges "the fine-tuned model reaches the one trained at
 // the native size from scratch within margin points, at a fraction of its
 // compute" from ftMinusScratch, the fine-tuned model's top-1 less the
-// other's: the claim that ft − scratch + margin is positive (study.Verdict),
-// and DoesNotHold whatever the accuracy when fraction is not below 1.
+// other's: the claim that ft − scratch + margin is positive (study.Verdict
+// of marginDiff), and DoesNotHold whatever the accuracy when fraction is
+// not below 1.
 func reachVerdict(ftMinusScratch study.Diff, margin, fraction float64) string {
 	switch {
 	case math.IsNaN(fraction):
@@ -187,8 +188,15 @@ func reachVerdict(ftMinusScratch study.Diff, margin, fraction float64) string {
 	case fraction >= 1 && !math.IsNaN(ftMinusScratch.D):
 		return study.DoesNotHold
 	}
+	return study.Verdict(marginDiff(ftMinusScratch, margin))
+}
+
+// marginDiff is ft − scratch + margin, the difference that "within margin
+// points" rests on: its standard error and degrees of freedom are
+// ft − scratch's.
+func marginDiff(ftMinusScratch study.Diff, margin float64) study.Diff {
 	ftMinusScratch.D += margin
-	return study.Verdict(ftMinusScratch)
+	return ftMinusScratch
 }
 
 // findings computes the study's claims from the arms' mean top-1.
@@ -199,7 +207,6 @@ func findings(r *report) []study.Finding {
 		}
 		return &armResult{Arm: armByKey(key), TrainFLOPs: math.NaN()}
 	}
-	mean := func(a *armResult) float64 { return study.Mean(a.Top1) }
 	pm := func(a *armResult) string {
 		return fmt.Sprintf("(%s) %s", a.Arm.Letter, study.PM(study.Summarize(a.Top1)))
 	}
@@ -215,8 +222,8 @@ func findings(r *report) []study.Finding {
 		Claim:   fmt.Sprintf("Training at 14 px and fine-tuning at 28 px (d) reaches training at 28 px from scratch (a) within %s points, at a fraction of its compute", study.FmtFloat(margin)),
 		Verdict: reachVerdict(cmp(d, a), margin, fraction),
 	}
-	reach.Detail = fmt.Sprintf("%s vs %s (%s; %s the %s-point margin), at %s of (a)'s training FLOPs (%s vs %s TFLOP per seed) and %s of its CPU time",
-		pm(d), pm(a), cmp(d, a), map[bool]string{true: "within", false: "outside"}[mean(d) >= mean(a)-margin], study.FmtFloat(margin),
+	reach.Detail = fmt.Sprintf("%s vs %s (%s); against the %s-point margin, (d) − (a) + %s: %s; at %s of (a)'s training FLOPs (%s vs %s TFLOP per seed) and %s of its CPU time",
+		pm(d), pm(a), cmp(d, a), study.FmtFloat(margin), study.FmtFloat(margin), marginDiff(cmp(d, a), margin),
 		ratio(fraction), tflop(d.TrainFLOPs), tflop(a.TrainFLOPs), boundedRatio(cpuFraction, d.TimesAtLeast, a.TimesAtLeast))
 	out = append(out, reach)
 

@@ -196,7 +196,7 @@ func TestVerdictsFollowTheNumbers(t *testing.T) {
 			t.Errorf("claimed numbers: %q %s (%s)", f.Claim, f.Verdict, f.Detail)
 		}
 	}
-	if f := fakeReport(t, claimed).Findings[0]; !strings.Contains(f.Detail, "within the 0.5-point margin") || !strings.Contains(f.Detail, "at 0.3") {
+	if f := fakeReport(t, claimed).Findings[0]; !strings.Contains(f.Detail, "against the 0.5-point margin, (d) − (a) + 0.5: Δ +0.30 points") || !strings.Contains(f.Detail, "t = 5.20 on 2 degrees of freedom") || !strings.Contains(f.Detail, "at 0.3") {
 		t.Errorf("reach detail: %s", f.Detail)
 	}
 
@@ -252,7 +252,9 @@ func TestReachVerdict(t *testing.T) {
 		{0.5, 0.1, 0.5, 0.4, study.Holds},
 		{-0.4, 0.1, 0.5, 0.4, study.NotResolved}, // 0.1 above the margin: 1 SE
 		{-0.6, 0, 0.5, 0.4, study.DoesNotHold},
-		{-0.6, 0.04, 0.5, 0.4, study.DoesNotHold},
+		{-0.6, 0.02, 0.5, 0.4, study.DoesNotHold},  // t −5 on 2 df
+		{-0.6, 0.04, 0.5, 0.4, study.NotResolved},  // t −2.5 on 2 df: 2.5 SE, below 4.30
+		{-1.33, 0.27, 0.5, 0.4, study.NotResolved}, // finetune_core.md: 3.07 SE below the margin
 		{-0.6, 0.1, 0.5, 0.4, study.NotResolved},
 		{0.1, 0.01, 0.5, 1.2, study.DoesNotHold}, // more compute than (a)
 		{-0.1, 0, 0, 0.4, study.DoesNotHold},
@@ -260,7 +262,7 @@ func TestReachVerdict(t *testing.T) {
 		{nan, nan, 0.5, 1.2, study.NotMeasured},
 		{-0.1, 0.01, 0.5, nan, study.NotMeasured},
 	} {
-		if got := reachVerdict(study.Diff{D: c.d, SE: c.se}, c.margin, c.fraction); got != c.want {
+		if got := reachVerdict(study.Diff{D: c.d, SE: c.se, DF: 2}, c.margin, c.fraction); got != c.want {
 			t.Errorf("reachVerdict(%v ± %v, %v, %v) = %s, want %s", c.d, c.se, c.margin, c.fraction, got, c.want)
 		}
 	}
@@ -330,6 +332,24 @@ func TestCore(t *testing.T) {
 	}
 	if !strings.Contains(md, "**Core arms only** (`--core`)") {
 		t.Error("core report does not say so")
+	}
+	// A --core report of another budget describes the runs it has: no
+	// teacher, no distilled arms.
+	o.finetuneEpochs = 6
+	rep.Opts = o
+	md = rep.Markdown()
+	if !strings.Contains(md, "> **Another budget**: 10 epochs from scratch, 6 epochs of fine-tuning, against the script's defaults of 10 and 2.") {
+		t.Errorf("core banner:\n%s", md)
+	}
+	for _, line := range strings.Split(md, "\n") {
+		if strings.HasPrefix(line, "- **Core arms only**") {
+			continue
+		}
+		for _, absent := range []string{"teacher", "(f)", "(b′)", "(d′)", "ResNet"} {
+			if strings.Contains(line, absent) {
+				t.Errorf("core report names %q: %s", absent, line)
+			}
+		}
 	}
 	if study.ReportName(name, o.core) != "finetune_core" || !strings.Contains(md, "(finetune_core_top1_compute.png)") {
 		t.Error("core report or its figure would replace the full study's")

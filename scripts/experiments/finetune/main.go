@@ -74,7 +74,7 @@ func defaults() options {
 // and the report name them.
 func (o *options) countFlags() []study.CountFlag {
 	return []study.CountFlag{
-		{Name: "seeds", Value: &o.seeds, Usage: "seeds per arm (0, 1, …)"},
+		{Name: "seeds", Value: &o.seeds, Usage: "seeds per arm (0, 1, …), fixed when the study starts: the verdicts' t test assumes seeds are not added after reading them"},
 		{Name: "epochs", Value: &o.epochs, Usage: "epochs of the arms trained from scratch, at 28 px and at 14 px"},
 		{Name: "finetune-epochs", Value: &o.finetuneEpochs, Usage: "epochs of the fine-tuning arms, at 28 px and at 14 px"},
 		{Name: "teacher-epochs", Value: &o.teacherEpochs, Usage: "epochs of the ResNet-20 teacher at 28 px"},
@@ -133,6 +133,11 @@ func run(o options) error {
 // continueCommand is the command that continues a stopped study.
 func continueCommand(o options) string {
 	return study.ContinueCommand(name, o.Common, flagsLine(o))
+}
+
+// reportCommand is the command that writes the report of o.
+func reportCommand(o options) string {
+	return study.ReportCommand(name, o.Common, flagsLine(o))
 }
 
 // flagsLine is the command's flags that differ from the defaults of its

@@ -147,6 +147,7 @@ func (a arm) infoArgs() string {
 // starts from.
 func newPlan(o options, cfgDir string) *study.Plan {
 	p := study.NewPlan()
+	p.Seeds = o.seeds
 	m := study.NewRunMaker(o.Common)
 	cfg := func(name string) string { return filepath.Join(cfgDir, name) }
 	quiet := []string{"--set", "progress=false"}

@@ -15,8 +15,8 @@ type Common struct {
 	ReportOnly bool
 	Rebuild    bool
 
-	TrainSubset int // first N training images, 0 for all
-	EvalSubset  int // first N test images, 0 for all
+	TrainSubset int // N training images (data.train_subset), 0 for all
+	EvalSubset  int // N test images (data.eval_subset), 0 for all
 
 	Data string // Fashion-MNIST IDX folder
 	Out  string // report and figures
@@ -96,8 +96,8 @@ func Parse(cmd Command, args []string, c *Common) (map[string]bool, error) {
 	if cmd.Extra != nil {
 		cmd.Extra(fs)
 	}
-	fs.IntVar(&c.TrainSubset, "train-subset", 0, "train on the first N training images (0: all 60,000)")
-	fs.IntVar(&c.EvalSubset, "eval-subset", 0, "evaluate on the first N test images (0: all 10,000)")
+	fs.IntVar(&c.TrainSubset, "train-subset", 0, "train on N training images, drawn to cover the classes (0: all 60,000)")
+	fs.IntVar(&c.EvalSubset, "eval-subset", 0, "evaluate on N test images, drawn to cover the classes (0: all 10,000)")
 	fs.StringVar(&c.Data, "data", c.Data, "folder of the Fashion-MNIST IDX files")
 	fs.StringVar(&c.Out, "out", c.Out, "folder for "+cmd.Name+".md and its figures (the default is relative to the repository root)")
 	fs.StringVar(&c.Work, "work", c.Work, "folder for the run folders and the vit-train binary (the default is relative to the repository root)")
@@ -224,12 +224,34 @@ func FlagsLine(c Common, counts, defCounts []CountFlag, defData string, extra ..
 // ContinueCommand is the command that continues a stopped study named
 // name, run with c and the flags flagsLine.
 func ContinueCommand(name string, c Common, flagsLine string) string {
+	return "go run ./scripts/experiments/" + name + flagsLine + c.folderFlags(name)
+}
+
+// ReportCommand is the command, run with c and the flags flagsLine, that
+// writes a study's report, for the report to name: ContinueCommand's, and
+// the flags that picked the binary and whether to train.
+func ReportCommand(name string, c Common, flagsLine string) string {
 	cmd := "go run ./scripts/experiments/" + name + flagsLine
+	if c.ReportOnly {
+		cmd += " --report-only"
+	}
+	if c.Bin != "" {
+		cmd += " --bin " + QuoteArgs([]string{RelPath(c.Bin)})
+	}
+	if d := DefaultCommon(name); c.BLAS != d.BLAS {
+		cmd += " --blas " + c.BLAS
+	}
+	return cmd + c.folderFlags(name)
+}
+
+// folderFlags are the --work and --out flags that put c's folders where
+// they are, for the study named name ("" for a full study's defaults).
+func (c Common) folderFlags(name string) string {
 	d := DefaultCommon(name)
 	if c.Quick || RelPath(c.Work) != d.Work || RelPath(c.Out) != d.Out {
-		cmd += " --work " + QuoteArgs([]string{c.Work}) + " --out " + QuoteArgs([]string{c.Out})
+		return " --work " + QuoteArgs([]string{c.Work}) + " --out " + QuoteArgs([]string{c.Out})
 	}
-	return cmd
+	return ""
 }
 
 // Main is a study command's main: it parses args with parse (exit status

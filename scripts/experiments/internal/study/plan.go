@@ -2,6 +2,7 @@ package study
 
 import (
 	"embed"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -64,6 +65,43 @@ func (r Run) evalJSON(name string) string { return filepath.Join(r.EvalDir(name)
 type Plan struct {
 	Runs []Run
 	ByID map[string]Run
+	// Seeds is the number of seeds per arm, fixed before the study runs:
+	// the verdicts' t test assumes that seeds are not added after reading
+	// them, so a work folder keeps the number it was started with
+	// (FixSeeds).
+	Seeds int
+}
+
+// seedsFile records in a work folder the number of seeds its study was
+// started with.
+const seedsFile = "study_seeds.json"
+
+// FixSeeds records p.Seeds in the work folder work when it has no record
+// yet (and record is set), and refuses another number than the one it
+// records.
+func FixSeeds(work string, p *Plan, record bool) error {
+	path := filepath.Join(work, seedsFile)
+	var fixed struct {
+		Seeds int `json:"seeds"`
+	}
+	err := ReadJSON(path, &fixed)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		if !record {
+			return nil
+		}
+		fixed.Seeds = p.Seeds
+		b, err := json.Marshal(fixed)
+		if err != nil {
+			return err
+		}
+		return WriteFileAtomic(path, append(b, '\n'))
+	case err != nil:
+		return err
+	case fixed.Seeds != p.Seeds:
+		return fmt.Errorf("--seeds %d: the study in %s was started with %d seeds (%s); the verdicts' t test assumes a number of seeds fixed before the runs, so seeds are not added or dropped after reading verdicts: give --seeds %d, or start another work folder", p.Seeds, work, fixed.Seeds, seedsFile, fixed.Seeds)
+	}
+	return nil
 }
 
 // NewPlan is an empty plan.

@@ -90,6 +90,33 @@ func TestTallyOfUnrecordedStart(t *testing.T) {
 	}
 }
 
+// A run whose folder links to another study's run folder is named as
+// shared, and its compute is left out of the totals.
+func TestTallyOfSharedRuns(t *testing.T) {
+	work, other := t.TempDir(), t.TempDir()
+	if err := os.MkdirAll(filepath.Join(work, "a"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(other, filepath.Join(work, "a", "seed1")); err != nil {
+		t.Fatal(err)
+	}
+	p := &Plan{Runs: []Run{{ID: "a/seed0", Dir: filepath.Join(work, "a", "seed0")}, {ID: "a/seed1", Dir: filepath.Join(work, "a", "seed1")}}}
+	res := &Results{Runs: map[string]*Result{
+		"a/seed0": {Done: Done{WallS: 30, CPUS: 50, Attempts: []Attempt{{Args: []string{"train"}}}}},
+		"a/seed1": {Done: Done{WallS: 300, CPUS: 500, Attempts: []Attempt{{Args: []string{"train", "--resume"}}}}},
+	}}
+	tally := NewTally(p, res)
+	target, _ := filepath.EvalSymlinks(other)
+	if len(tally.Shared) != 1 || tally.Shared[0] != (SharedRun{ID: "a/seed1", Target: target}) || tally.WallS != 30 || tally.CPUS != 50 {
+		t.Fatalf("tally %+v", tally)
+	}
+	line := tally.ComputeLine()
+	if !strings.Contains(line, "took 30 s of wall-clock time and 50 s of CPU time") || !strings.Contains(line, "Shared with another study") ||
+		!strings.Contains(line, "a/seed1 → ") || !strings.Contains(line, "their compute is not in these totals") {
+		t.Errorf("compute line %q", line)
+	}
+}
+
 // studyHelperEnv makes the test binary act as a study that runs one
 // vit-train attempt (TestMain).
 const studyHelperEnv = "STUDY_TEST_HELPER_RUN_DIR"

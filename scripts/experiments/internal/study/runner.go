@@ -41,6 +41,9 @@ func Execute(ctx context.Context, c Common, p *Plan, configs embed.FS, cfgDir, c
 	if err := CheckExisting(c, p); err != nil {
 		return err
 	}
+	if err := FixSeeds(c.Work, p, !c.ReportOnly); err != nil {
+		return err
+	}
 	if err := WriteConfigs(cfgDir, configs, p.Started()); err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"errors"
 	"io"
 	"math"
 	"os"
@@ -131,17 +132,52 @@ func TestRunnerSkipsFinishedAndResumesStopped(t *testing.T) {
 	}
 }
 
+// Student's t quantiles from a t table (two-sided 95% and one-sided 95%).
+func TestCriticalMatchesTheTTable(t *testing.T) {
+	for _, c := range []struct{ df, p, want float64 }{
+		{2, 0.975, 4.303}, {5, 0.975, 2.571}, {1, 0.975, 12.706}, {10, 0.975, 2.228}, {30, 0.975, 2.042},
+		{2, 0.95, 2.920}, {5, 0.95, 2.015},
+	} {
+		if got := studentsT(c.df).Quantile(c.p); math.Abs(got-c.want) > 5e-4 {
+			t.Errorf("t_{%v,%v} = %.4f, want %.3f", c.p, c.df, got, c.want)
+		}
+	}
+	if got := Critical(2); math.Abs(got-4.303) > 5e-4 {
+		t.Errorf("Critical(2) = %.4f, want 4.303 (two-sided 95%%)", got)
+	}
+	if !math.IsNaN(Critical(0)) || !math.IsNaN(Critical(math.NaN())) {
+		t.Error("Critical without degrees of freedom is not NaN")
+	}
+	// Two-sided p at the critical value is 1 − Level; at t 2 on 2 df, 0.184.
+	if p := (Diff{D: 4.303, SE: 1, DF: 2}).P(); math.Abs(p-0.05) > 1e-4 {
+		t.Errorf("p at t_{0.975,2} = %.5f, want 0.05", p)
+	}
+	if p := (Diff{D: -2, SE: 1, DF: 2}).P(); math.Abs(p-0.1835) > 1e-4 {
+		t.Errorf("p at t = −2 on 2 df = %.5f, want 0.1835", p)
+	}
+}
+
 func TestCompareAndVerdict(t *testing.T) {
 	d := Compare([]int{0, 1, 2}, []float64{91, 92, 93}, []int{0, 1, 2}, []float64{90, 90.5, 92.5})
-	// Differences 1, 1.5, 0.5: mean 1, std 0.5, SE 0.5/√3.
-	if !d.Paired || math.Abs(d.D-1) > 1e-12 || math.Abs(d.SE-0.5/math.Sqrt(3)) > 1e-12 || !d.Resolved() {
+	// Differences 1, 1.5, 0.5: mean 1, std 0.5, SE 0.5/√3, t 3.46 on 2
+	// degrees of freedom: more than 2 SE, but below t_{0.975,2} = 4.30.
+	if !d.Paired || math.Abs(d.D-1) > 1e-12 || math.Abs(d.SE-0.5/math.Sqrt(3)) > 1e-12 || d.DF != 2 || d.Resolved() {
 		t.Errorf("paired: %+v", d)
 	}
+	if s := d.String(); !strings.Contains(s, "t = 3.46 on 2 degrees of freedom, two-sided p = 0.074: not resolved (|t| ≤ 4.30)") {
+		t.Errorf("paired: %s", s)
+	}
+	d = Compare([]int{0, 1, 2}, []float64{91, 92, 93}, []int{0, 1, 2}, []float64{90, 90.9, 92.1})
+	// Differences 1, 1.1, 0.9: t 17.3.
+	if !d.Resolved() || d.Sign() != 1 || !strings.Contains(d.String(), ": resolved (|t| > 4.30)") {
+		t.Errorf("resolved: %s", d)
+	}
 	d = Compare([]int{0, 1}, []float64{91, 93}, []int{0, 1, 2}, []float64{90, 91, 92})
-	if d.Paired || math.Abs(d.D-1) > 1e-12 || math.Abs(d.SE-math.Sqrt(2.0/2+1.0/3)) > 1e-12 || d.Resolved() {
+	// Welch: variances 2/2 and 1/3, degrees of freedom (4/3)² / (1/1 + (1/9)/2).
+	if d.Paired || math.Abs(d.D-1) > 1e-12 || math.Abs(d.SE-math.Sqrt(2.0/2+1.0/3)) > 1e-12 || math.Abs(d.DF-(16.0/9)/(1+1.0/18)) > 1e-12 || d.Resolved() {
 		t.Errorf("unpaired: %+v", d)
 	}
-	if d := Compare([]int{0}, []float64{91}, []int{0}, []float64{90}); !math.IsNaN(d.SE) || !strings.Contains(d.String(), "one seed") {
+	if d := Compare([]int{0}, []float64{91}, []int{0}, []float64{90}); !math.IsNaN(d.SE) || !strings.Contains(d.String(), "one seed") || d.Sign() != 0 {
 		t.Errorf("one seed: %+v %s", d, d)
 	}
 	nan := math.NaN()
@@ -149,20 +185,42 @@ func TestCompareAndVerdict(t *testing.T) {
 		diffs []Diff
 		want  string
 	}{
-		{[]Diff{{D: 1, SE: 0.4}, {D: 0.5, SE: 0.2}}, Holds},
-		{[]Diff{{D: 1, SE: 0}}, Holds},
-		{[]Diff{{D: 1, SE: 0.4}, {D: 0.5, SE: 0.25}}, NotResolved}, // exactly 2 SE
-		{[]Diff{{D: 1, SE: 0.4}, {D: -0.1, SE: 0.2}}, NotResolved},
-		{[]Diff{{D: 1, SE: nan}}, NotResolved}, // one seed
-		{[]Diff{{D: 1, SE: 0.4}, {D: -0.4, SE: 0.2}}, DoesNotHold},
-		{[]Diff{{D: 0, SE: 0}}, DoesNotHold}, // equal on every seed
-		{[]Diff{{D: -1, SE: nan}, {D: 1, SE: 0.1}}, NotResolved},
-		{[]Diff{{D: 1, SE: 0.1}, {D: nan, SE: nan}}, NotMeasured},
+		{[]Diff{{D: 1, SE: 0.2, DF: 2}, {D: 0.5, SE: 0.1, DF: 2}}, Holds}, // t 5
+		{[]Diff{{D: 1, SE: 0, DF: 2}}, Holds},                             // the same on every seed
+		{[]Diff{{D: 1, SE: 0.4, DF: 2}, {D: 0.5, SE: 0.1, DF: 2}}, NotResolved},
+		{[]Diff{{D: 1.08, SE: 0.47, DF: 2}}, NotResolved}, // 2.3 SE: more than 2, less than 4.30
+		{[]Diff{{D: 1.08, SE: 0.47, DF: 20}}, Holds},      // 2.3 SE on 20 df: above 2.09
+		{[]Diff{{D: 1, SE: 0.1, DF: 2}, {D: -0.1, SE: 0.2, DF: 2}}, NotResolved},
+		{[]Diff{{D: 1, SE: nan, DF: nan}}, NotResolved}, // one seed
+		{[]Diff{{D: 1, SE: 0.1, DF: 0}}, NotResolved},   // no degrees of freedom
+		{[]Diff{{D: 1, SE: 0.1, DF: 2}, {D: -0.5, SE: 0.1, DF: 2}}, DoesNotHold},
+		{[]Diff{{D: -0.83, SE: 0.27, DF: 2}}, NotResolved}, // 3.1 SE below
+		{[]Diff{{D: 0, SE: 0, DF: 2}}, DoesNotHold},        // equal on every seed
+		{[]Diff{{D: -1, SE: nan, DF: nan}, {D: 1, SE: 0.1, DF: 2}}, NotResolved},
+		{[]Diff{{D: 1, SE: 0.1, DF: 2}, {D: nan, SE: nan, DF: nan}}, NotMeasured},
 		{nil, NotMeasured},
 	} {
 		if got := Verdict(c.diffs...); got != c.want {
 			t.Errorf("Verdict(%+v) = %s, want %s", c.diffs, got, c.want)
 		}
+	}
+}
+
+// The rule a report prints says what Verdict computes: two-sided t, its
+// critical value for the report's seeds, and no "twice its standard
+// error".
+func TestVerdictRuleSaysWhatVerdictComputes(t *testing.T) {
+	rule := VerdictRule(3)
+	for _, want := range []string{"Student's t, two-sided at 95%", "4.30 for 3 paired seeds", "positive and resolved", "negative and resolved", "fixed before the runs"} {
+		if !strings.Contains(rule, want) {
+			t.Errorf("rule lacks %q: %s", want, rule)
+		}
+	}
+	if strings.Contains(rule, "twice") || strings.Contains(rule, "not positive by at least") {
+		t.Errorf("rule still reads as the 2-SE rule: %s", rule)
+	}
+	if !strings.Contains(VerdictRule(6), "2.57 for 6 paired seeds") || strings.Contains(VerdictRule(1), " for 1 ") {
+		t.Errorf("rule for 6 and 1 seeds: %s / %s", VerdictRule(6), VerdictRule(1))
 	}
 }
 
@@ -280,6 +338,23 @@ func TestFlagsLine(t *testing.T) {
 	}
 }
 
+// The command a report names is the one that wrote it: the folders, the
+// binary and --report-only included when they are not the defaults.
+func TestReportCommand(t *testing.T) {
+	c := DefaultCommon("x")
+	if got := ReportCommand("x", c, " --core"); got != "go run ./scripts/experiments/x --core" {
+		t.Errorf("defaults: %q", got)
+	}
+	c.Work, c.Out, c.Bin, c.ReportOnly, c.BLAS = "/w/ft6", "/o", "/b/vit-train", true, "openblas"
+	want := "go run ./scripts/experiments/x --core --report-only --bin /b/vit-train --blas openblas --work /w/ft6 --out /o"
+	if got := ReportCommand("x", c, " --core"); got != want {
+		t.Errorf("ReportCommand = %q, want %q", got, want)
+	}
+	if got := ContinueCommand("x", c, " --core"); got != "go run ./scripts/experiments/x --core --work /w/ft6 --out /o" {
+		t.Errorf("ContinueCommand = %q", got)
+	}
+}
+
 func TestSeedCount(t *testing.T) {
 	for _, c := range []struct {
 		planned  int
@@ -295,6 +370,29 @@ func TestSeedCount(t *testing.T) {
 	} {
 		if got := SeedCount(c.planned, c.finished, func(seeds []int) []int { return seeds }); got != c.want {
 			t.Errorf("SeedCount(%d, %v) = %q, want %q", c.planned, c.finished, got, c.want)
+		}
+	}
+}
+
+// A work folder keeps the number of seeds its study started with.
+func TestFixSeeds(t *testing.T) {
+	work := t.TempDir()
+	three, six := &Plan{Seeds: 3}, &Plan{Seeds: 6}
+	if err := FixSeeds(work, six, false); err != nil {
+		t.Fatalf("a report of a folder without a record: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(work, seedsFile)); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("--report-only recorded the seeds: %v", err)
+	}
+	if err := FixSeeds(work, three, true); err != nil {
+		t.Fatal(err)
+	}
+	if err := FixSeeds(work, three, true); err != nil {
+		t.Errorf("the same seeds again: %v", err)
+	}
+	for _, record := range []bool{true, false} {
+		if err := FixSeeds(work, six, record); err == nil || !strings.Contains(err.Error(), "--seeds 6: the study in "+work+" was started with 3 seeds") {
+			t.Errorf("more seeds after the start (record %v): %v", record, err)
 		}
 	}
 }

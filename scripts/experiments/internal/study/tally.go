@@ -3,6 +3,8 @@ package study
 import (
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
@@ -28,6 +30,26 @@ type Tally struct {
 	// Concurrency counts the finished runs' training processes by how they
 	// ran (concurrencyLabel), in order of first appearance.
 	Concurrency []LabelCount
+	// Shared are the finished runs whose folder is a link to another
+	// study's run folder: they are not counted in WallS, CPUS and
+	// Concurrency, which that study's report counts.
+	Shared []SharedRun
+}
+
+// SharedRun is a run whose folder links to the folder Target.
+type SharedRun struct{ ID, Target string }
+
+// sharedTarget is the folder dir links to, or "" when dir is not a link.
+func sharedTarget(dir string) string {
+	fi, err := os.Lstat(dir)
+	if err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		return ""
+	}
+	target, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return ""
+	}
+	return target
 }
 
 // LabelCount is a label and how many things carry it.
@@ -70,6 +92,16 @@ func NewTally(p *Plan, res *Results) Tally {
 		if t.Build == "" {
 			t.Build, t.Commit = rr.Done.Build, rr.Done.Commit
 		}
+		if !slices.Contains(t.Binaries, rr.Done.Binary) {
+			t.Binaries = append(t.Binaries, rr.Done.Binary)
+		}
+		if r.Seed == 0 {
+			t.Commands = append(t.Commands, "vit-train "+QuoteArgs(RelArgs(r.Args)))
+		}
+		if target := sharedTarget(r.Dir); target != "" {
+			t.Shared = append(t.Shared, SharedRun{ID: r.ID, Target: target})
+			continue
+		}
 		t.WallS += rr.Done.WallS
 		t.CPUS += rr.Done.CPUS
 		if rr.Done.StartUnrecorded() {
@@ -81,12 +113,6 @@ func NewTally(p *Plan, res *Results) Tally {
 		for _, a := range rr.Post {
 			t.WallS += a.WallS
 			t.CPUS += a.CPUS
-		}
-		if !slices.Contains(t.Binaries, rr.Done.Binary) {
-			t.Binaries = append(t.Binaries, rr.Done.Binary)
-		}
-		if r.Seed == 0 {
-			t.Commands = append(t.Commands, "vit-train "+QuoteArgs(RelArgs(r.Args)))
 		}
 	}
 	return t
@@ -123,9 +149,27 @@ func (t Tally) ComputeLine() string {
 			ran += " A run that shared the CPUs took longer on the clock than it would alone: compare runs by CPU time and FLOPs."
 		}
 	}
-	lower := len(t.Unrecorded) > 0
-	return fmt.Sprintf("- **Compute**: the finished runs' vit-train processes (training, evaluation, logits) took %s of wall-clock time and %s of CPU time.%s%s\n\n",
-		AtLeast(Minutes(t.WallS), lower), AtLeast(Minutes(t.CPUS), lower), ran, t.unrecordedNote())
+	lower := slices.ContainsFunc(t.Unrecorded, func(id string) bool { return !t.shared(id) })
+	return fmt.Sprintf("- **Compute**: the finished runs' vit-train processes (training, evaluation, logits) took %s of wall-clock time and %s of CPU time.%s%s%s\n\n",
+		AtLeast(Minutes(t.WallS), lower), AtLeast(Minutes(t.CPUS), lower), ran, t.sharedNote(), t.unrecordedNote())
+}
+
+// shared says whether the run id is one of t.Shared.
+func (t Tally) shared(id string) bool {
+	return slices.ContainsFunc(t.Shared, func(s SharedRun) bool { return s.ID == id })
+}
+
+// sharedNote names the runs shared with another study, as a sentence to
+// append ("" when there are none).
+func (t Tally) sharedNote() string {
+	if len(t.Shared) == 0 {
+		return ""
+	}
+	parts := make([]string, len(t.Shared))
+	for i, s := range t.Shared {
+		parts[i] = fmt.Sprintf("%s → %s", s.ID, RelPath(s.Target))
+	}
+	return fmt.Sprintf(" Shared with another study (the run folder a link to that study's): %s; their numbers are in this report, their compute is not in these totals (that study's report counts it).", joinAnd(parts))
 }
 
 // UnrecordedFootnote is the paragraph under a table of run times that

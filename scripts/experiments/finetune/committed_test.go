@@ -1,0 +1,131 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/vit-train/vit-train/scripts/experiments/internal/study"
+	"github.com/vit-train/vit-train/scripts/experiments/internal/studytest"
+)
+
+// chdirRoot makes the repository root the current folder, where the
+// study commands run, and returns it.
+func chdirRoot(t *testing.T) string {
+	t.Helper()
+	root, err := study.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(root)
+	return root
+}
+
+// fixtureReport is the report that the study of o writes from a fixture of
+// finished runs (studytest.WriteFinished) in place of its run folders.
+func fixtureReport(t *testing.T, o options) string {
+	t.Helper()
+	fix := t.TempDir()
+	labels := filepath.Join(fix, "data")
+	if err := studytest.WriteLabels(labels); err != nil {
+		t.Fatal(err)
+	}
+	of := o
+	of.Work = filepath.Join(fix, "runs")
+	pf := newPlan(of, filepath.Join(of.Work, "configs"))
+	// Every arm a few images apart by seed.
+	correct := func(r study.Run) int { return 140 + len(r.Arm)%7 + r.Seed*r.Seed%5 }
+	if err := studytest.WriteFinished(pf, correct); err != nil {
+		t.Fatal(err)
+	}
+	res, err := study.Collect(labels, pf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Runs) != len(pf.Runs) {
+		t.Fatalf("the fixture has %d finished runs of %d", len(res.Runs), len(pf.Runs))
+	}
+	rep, err := analyse(o, newPlan(o, filepath.Join(o.Work, "configs")), res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep.Markdown()
+}
+
+// checkReport is studytest.Check of the report at path.
+func checkReport(t *testing.T, path string) error {
+	t.Helper()
+	return studytest.Check(path, name, func(args []string) (string, string, error) {
+		o, err := parseFlags(args)
+		if err != nil {
+			return "", "", err
+		}
+		return study.ReportName(name, o.core) + ".md", fixtureReport(t, o), nil
+	})
+}
+
+// Every report of this study in docs/experiments is what the command it
+// names writes.
+func TestCommittedReportsAreWhatTheirCommandWrites(t *testing.T) {
+	root := chdirRoot(t)
+	paths, err := studytest.Committed(filepath.Join(root, "docs", "experiments"), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range paths {
+		if err := checkReport(t, path); err != nil {
+			t.Errorf("%s: %v", path, err)
+		}
+	}
+}
+
+// The check passes the report the command writes, and refuses one whose
+// banner, setup or commands describe runs the command does not have.
+func TestReportCheckRefusesWhatTheCommandDoesNotWrite(t *testing.T) {
+	chdirRoot(t)
+	o, err := parseFlags([]string{"--seeds", "2", "--finetune-epochs", "6", "--core", "--work", t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	md := fixtureReport(t, o)
+	path := filepath.Join(t.TempDir(), "finetune_core.md")
+	write := func(s string) string {
+		if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	if err := checkReport(t, write(md)); err != nil {
+		t.Fatalf("the report its command writes: %v", err)
+	}
+	for what, bad := range map[string]string{
+		"a teacher in the banner": strings.Replace(md, "6 epochs of fine-tuning, against", "6 epochs of fine-tuning, a teacher of 15 epochs, against", 1),
+		"arm (f) in the setup":    strings.Replace(md, "**Fine-tuning**, (d) and (e)", "**Fine-tuning**, (d), (e), (d′) and (f)", 1),
+		"another folder":          strings.Replace(md, "--work ", "--work /elsewhere", 1),
+		"a run it does not have":  strings.Replace(md, "```\n\nThe models'", "vit-train train --config resnet20.yaml\n```\n\nThe models'", 1),
+	} {
+		if bad == md {
+			t.Fatalf("%s: the report did not change", what)
+		}
+		if err := checkReport(t, write(bad)); err == nil {
+			t.Errorf("a report with %s passes", what)
+		}
+	}
+}
+
+// The records in docs/experiments/superseded are reports that today's
+// command does not write (their README says why); one that it writes
+// again belongs in docs/experiments.
+func TestSupersededReportsAreNotWhatTheCommandWrites(t *testing.T) {
+	root := chdirRoot(t)
+	paths, err := studytest.Committed(filepath.Join(root, "docs", "experiments", "superseded"), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range paths {
+		if err := checkReport(t, path); err == nil {
+			t.Errorf("%s is what its command writes: it belongs in docs/experiments", path)
+		}
+	}
+}
