@@ -9,11 +9,13 @@
 #   scripts/crash_test.sh                 # the CI version: 10 SIGKILLs, 10 SIGINT/SIGTERMs (about a minute)
 #   scripts/crash_test.sh --kills 100     # the long version
 #   scripts/crash_test.sh --prepared      # on a set written by vit-train prepare
+#   scripts/crash_test.sh --precision mixed  # with low-precision products (AMX where it runs)
 #
 # Options: --kills N (SIGKILLs, default 10), --signals N (SIGINT/SIGTERMs,
 # default: as many as --kills), --seed S (reproduce a run's random delays;
 # each run prints its seed), --tags TAGS (go build tags, e.g. openblas),
-# --prepared (train on the embedded subset prepared as JPEGs).
+# --prepared (train on the embedded subset prepared as JPEGs), --precision
+# P (model.precision: fp32, the default, or mixed).
 # The test itself is TestCrashResume in cmd/vit-train.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -29,7 +31,8 @@ while [ $# -gt 0 ]; do
     --seed) seed=$2; shift 2 ;;
     --tags) tags=$2; shift 2 ;;
     --prepared) export VIT_CRASH_PREPARED=1; shift ;;
-    -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --precision) export VIT_CRASH_PRECISION=$2; shift 2 ;;
+    -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "crash_test.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done

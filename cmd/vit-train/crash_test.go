@@ -50,7 +50,9 @@ func envInt(t *testing.T, name string) int {
 // optimiser state, EMA weights and run state of an uninterrupted run, bit
 // for bit, and logs holding each step once with the same losses.
 // With VIT_CRASH_PREPARED set, the runs train on the embedded subset
-// prepared by vit-train prepare (JPEG). scripts/crash_test.sh runs it;
+// prepared by vit-train prepare (JPEG); VIT_CRASH_PRECISION sets
+// model.precision (mixed: the processor's low-precision products, the AMX
+// tiles where they run). scripts/crash_test.sh runs it;
 // without VIT_CRASH_KILLS it is skipped.
 func TestCrashResume(t *testing.T) {
 	kills, sigs := envInt(t, "VIT_CRASH_KILLS"), envInt(t, "VIT_CRASH_SIGNALS")
@@ -70,6 +72,9 @@ func TestCrashResume(t *testing.T) {
 	args := slices.Clone(crashArgs)
 	if os.Getenv("VIT_CRASH_PREPARED") != "" {
 		args = append(args, preparedData(t, bin)...)
+	}
+	if p := os.Getenv("VIT_CRASH_PRECISION"); p != "" {
+		args = append(args, "--set", "model.precision="+p)
 	}
 	if kills > 0 {
 		// The first step record (step 40) comes after the first checkpoint
