@@ -15,7 +15,7 @@ type gemmShape struct {
 }
 
 // benchShapes are the products of ViT-B/16 at batch 4 (788 tokens, width
-// 768, MLP 3072), of vit_cifar at batch 64 (4160 tokens, width 192, MLP
+// 768, MLP 3072) and some at batch 32 (6304 tokens), of vit_cifar at batch 64 (4160 tokens, width 192, MLP
 // 768, 3 heads of 64) and of vit_fmnist at patch 2 and batch 64 (12608
 // tokens, width 64, MLP 128, 4 heads of 16), and attention's per-head
 // products (65 tokens for vit_cifar, 197 for ViT-B/16 and vit_fmnist at
@@ -32,6 +32,12 @@ var benchShapes = []gemmShape{
 	{name: "vitb_qkv_dW", tA: true, m: 2304, n: 768, k: 788},
 	{name: "vitb_qkv_dWt", tA: true, m: 768, n: 2304, k: 788},
 	{name: "vitb_qkv_dXt", tB: true, m: 788, n: 768, k: 2304},
+	// ViT-B/16 at batch 32 (6304 tokens).
+	{name: "vitb32_qkv_fwd", tB: true, m: 6304, n: 2304, k: 768},
+	{name: "vitb32_fc2_fwd", tB: true, m: 6304, n: 768, k: 3072},
+	{name: "vitb32_fc2_dX", m: 6304, n: 3072, k: 768},
+	{name: "vitb32_qkv_dW", tA: true, m: 2304, n: 768, k: 6304},
+	{name: "vitb32_fc1_dW", tA: true, m: 3072, n: 768, k: 6304},
 	{name: "cifar_qkv_fwd", tB: true, m: 4160, n: 576, k: 192},
 	{name: "cifar_proj_fwd", tB: true, m: 4160, n: 192, k: 192},
 	{name: "cifar_fc1_fwd", tB: true, m: 4160, n: 768, k: 192},
