@@ -10,18 +10,6 @@ import (
 	"github.com/vit-train/vit-train/scripts/experiments/internal/studytest"
 )
 
-// chdirRoot makes the repository root the current folder, where the
-// study commands run, and returns it.
-func chdirRoot(t *testing.T) string {
-	t.Helper()
-	root, err := study.ModuleRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Chdir(root)
-	return root
-}
-
 // fixtureReport is the report that the study of o writes from a fixture of
 // finished runs (studytest.WriteFinished) in place of its run folders.
 func fixtureReport(t *testing.T, o options) string {
@@ -70,23 +58,14 @@ func checkReport(t *testing.T, path string) error {
 // Every report of this study in docs/experiments is what the command it
 // names writes.
 func TestCommittedReportsAreWhatTheirCommandWrites(t *testing.T) {
-	root := chdirRoot(t)
-	paths, err := studytest.Committed(filepath.Join(root, "docs", "experiments"), name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, path := range paths {
-		if err := checkReport(t, path); err != nil {
-			t.Errorf("%s: %v", path, err)
-		}
-	}
+	studytest.CheckCommitted(t, name, func(path string) error { return checkReport(t, path) })
 }
 
 // The check passes the report the command writes, and refuses one with a
 // flag the command no longer has, a note added by hand, or a claim or a
 // rule that the command does not write.
 func TestReportCheckRefusesWhatTheCommandDoesNotWrite(t *testing.T) {
-	chdirRoot(t)
+	studytest.ChdirRoot(t)
 	o, err := parseFlags([]string{"--seeds", "2", "--core", "--work", t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
@@ -128,18 +107,8 @@ func TestReportCheckRefusesWhatTheCommandDoesNotWrite(t *testing.T) {
 	}
 }
 
-// The records in docs/experiments/superseded are reports that today's
-// command does not write (their README says why); one that it writes
-// again belongs in docs/experiments.
+// The reports in docs/experiments/superseded are not what today's command
+// writes.
 func TestSupersededReportsAreNotWhatTheCommandWrites(t *testing.T) {
-	root := chdirRoot(t)
-	paths, err := studytest.Committed(filepath.Join(root, "docs", "experiments", "superseded"), name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, path := range paths {
-		if err := checkReport(t, path); err == nil {
-			t.Errorf("%s is what its command writes: it belongs in docs/experiments", path)
-		}
-	}
+	studytest.CheckSuperseded(t, name, func(path string) error { return checkReport(t, path) })
 }

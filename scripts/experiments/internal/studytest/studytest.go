@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"testing"
 
 	"github.com/vit-train/vit-train/formats/npy"
 	"github.com/vit-train/vit-train/scripts/experiments/internal/study"
@@ -273,4 +274,51 @@ func Check(path, name string, write Writer) error {
 		return fmt.Errorf("its command writes %s", file)
 	}
 	return SameSkeleton(md, written)
+}
+
+// ChdirRoot makes the repository root the current folder, where the study
+// commands run, and returns it.
+func ChdirRoot(t testing.TB) string {
+	t.Helper()
+	root, err := study.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(root)
+	return root
+}
+
+// CheckCommitted fails t unless check passes every report of the study
+// name in docs/experiments: each is what the command it names writes.
+func CheckCommitted(t *testing.T, name string, check func(path string) error) {
+	t.Helper()
+	for _, path := range committedIn(t, name, "docs", "experiments") {
+		if err := check(path); err != nil {
+			t.Errorf("%s: %v", path, err)
+		}
+	}
+}
+
+// CheckSuperseded fails t if check passes a report of the study name in
+// docs/experiments/superseded: those are records that today's command
+// does not write (their README says why); one that it writes again
+// belongs in docs/experiments.
+func CheckSuperseded(t *testing.T, name string, check func(path string) error) {
+	t.Helper()
+	for _, path := range committedIn(t, name, "docs", "experiments", "superseded") {
+		if err := check(path); err == nil {
+			t.Errorf("%s is what its command writes: it belongs in docs/experiments", path)
+		}
+	}
+}
+
+// committedIn lists the study name's reports in the folder at the
+// repository root's path elems, the root made the current folder.
+func committedIn(t *testing.T, name string, elems ...string) []string {
+	t.Helper()
+	paths, err := Committed(filepath.Join(append([]string{ChdirRoot(t)}, elems...)...), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return paths
 }
