@@ -32,23 +32,36 @@ func Subset(ds Dataset, n int) Dataset {
 
 // subsetIndex is the sorted (n,) indices of ds that Subset keeps.
 func subsetIndex(ds Dataset, n int) []int {
-	rng := rand.New(rand.NewPCG(streamSeed(0, streamSubset, ds.Len(), n)))
-	var picked []int
-	if l, ok := ds.(labelSource); ok {
-		picked = stratified(l, ds.Len(), len(ds.Classes()), n, rng)
-	} else {
-		picked = rng.Perm(ds.Len())[:n]
+	l, ok := ds.(labelSource)
+	if !ok {
+		rng := rand.New(rand.NewPCG(streamSeed(0, streamSubset, ds.Len(), n)))
+		picked := rng.Perm(ds.Len())[:n]
+		slices.Sort(picked)
+		return picked
 	}
+	labels := make([]int, ds.Len())
+	for i := range labels {
+		labels[i] = l.Label(i)
+	}
+	return SubsetIndices(labels, len(ds.Classes()), n)
+}
+
+// SubsetIndices returns the sorted (n,) indices that Subset keeps of a
+// data set whose items have the given labels, of classes classes, for
+// 0 < n < len(labels): the items whose predictions score a run on
+// data.eval_subset.
+func SubsetIndices(labels []int, classes, n int) []int {
+	rng := rand.New(rand.NewPCG(streamSeed(0, streamSubset, len(labels), n)))
+	picked := stratified(labels, classes, n, rng)
 	slices.Sort(picked)
 	return picked
 }
 
-// stratified takes n of the len items, class by class in turn, each
-// class's items in an order shuffled by rng.
-func stratified(l labelSource, length, classes, n int, rng *rand.Rand) []int {
+// stratified takes n of the items with the given labels, class by class
+// in turn, each class's items in an order shuffled by rng.
+func stratified(labels []int, classes, n int, rng *rand.Rand) []int {
 	byClass := make([][]int, classes)
-	for i := range length {
-		c := l.Label(i)
+	for i, c := range labels {
 		byClass[c] = append(byClass[c], i)
 	}
 	for _, items := range byClass {

@@ -124,3 +124,21 @@ func TestImageFolderCheckNamesEveryBadFile(t *testing.T) {
 		t.Error("FolderOf a subset of a folder is not the folder")
 	}
 }
+
+// SubsetIndices are the items Subset keeps, from the labels alone.
+func TestSubsetIndicesAreSubsets(t *testing.T) {
+	ds := labelled(500)
+	labels := make([]int, ds.Len())
+	for i := range labels {
+		labels[i] = ds.Label(i)
+	}
+	for _, n := range []int{1, 7, 100, 499} {
+		v, ok := Subset(ds, n).(View)
+		if !ok {
+			t.Fatalf("Subset(%d) is a %T", n, Subset(ds, n))
+		}
+		if got := SubsetIndices(labels, len(ds.Classes()), n); !slices.Equal(got, v.Indices) {
+			t.Errorf("n = %d: SubsetIndices %v, Subset keeps %v", n, got, v.Indices)
+		}
+	}
+}

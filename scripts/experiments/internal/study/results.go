@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/vit-train/vit-train/data"
 	"github.com/vit-train/vit-train/formats/npy"
 )
 
@@ -316,13 +317,23 @@ func Agreement(a, b []int) float64 {
 	return 100 * float64(same) / float64(len(a))
 }
 
-// Accuracy is the percentage of predictions equal to the first len(pred)
-// labels; NaN when there are fewer labels.
+// Accuracy is the percentage of predictions equal to their labels: all
+// of labels, or the items of a data.eval_subset of len(pred) of them
+// (data.SubsetIndices, over the labels' classes); NaN when there are
+// fewer labels.
 func Accuracy(pred, labels []int) float64 {
 	if len(labels) < len(pred) || len(pred) == 0 {
 		return math.NaN()
 	}
-	return Agreement(pred, labels[:len(pred)])
+	if len(pred) < len(labels) {
+		idx := data.SubsetIndices(labels, slices.Max(labels)+1, len(pred))
+		sub := make([]int, len(idx))
+		for i, j := range idx {
+			sub[i] = labels[j]
+		}
+		labels = sub
+	}
+	return Agreement(pred, labels)
 }
 
 // Median is the median of xs, NaNs left out (NaN when none is left).

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"github.com/vit-train/vit-train/data"
 	"io"
 	"math"
 	"os"
@@ -394,5 +395,23 @@ func TestFixSeeds(t *testing.T) {
 		if err := FixSeeds(work, six, record); err == nil || !strings.Contains(err.Error(), "--seeds 6: the study in "+work+" was started with 3 seeds") {
 			t.Errorf("more seeds after the start (record %v): %v", record, err)
 		}
+	}
+}
+
+// A run on data.eval_subset scores the subset's items, drawn to cover the
+// classes, not the first ones: in a class-sorted test set those are one
+// class.
+func TestAccuracyOfAnEvalSubset(t *testing.T) {
+	labels := make([]int, 200)
+	for i := range labels {
+		labels[i] = i / 20 // sorted by class
+	}
+	idx := data.SubsetIndices(labels, 10, 30)
+	pred := make([]int, len(idx))
+	for i, j := range idx {
+		pred[i] = labels[j]
+	}
+	if a := Accuracy(pred, labels); a != 100 {
+		t.Errorf("accuracy of the subset's own labels: %v, want 100", a)
 	}
 }
