@@ -114,43 +114,39 @@ else
   fail "2 ranks × batch 8 against 1 rank × batch 16 (exit $rc2 and $rc1)"
 fi
 
+# ranks_agree NAME TAG PREFACE ARGS…: after PREFACE's output file
+# $tmp/PREFACE.out (an empty PREFACE: none), trains with ARGS as 2 ranks ×
+# batch 8 and as 1 rank × batch 16 (into $tmp/TAG2 and $tmp/TAG1) and
+# compares the two run folders. A failed preface is passed as FAILED.
+ranks_agree() {
+  local name=$1 tag=$2 preface=$3 rc2=preface rc1=preface
+  shift 3
+  if [ "$preface" != FAILED ]; then
+    timeout 300 "${mpirun[@]}" -np 2 "$tmp/vt-mpi" train --out "$tmp/${tag}2" "${tiny[@]}" "$@" --set data.batch_size=8 >"$tmp/${tag}2.out" 2>&1
+    rc2=$?
+    timeout 300 "${mpirun[@]}" -np 1 "$tmp/vt-mpi" train --out "$tmp/${tag}1" "${tiny[@]}" "$@" --set data.batch_size=16 >"$tmp/${tag}1.out" 2>&1
+    rc1=$?
+  fi
+  if [ "$rc2" = 0 ] && [ "$rc1" = 0 ] &&
+    VT_COMPARE="$tmp/${tag}2:$tmp/${tag}1" "$tmp/cmd.test" -test.run '^TestCompareRunFolders$' -test.v >"$tmp/${tag}-cmp.out" 2>&1; then
+    ok "$name: 2 ranks × batch 8 equal 1 rank × batch 16 ($(grep -o 'agree within [^ ]* relative' "$tmp/${tag}-cmp.out"))"
+  else
+    cat "$tmp/prepare.out" "$tmp/teacher.out" "$tmp/${tag}2.out" "$tmp/${tag}1.out" "$tmp/${tag}-cmp.out" 2>/dev/null | tail -40
+    fail "$name, 2 ranks × batch 8 against 1 rank × batch 16 (exit $rc2 and $rc1)"
+  fi
+}
+
 # The same on the embedded subset prepared by vit-train prepare (JPEG):
 # each rank reads its share of a prepared set by index.
-if timeout 300 "$tmp/vt-mpi" prepare --dataset fashion-mnist-embedded --out "$tmp/prepared" >"$tmp/prepare.out" 2>&1; then
-  prep=(--set data.dataset=prepared --set "data.root=$tmp/prepared")
-  timeout 300 "${mpirun[@]}" -np 2 "$tmp/vt-mpi" train --out "$tmp/prep2" "${tiny[@]}" "${prep[@]}" --set data.batch_size=8 >"$tmp/prep2.out" 2>&1
-  rc2=$?
-  timeout 300 "${mpirun[@]}" -np 1 "$tmp/vt-mpi" train --out "$tmp/prep1" "${tiny[@]}" "${prep[@]}" --set data.batch_size=16 >"$tmp/prep1.out" 2>&1
-  rc1=$?
-else
-  rc2=prepare rc1=prepare
-fi
-if [ "$rc2" = 0 ] && [ "$rc1" = 0 ] &&
-  VT_COMPARE="$tmp/prep2:$tmp/prep1" "$tmp/cmd.test" -test.run '^TestCompareRunFolders$' -test.v >"$tmp/cmp4.out" 2>&1; then
-  ok "a prepared set: 2 ranks × batch 8 equal 1 rank × batch 16 ($(grep -o 'agree within [^ ]* relative' "$tmp/cmp4.out"))"
-else
-  cat "$tmp/prepare.out" "$tmp/prep2.out" "$tmp/prep1.out" "$tmp/cmp4.out" 2>/dev/null | tail -40
-  fail "a prepared set, 2 ranks × batch 8 against 1 rank × batch 16 (exit $rc2 and $rc1)"
-fi
+preface=ok
+timeout 300 "$tmp/vt-mpi" prepare --dataset fashion-mnist-embedded --out "$tmp/prepared" >"$tmp/prepare.out" 2>&1 || preface=FAILED
+ranks_agree "a prepared set" prep "$preface" --set data.dataset=prepared --set "data.root=$tmp/prepared"
 
 # DeiT distillation from a ResNet teacher (trained here by one process):
 # 2 ranks × batch 8 against 1 rank × batch 16, as above.
-if timeout 300 "$tmp/vt-mpi" train --out "$tmp/teacher" "${tiny[@]}" --set model.name=resnet20 --set data.batch_size=16 >"$tmp/teacher.out" 2>&1; then
-  deit=(--set model.name=deit_fmnist_distilled_patch4_28 --set distill.type=hard --set "distill.teacher=$tmp/teacher/last.safetensors")
-  timeout 300 "${mpirun[@]}" -np 2 "$tmp/vt-mpi" train --out "$tmp/deit2" "${tiny[@]}" "${deit[@]}" --set data.batch_size=8 >"$tmp/deit2.out" 2>&1
-  rc2=$?
-  timeout 300 "${mpirun[@]}" -np 1 "$tmp/vt-mpi" train --out "$tmp/deit1" "${tiny[@]}" "${deit[@]}" --set data.batch_size=16 >"$tmp/deit1.out" 2>&1
-  rc1=$?
-else
-  rc2=teacher rc1=teacher
-fi
-if [ "$rc2" = 0 ] && [ "$rc1" = 0 ] &&
-  VT_COMPARE="$tmp/deit2:$tmp/deit1" "$tmp/cmd.test" -test.run '^TestCompareRunFolders$' -test.v >"$tmp/cmp3.out" 2>&1; then
-  ok "DeiT distillation: 2 ranks × batch 8 equal 1 rank × batch 16 ($(grep -o 'agree within [^ ]* relative' "$tmp/cmp3.out"))"
-else
-  cat "$tmp/teacher.out" "$tmp/deit2.out" "$tmp/deit1.out" "$tmp/cmp3.out" 2>/dev/null | tail -40
-  fail "DeiT distillation, 2 ranks × batch 8 against 1 rank × batch 16 (exit $rc2 and $rc1)"
-fi
+preface=ok
+timeout 300 "$tmp/vt-mpi" train --out "$tmp/teacher" "${tiny[@]}" --set model.name=resnet20 --set data.batch_size=16 >"$tmp/teacher.out" 2>&1 || preface=FAILED
+ranks_agree "DeiT distillation" deit "$preface" --set model.name=deit_fmnist_distilled_patch4_28 --set distill.type=hard --set "distill.teacher=$tmp/teacher/last.safetensors"
 
 # Kill rank 1 with SIGKILL once the first epoch's checkpoint exists: the job
 # must end within 30 s with a non-zero status and the checkpoint must load.
