@@ -1,10 +1,3 @@
-// Package model is the one place every architecture meets: the Network
-// interface each implements, the Config each defines and a Spec carries,
-// and the registry through which each architecture (model/vit,
-// model/resnet, and any other that calls Register) makes its presets,
-// checkpoints and builders known. Training, evaluation, prediction,
-// export, logits, fine-tuning and EMA work on a Network and a Spec and
-// never ask which architecture they are.
 package model
 
 import (

@@ -1,7 +1,3 @@
-// Package nn holds what every network shares: the forward Graph and the
-// compiled training Step, and beneath them the ops (nn/ops), the
-// memory-planned executor (nn/runner), the matrix products (nn/blas), the
-// SIMD kernels (nn/vec) and one worker pool (nn/parallel).
 package nn
 
 import (

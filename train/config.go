@@ -1,7 +1,3 @@
-// Package train runs training, evaluation and checkpointing of vit-train
-// models: configuration layering (defaults → YAML → --set), the training
-// loop with its schedule, optimiser, EMA and metrics, and resumable,
-// crash-safe checkpoints.
 package train
 
 import (

@@ -1,4 +1,4 @@
-// Package model defines the Vision Transformer of "An Image is Worth 16x16
+// Package vit defines the Vision Transformer of "An Image is Worth 16x16
 // Words" and DeiT's distilled variant on Gorgonia: its configuration, the
 // timm presets, parameters named and laid out exactly as timm's, and the
 // training and evaluation graphs built from the fused ops in nn/ops.

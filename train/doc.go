@@ -1,0 +1,31 @@
+// Package train runs training, evaluation and checkpointing of vit-train
+// models: configuration layering (defaults → YAML → --set), the training
+// loop with its schedule, optimiser, EMA and metrics, and resumable,
+// crash-safe checkpoints.
+//
+// The files, in the order a run meets them:
+//
+//	config.go      Config: defaults, YAML and --set, validated
+//	datasets.go    the data sets a Config names, their normalisation
+//	trainer.go     Run: the run folder, resuming, the network, the loaders
+//	batches.go     the training loader, Mixup and CutMix, and fillInputs:
+//	               a batch, its soft targets and the teacher's logits into
+//	               the step's inputs (TrainingBatches: the same for bench)
+//	loop.go        the epoch loop, its logs and its progress bar
+//	step.go        Stepper: one optimiser step (forward, backward,
+//	               accumulation, clipping, the optimiser, EMA)
+//	distributed.go data parallelism: replicas checked, gradients averaged
+//	               across ranks
+//	evaluate.go    Evaluate: a graph over a loader, scored (score.go)
+//	checkpoint.go  Checkpoint: a run's checkpoint file (train/checkpoint)
+//	               with its configuration, and its network (through
+//	               NewNetwork, in config.go, the one place model.precision
+//	               is applied)
+//	preprocess.go  a checkpoint's evaluation preprocessing, resolved once
+//	               for every entrance (eval, logits, predict, attention,
+//	               the teacher, ONNX)
+//	evalsetup.go, logits.go, teacher.go
+//	               a checkpoint's network over a data set; a teacher
+//	events.go      TensorBoard event files
+//	checkdata.go   CheckData: every file of an image folder decoded first
+package train
