@@ -99,7 +99,7 @@ var (
 	kernelFP16 = &kernel{name: "fp16", mr: 8, nr: 32, masked: true, fn: sgemmKernelFP16,
 		packA: packAFP16, packB: packBFP16, kw: 1, aCol: 4, bRow: 16, convert: true}
 	kernelAMX = &kernel{name: "amx", mr: 32, nr: 32, masked: true, fn: sgemmKernelAMX, strip: sgemmStripAMX,
-		packA: packABF16, packB: packBAMX, packARows: packARowsBF16, packATRows: packATRowsBF16,
+		packB: packBAMX, packARows: packARowsBF16, packATRows: packATRowsBF16,
 		kw: 2, aCol: 32, bRow: 32, convert: true, rowAlign: 16}
 )
 

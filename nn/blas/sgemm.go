@@ -32,7 +32,9 @@ type kernel struct {
 	// operands as fn but compute only that part: edge[0][0] is fn.
 	edge [2][2]kernelFunc
 	// packA and packB pack panels of op(A) and op(B) as packAGo and
-	// packBGo do, or, for a kernel that converts, in its own format.
+	// packBGo do, or, for a kernel that converts, in its own format. A
+	// kernel that converts op(A) row by row for both transposes
+	// (packARows and packATRows) packs no A panels and has no packA.
 	packA func(dst []float32, mr int, a []float32, lda int, tA bool, i0, rows, p0, kc int)
 	packB func(dst []float32, nr int, b []float32, ldb int, tB bool, j0, cols, p0, kc int)
 	// kw is how many K steps one row of a packed panel holds (1, or 2
