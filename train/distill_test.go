@@ -58,7 +58,7 @@ func TestResNetResumeIsExact(t *testing.T) {
 	if _, err := Run(context.Background(), cfg, Options{Dir: full}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Run(context.Background(), cfg, Options{Dir: split, StopAfterSteps: 6}); err != ErrInterrupted {
+	if _, err := Run(context.Background(), cfg, Options{Dir: split, Hooks: Hooks{At: StopAfterSteps(6)}}); err != ErrInterrupted {
 		t.Fatalf("want an interrupt, got %v", err)
 	}
 	if _, err := Run(context.Background(), cfg, Options{Dir: split, Resume: true}); err != nil {
@@ -270,7 +270,7 @@ func TestTeacherScoreIsTheTeachersOwn(t *testing.T) {
 		}
 		loss += lse - bias[y]
 	}
-	r := tr.teacherR
+	r := tr.rec.teacher
 	if r == nil || r.N != 60 || n != 60 {
 		t.Fatalf("teacher scored on %+v, want the 60 evaluation images", r)
 	}

@@ -1,10 +1,12 @@
 package train
 
 import (
-	"context"
 	"fmt"
+	"time"
 
 	"github.com/vit-train/vit-train/comm"
+	"github.com/vit-train/vit-train/model"
+	"github.com/vit-train/vit-train/optim"
 )
 
 // Data-parallel training. A job of N processes (Options.Comm) trains one
@@ -18,12 +20,13 @@ import (
 //     batch of N·data.batch_size images one process would take;
 //   - each optimiser step averages the ranks' gradients before clipping,
 //     so every rank applies the same update, and sums the logged loss
-//     terms (Stepper's gradAverager, step.go);
+//     terms (gradAverager, below, which the Stepper hands its gradients);
 //   - the ranks agree on stopping at each step boundary (checkStop);
 //   - before each evaluation, rank 0's buffers (a ResNet's batch-norm
 //     running statistics, which each rank updates from its own shard) are
 //     broadcast, as DDP's broadcast_buffers does, so that every rank
-//     evaluates the network rank 0 checkpoints (syncBuffers);
+//     evaluates the network rank 0 checkpoints (evaluator.syncBuffers,
+//     evaluate.go);
 //   - evaluations sum their counts across the ranks (evaluateAcross);
 //   - rank 0 alone writes files and prints (lead).
 
@@ -39,47 +42,36 @@ func (t *trainer) replicas() int {
 	return 0
 }
 
-// syncReplicas gives every rank rank 0's parameters and checks that all
-// ranks then hold the same bytes.
-func (t *trainer) syncReplicas() error {
-	if t.comm.Size() <= 1 {
+// syncReplicas gives every rank of c rank 0's parameters params and
+// checks that all ranks then hold the same bytes.
+func syncReplicas(c comm.Communicator, params []optim.Param) error {
+	if c.Size() <= 1 {
 		return nil
 	}
-	ps := make([][]float32, len(t.step.params))
-	for i, p := range t.step.params {
+	ps := make([][]float32, len(params))
+	for i, p := range params {
 		ps[i] = p.Data
 	}
-	if err := comm.BroadcastTensors(t.comm, ps, 0); err != nil {
+	if err := comm.BroadcastTensors(c, ps, 0); err != nil {
 		return fmt.Errorf("broadcasting rank 0's weights: %w", err)
 	}
-	if err := comm.CheckReplicas(t.comm, ps); err != nil {
+	if err := comm.CheckReplicas(c, ps); err != nil {
 		return fmt.Errorf("after broadcasting rank 0's weights: %w", err)
 	}
 	return nil
 }
 
-// syncBuffers gives every rank rank 0's buffers (t.buffers, found by
-// buildStep). A ViT has none.
-func (t *trainer) syncBuffers() error {
-	if len(t.buffers) == 0 {
-		return nil
-	}
-	if err := comm.BroadcastTensors(t.comm, t.buffers, 0); err != nil {
-		return fmt.Errorf("broadcasting rank 0's batch-norm statistics: %w", err)
-	}
-	return nil
-}
-
-// bufferData returns the data of the tensors a checkpoint holds besides
-// the parameters: a ResNet's batch-norm running statistics.
-func (t *trainer) bufferData() [][]float32 {
-	params := make(map[string]bool, len(t.step.params))
-	for _, p := range t.step.params {
-		params[p.Name] = true
+// bufferData returns the data of the tensors of net that a checkpoint
+// holds besides its parameters params: a ResNet's batch-norm running
+// statistics.
+func bufferData(net model.Network, params []optim.Param) [][]float32 {
+	isParam := make(map[string]bool, len(params))
+	for _, p := range params {
+		isParam[p.Name] = true
 	}
 	var out [][]float32
-	for _, b := range t.net.Tensors() {
-		if !params[b.Name] {
+	for _, b := range net.Tensors() {
+		if !isParam[b.Name] {
 			out = append(out, b.Data)
 		}
 	}
@@ -102,40 +94,79 @@ func (t *trainer) agreeStop(stop bool) (bool, error) {
 	return flag[0] != 0, nil
 }
 
-// evalContext is the context of an evaluation: ctx for one process; for
-// several, one that is never cancelled, since an evaluation is a sequence
-// of collectives that every rank must finish (a stop is agreed at the next
-// step boundary instead).
-func (t *trainer) evalContext(ctx context.Context) context.Context {
-	if t.comm.Size() > 1 {
-		return context.WithoutCancel(ctx)
-	}
-	return ctx
+// gradAverager averages a step's gradients, losses and image counts over
+// the ranks of a data-parallel job. It knows the trained parameters' sizes
+// only; the Stepper hands it the gradients.
+type gradAverager struct {
+	comm    comm.Communicator
+	reducer *comm.Reducer
+	// overlap averages each step's gradients during its backward pass
+	// (one micro-batch per step): the Stepper hands each gradient to the
+	// reducer as soon as it is computed (start, ready, finish).
+	overlap bool
+	buf     []float64 // reduceLosses's buffer
+
+	after, wait time.Duration // see Stepper.CommTime
 }
 
-// adaptReplicas converts the position of a checkpoint written by a job of
-// another size to this job's batches and steps: the images already trained
-// in the current epoch stay trained, and the step counter becomes the
-// steps this job takes to reach that position, so the learning-rate
-// schedule continues at the same fraction of training.
-func (t *trainer) adaptReplicas() error {
-	old, n := max(1, t.state.Replicas), t.comm.Size()
-	if old == n {
-		return nil
+// newGradAverager averages the gradients of params (their Data's sizes)
+// over the ranks of c, during the backward pass when overlap is set.
+func newGradAverager(c comm.Communicator, params []optim.Param, overlap bool) (*gradAverager, error) {
+	sizes := make([]int, len(params))
+	for i, p := range params {
+		sizes[i] = len(p.Data)
 	}
-	b, accum := t.cfg.Data.BatchSize, t.cfg.Optim.AccumSteps
-	images := t.state.Batch * b * old // images of the current epoch already trained
-	if images%(b*n*accum) != 0 {
-		return fmt.Errorf("resume: the checkpoint was written by a job of %d processes at batch %d of epoch %d (%d images into the epoch), which is not a whole number of optimiser steps of %d processes × data.batch_size %d × optim.accum_steps %d; resume with %d processes, or from a checkpoint at an epoch boundary",
-			old, t.state.Batch, t.state.Epoch+1, images, n, b, accum, old)
+	reducer, err := comm.NewReducer(c, sizes, 0)
+	if err != nil {
+		return nil, err
 	}
-	s := t.state
-	t.state.Batch = images / (b * n)
-	t.state.Step = t.state.Epoch*t.stepsPerEpoch() + t.state.Batch/accum
-	t.state.Replicas = t.replicas()
-	fmt.Fprintf(t.opts.Out, "note: the checkpoint was written by %d process(es), this job has %d: global batch %d → %d images; position epoch %d, batch %d, step %d becomes batch %d, step %d (%d steps per epoch)\n",
-		old, n, b*old*accum, b*n*accum, s.Epoch+1, s.Batch, s.Step, t.state.Batch, t.state.Step, t.stepsPerEpoch())
-	saved := t.state
-	t.saved = &saved
+	return &gradAverager{comm: c, reducer: reducer, overlap: overlap}, nil
+}
+
+// start begins an overlapped averaging of grads, one slice per trained
+// parameter, which the backward pass fills (see ready).
+func (a *gradAverager) start(grads [][]float32) error { return a.reducer.Start(grads) }
+
+// ready says that gradient j of those start was given is computed.
+func (a *gradAverager) ready(j int) error { return a.reducer.Ready(j) }
+
+// finish waits for the overlapped averaging of step's gradients to end
+// and returns runErr, the backward pass's error, or else the averaging's.
+func (a *gradAverager) finish(step int, runErr error) error {
+	t := time.Now()
+	if werr := a.reducer.Wait(); runErr == nil && werr != nil {
+		runErr = fmt.Errorf("averaging the gradients of step %d: %w", step+1, werr)
+	}
+	a.wait += time.Since(t)
+	return runErr
+}
+
+// reduce replaces the step's gradient by its mean over the ranks (unless
+// the backward pass already did), its loss and loss terms by their means
+// and its image count by their sum.
+func (a *gradAverager) reduce(step int, grads [][]float32, r *StepResult) error {
+	if !a.overlap {
+		t := time.Now()
+		if err := a.reducer.AllreduceMean(grads); err != nil {
+			return fmt.Errorf("averaging the gradients of step %d: %w", step+1, err)
+		}
+		a.after += time.Since(t)
+	}
+	return a.reduceLosses(step, r)
+}
+
+// reduceLosses averages the loss terms and sums the image counts of the
+// ranks, in one allreduce.
+func (a *gradAverager) reduceLosses(step int, r *StepResult) error {
+	n := a.comm.Size()
+	buf := append(append(a.buf[:0], r.Loss, float64(r.Images)), r.Extra...)
+	a.buf = buf
+	if err := a.comm.AllreduceSumFloat64(buf); err != nil {
+		return fmt.Errorf("summing the losses of step %d: %w", step+1, err)
+	}
+	r.Loss, r.Images = buf[0]/float64(n), int(buf[1])
+	for i := range r.Extra {
+		r.Extra[i] = buf[2+i] / float64(n)
+	}
 	return nil
 }

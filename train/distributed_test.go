@@ -47,12 +47,13 @@ func runGroup(t *testing.T, n int, cfg Config, dir string, stopAfter int, stop f
 			defer c.Close()
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			opts := Options{Dir: dir, Resume: statErr == nil, Comm: c, Out: &g.out, StopAfterSteps: stopAfter}
+			opts := Options{Dir: dir, Resume: statErr == nil, Comm: c, Out: &g.out, Hooks: Hooks{At: StopAfterSteps(stopAfter)}}
 			if stop != nil {
-				opts.At = func(p LoopPoint, s checkpoint.State) {
+				opts.Hooks.At = func(p LoopPoint, s checkpoint.State) bool {
 					if stop(c.Rank(), p, s) {
 						cancel()
 					}
+					return false
 				}
 			}
 			tr, err := newTrainer(cfg, opts)
@@ -302,14 +303,14 @@ func TestResumeWithOtherProcessCount(t *testing.T) {
 	// 1 × 16 → 2 ranks × 16 at an odd step is refused, at an even one works.
 	cfg = dataParallelConfig(t, 16, "epochs=2")
 	odd, even := t.TempDir(), t.TempDir()
-	if _, err := Run(context.Background(), cfg, Options{Dir: odd, StopAfterSteps: 3}); !errors.Is(err, ErrInterrupted) {
+	if _, err := Run(context.Background(), cfg, Options{Dir: odd, Hooks: Hooks{At: StopAfterSteps(3)}}); !errors.Is(err, ErrInterrupted) {
 		t.Fatal(err)
 	}
 	runs = runGroup(t, 2, cfg, odd, 0, nil)
 	if runs[0].err == nil || !strings.Contains(runs[0].err.Error(), "resume with 1 processes") {
 		t.Fatalf("want a refusal to resume mid-step, got %v", runs[0].err)
 	}
-	if _, err := Run(context.Background(), cfg, Options{Dir: even, StopAfterSteps: 4}); !errors.Is(err, ErrInterrupted) {
+	if _, err := Run(context.Background(), cfg, Options{Dir: even, Hooks: Hooks{At: StopAfterSteps(4)}}); !errors.Is(err, ErrInterrupted) {
 		t.Fatal(err)
 	}
 	runs = runGroup(t, 2, cfg, even, 0, nil)
@@ -331,7 +332,7 @@ func TestDataParallelResNetSharesBatchNormStatistics(t *testing.T) {
 	runs := runGroup(t, 2, cfg, dir, 0, nil)
 	checkNoErrors(t, runs)
 	checkRanksAgree(t, runs)
-	b0, b1 := runs[0].tr.buffers, runs[1].tr.buffers
+	b0, b1 := runs[0].tr.eval.buffers, runs[1].tr.eval.buffers
 	if len(b0) == 0 || len(b0) != len(b1) {
 		t.Fatalf("buffers: %d on rank 0, %d on rank 1; want the same number, more than 0", len(b0), len(b1))
 	}

@@ -7,16 +7,25 @@
 //
 //	config.go      Config: defaults, YAML and --set, validated
 //	datasets.go    the data sets a Config names, their normalisation
-//	trainer.go     Run: the run folder, resuming, the network, the loaders
-//	batches.go     the training loader, Mixup and CutMix, and fillInputs:
-//	               a batch, its soft targets and the teacher's logits into
-//	               the step's inputs (TrainingBatches: the same for bench)
-//	loop.go        the epoch loop, its logs and its progress bar
+//	trainer.go     Run, Options, and the trainer: one run in progress,
+//	               its checkpoints saved
+//	setup.go       setup: the run folder, resuming, the network, the
+//	               batch source, the step, the evaluator, the logs
+//	loop.go        the epoch loop, outlined at its top: the path of one
+//	               batch from the disk to the optimiser
+//	batches.go     BatchSource: the training loader's batches, Mixup and
+//	               CutMix or smoothing, the teacher's logits, into the
+//	               step's inputs (the loop's and bench's)
 //	step.go        Stepper: one optimiser step (forward, backward,
-//	               accumulation, clipping, the optimiser, EMA)
+//	               accumulation, clipping, the optimiser, EMA) and the
+//	               state a checkpoint keeps of it
 //	distributed.go data parallelism: replicas checked, gradients averaged
-//	               across ranks
-//	evaluate.go    Evaluate: a graph over a loader, scored (score.go)
+//	               across ranks (gradAverager)
+//	recorder.go    the run's reports: metrics logs, events, progress bar,
+//	               printed lines, skipped files
+//	hooks.go       Hooks: the callbacks of a program that embeds Run
+//	evaluate.go    Evaluate: a graph over a loader, scored (score.go);
+//	               the run's end-of-epoch evaluator
 //	checkpoint.go  Checkpoint: a run's checkpoint file (train/checkpoint)
 //	               with its configuration, and its network (through
 //	               NewNetwork, in config.go, the one place model.precision

@@ -190,3 +190,71 @@ func checkLabels(labels []int, classes, batch int) error {
 	}
 	return nil
 }
+
+// evaluator scores a run's model at the end of each epoch, on every rank
+// (each its share of the evaluation data, the counts summed).
+type evaluator struct {
+	comm   comm.Communicator
+	loader *data.Loader // the evaluation data, this rank's share
+	model  *nn.Graph    // the model's evaluation graph
+	ema    *nn.Graph    // the EMA weights'; nil without EMA
+	// buffers are the tensors besides the parameters that each rank
+	// updates from its own shard (a ResNet's batch-norm running
+	// statistics), rank 0's broadcast before each evaluation; nil for one
+	// process and for a ViT.
+	buffers [][]float32
+	hook    func(ctx context.Context, g *nn.Graph, l *data.Loader) (Evaluation, error) // Hooks.Evaluate
+}
+
+// epoch scores the model and, with EMA, the EMA weights, after giving
+// every rank rank 0's buffers.
+func (e *evaluator) epoch(ctx context.Context) (Evaluation, *Result, error) {
+	if err := e.syncBuffers(); err != nil {
+		return Evaluation{}, nil, err
+	}
+	ev, err := e.score(ctx, e.model)
+	if err != nil || e.ema == nil {
+		return ev, nil, err
+	}
+	er, err := e.score(ctx, e.ema)
+	if err != nil {
+		return ev, nil, err
+	}
+	return ev, &er.Result, nil
+}
+
+// score scores g: Hooks.Evaluate when set, else across.
+func (e *evaluator) score(ctx context.Context, g *nn.Graph) (Evaluation, error) {
+	if e.hook != nil {
+		return e.hook(e.context(ctx), g, e.loader)
+	}
+	return e.across(ctx, g)
+}
+
+// across is Evaluate of g over each rank's share of the evaluation data,
+// its counts summed across the ranks.
+func (e *evaluator) across(ctx context.Context, g *nn.Graph) (Evaluation, error) {
+	return evaluateAcross(e.context(ctx), e.comm, g, e.loader)
+}
+
+// context is the context of an evaluation: ctx for one process; for
+// several, one that is never cancelled, since an evaluation is a sequence
+// of collectives that every rank must finish (a stop is agreed at the next
+// step boundary instead).
+func (e *evaluator) context(ctx context.Context) context.Context {
+	if e.comm.Size() > 1 {
+		return context.WithoutCancel(ctx)
+	}
+	return ctx
+}
+
+// syncBuffers gives every rank rank 0's buffers. A ViT has none.
+func (e *evaluator) syncBuffers() error {
+	if len(e.buffers) == 0 {
+		return nil
+	}
+	if err := comm.BroadcastTensors(e.comm, e.buffers, 0); err != nil {
+		return fmt.Errorf("broadcasting rank 0's batch-norm statistics: %w", err)
+	}
+	return nil
+}

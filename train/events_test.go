@@ -33,7 +33,7 @@ func copyFile(t *testing.T, src, dst string) {
 func runSteps(t *testing.T, cfg Config, dir string, stop int) {
 	t.Helper()
 	_, err := os.Stat(filepath.Join(dir, LastCheckpoint))
-	_, err = Run(context.Background(), cfg, Options{Dir: dir, Resume: err == nil, StopAfterSteps: stop})
+	_, err = Run(context.Background(), cfg, Options{Dir: dir, Resume: err == nil, Hooks: Hooks{At: StopAfterSteps(stop)}})
 	if err != nil && !(stop > 0 && errors.Is(err, ErrInterrupted)) {
 		t.Fatal(err)
 	}

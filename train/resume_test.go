@@ -3,6 +3,7 @@ package train
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -41,14 +42,15 @@ func runStopping(t *testing.T, cfg Config, dir string, stops ...stopAt) (checkpo
 	_, err := os.Stat(filepath.Join(dir, LastCheckpoint))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	at := func(p LoopPoint, st checkpoint.State) {
+	at := func(p LoopPoint, st checkpoint.State) bool {
 		for _, s := range stops {
 			if s.point == p && s.step == st.Step && s.batch == st.Batch {
 				cancel()
 			}
 		}
+		return false
 	}
-	sum, err := Run(ctx, cfg, Options{Dir: dir, Resume: err == nil, At: at})
+	sum, err := Run(ctx, cfg, Options{Dir: dir, Resume: err == nil, Hooks: Hooks{At: at}})
 	if sum == nil {
 		return checkpoint.State{}, err
 	}
@@ -213,22 +215,35 @@ func TestResumeIsExact(t *testing.T) {
 
 // An interrupt in the middle of an accumulation group finishes the group:
 // the checkpoint is at the group's end, and the steps log reports each
-// step's loss as the mean over its micro-batches.
+// step's loss as the mean over its micro-batches. A Hook's stop there
+// does the same as a cancelled context.
 func TestInterruptFinishesTheAccumulationGroup(t *testing.T) {
+	for _, byHook := range []bool{false, true} {
+		t.Run(fmt.Sprintf("by-hook=%t", byHook), func(t *testing.T) { testInterruptInAGroup(t, byHook) })
+	}
+}
+
+// testInterruptInAGroup stops a run at its fourth micro-batch, the first
+// of the second group: by the Hook's return value, or by cancelling the
+// run's context.
+func testInterruptInAGroup(t *testing.T, byHook bool) {
 	cfg := tinyConfig(t, "optim.accum_steps=3", "data.train_subset=144", "epochs=1") // 3 steps of 3 micro-batches
 	dir := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	var tr *trainer
 	var losses []float64
-	at := func(p LoopPoint, s checkpoint.State) {
-		if p == AfterMicroBatch {
-			losses = append(losses, tr.step.loss.Step.LossValue())
-			if s.Batch == 4 {
-				cancel() // the first micro-batch of the second group
-			}
+	at := func(p LoopPoint, s checkpoint.State) bool {
+		if p != AfterMicroBatch {
+			return false
 		}
+		losses = append(losses, tr.step.loss.Step.LossValue())
+		if s.Batch == 4 && !byHook {
+			cancel()
+		}
+		return s.Batch == 4 && byHook
 	}
-	tr, err := newTrainer(cfg, Options{Dir: dir, At: at})
+	tr, err := newTrainer(cfg, Options{Dir: dir, Hooks: Hooks{At: at}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -251,7 +266,7 @@ func TestInterruptFinishesTheAccumulationGroup(t *testing.T) {
 	if err != nil || ck.State != sum.State {
 		t.Fatalf("checkpoint %+v, %v", ck.State, err)
 	}
-	if n := tr.trainL.Outstanding(); n != 0 {
+	if n := tr.batches.loader.Outstanding(); n != 0 {
 		t.Errorf("%d training batches not returned to the loader after the interrupt", n)
 	}
 }

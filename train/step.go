@@ -28,16 +28,22 @@ type Stepper struct {
 	pixels  []float32     // the step's images (B, C, H, W)
 	params  []optim.Param // every parameter, aligned with net.Params
 	trained []int         // indices of the parameters the optimiser updates
+	slot    []int         // parameter index -> index in trainP, -1 when frozen
 	trainP  []optim.Param // params[trained]
-	grads   [][]float32   // gradients of trainP
+	grads   [][]float32   // gradients of trainP, each shaped as its parameter
 	opt     optim.Optimizer
 	sched   optim.Schedule
 	clip    *optim.Clipper
 	accum   *optim.Accumulator
 	ema     *optim.EMA
-	avg     *gradAverager                     // nil for one process
-	result  StepResult                        // the last step's; its Extra is reused
-	at      func(LoopPoint, checkpoint.State) // Options.At; nil when unset
+	avg     *gradAverager   // nil for one process
+	ready   func(int) error // handGrad, bound once: the backward pass's hook when averaging overlaps it
+	result  StepResult      // the last step's; its Extra is reused
+
+	// OnMicroBatch, when set, is called after each micro-batch's forward
+	// and backward pass with the position reached (pos.Batch counts the
+	// micro-batch). Run's loop calls Hooks.At there, as AfterMicroBatch.
+	OnMicroBatch func(pos checkpoint.State)
 }
 
 // StepResult is one optimiser step.
@@ -65,17 +71,15 @@ type MicroBatches interface {
 }
 
 // NewStepper builds the optimiser step cfg describes for net, as rank
-// opts.Comm.Rank() of data-parallel job opts.Comm (nil: one process),
-// calling opts.At after each micro-batch: the training graph
+// c.Rank() of data-parallel job c (nil: one process): the training graph
 // of data.batch_size images, the loss (distill.type), the parameters it
 // trains (init.freeze_backbone), the optimiser (optim.*), the schedule
 // (sched.*, epochs of stepsPerEpoch steps), the accumulation and the EMA.
-func NewStepper(cfg Config, net model.Network, opts Options, stepsPerEpoch int) (*Stepper, error) {
-	c := opts.Comm
+func NewStepper(cfg Config, net model.Network, c comm.Communicator, stepsPerEpoch int) (*Stepper, error) {
 	if c == nil {
 		c = comm.Local()
 	}
-	s := &Stepper{cfg: cfg, net: net, rank: c.Rank(), classes: net.Spec().NumClasses(), at: opts.At}
+	s := &Stepper{cfg: cfg, net: net, rank: c.Rank(), classes: net.Spec().NumClasses()}
 	if err := s.buildGraph(); err != nil {
 		return nil, err
 	}
@@ -101,9 +105,10 @@ func NewStepper(cfg Config, net model.Network, opts Options, stepsPerEpoch int) 
 		}
 	}
 	if c.Size() > 1 {
-		if s.avg, err = newGradAverager(s, c); err != nil {
+		if s.avg, err = newGradAverager(c, s.trainP, cfg.Optim.AccumSteps == 1); err != nil {
 			return nil, err
 		}
+		s.ready = s.handGrad
 	}
 	s.result.Extra = make([]float64, len(s.loss.Names))
 	return s, nil
@@ -134,8 +139,11 @@ func (s *Stepper) buildGraph() error {
 // frozen backbone.
 func (s *Stepper) selectParams() {
 	s.params = s.net.Params()
+	s.slot = make([]int, len(s.params))
 	for i, p := range s.params {
+		s.slot[i] = -1
 		if !s.cfg.Init.FreezeBackbone || s.net.Spec().Config.IsHead(p.Name) {
+			s.slot[i] = len(s.trainP)
 			s.trained = append(s.trained, i)
 			s.trainP = append(s.trainP, s.params[i])
 		}
@@ -213,6 +221,50 @@ func (s *Stepper) GradBytes() int64 {
 	return n
 }
 
+// Params returns every parameter of the network, in the order of the
+// network's Params; the optimiser updates those of Trained.
+func (s *Stepper) Params() []optim.Param { return s.params }
+
+// Trained returns the parameters the optimiser updates: all, or the heads
+// with init.freeze_backbone.
+func (s *Stepper) Trained() []optim.Param { return s.trainP }
+
+// StateTensors returns the state a checkpoint saves besides the weights:
+// the optimiser's ("optim." names) and, with EMA, the averaged weights
+// ("ema." names; nil without EMA).
+func (s *Stepper) StateTensors() (optimState, emaState []optim.Tensor) {
+	optimState = s.opt.StateTensors()
+	if s.ema != nil {
+		emaState = s.ema.StateTensors()
+	}
+	return optimState, emaState
+}
+
+// LoadState restores the optimiser's state and, with EMA, the averaged
+// weights from tensors named as StateTensors names them.
+func (s *Stepper) LoadState(optimState, emaState []optim.Tensor) error {
+	if err := s.opt.LoadState(optimState); err != nil {
+		return err
+	}
+	if s.ema == nil {
+		return nil
+	}
+	if len(emaState) == 0 {
+		return fmt.Errorf("ema.enabled is set but the checkpoint has no EMA weights")
+	}
+	return s.ema.LoadState(emaState)
+}
+
+// EMANetwork returns the network evaluating the EMA weights: the step's
+// network sharing its other tensors (a ResNet's batch-norm statistics),
+// or nil without EMA.
+func (s *Stepper) EMANetwork() (model.Network, error) {
+	if s.ema == nil {
+		return nil, nil
+	}
+	return s.net.SharingWeights(s.ema.Weights())
+}
+
 // Step takes one optimiser step at position pos: the accum_steps
 // micro-batches of src forward and backward (pos.Batch advancing by one
 // each), then the update; pos.Step advances by one. The loss and loss
@@ -240,8 +292,8 @@ func (s *Stepper) Step(pos *checkpoint.State, src MicroBatches) (StepResult, err
 		if err := s.collectGrads(); err != nil {
 			return *r, err
 		}
-		if s.at != nil {
-			s.at(AfterMicroBatch, *pos)
+		if s.OnMicroBatch != nil {
+			s.OnMicroBatch(*pos)
 		}
 	}
 	if err := s.update(pos, r); err != nil {
@@ -287,7 +339,7 @@ func (s *Stepper) microBatch(pos *checkpoint.State, src MicroBatches) (n int, lo
 	// the uninterrupted one.
 	s.rng.SetStep(uint64(s.rank)<<56 | uint64(pos.Epoch)<<32 | uint64(pos.Batch))
 	if s.avg != nil && s.avg.overlap {
-		err = s.avg.runOverlapped(pos.Step)
+		err = s.runOverlapped(pos.Step)
 	} else {
 		err = s.loss.Step.Run()
 	}
@@ -358,99 +410,25 @@ func (s *Stepper) CommTime() (after, wait time.Duration) {
 	return after, wait
 }
 
-// gradAverager averages a step's gradients, losses and image counts over
-// the ranks of a data-parallel job.
-type gradAverager struct {
-	s       *Stepper
-	comm    comm.Communicator
-	reducer *comm.Reducer
-	// overlap averages each step's gradients during its backward pass
-	// (one micro-batch per step): ready hands each gradient to the
-	// reducer as soon as it is computed.
-	overlap bool
-	ready   func(i int) error
-	slot    []int     // parameter index -> index in trainP, -1 when frozen
-	buf     []float64 // reduceLosses's buffer
-
-	after, wait time.Duration // see CommTime
-}
-
-func newGradAverager(s *Stepper, c comm.Communicator) (*gradAverager, error) {
-	sizes := make([]int, len(s.trainP))
-	for i, p := range s.trainP {
-		sizes[i] = len(p.Data)
-	}
-	reducer, err := comm.NewReducer(c, sizes, 0)
-	if err != nil {
-		return nil, err
-	}
-	a := &gradAverager{s: s, comm: c, reducer: reducer, overlap: s.cfg.Optim.AccumSteps == 1}
-	a.slot = make([]int, len(s.params))
-	for i := range a.slot {
-		a.slot[i] = -1
-	}
-	for j, i := range s.trained {
-		a.slot[i] = j
-	}
-	a.ready = a.handGrad
-	return a, nil
-}
-
 // runOverlapped runs the training step forward and backward while the
-// reducer averages its gradients across the ranks: each bucket is reduced
-// as soon as the backward pass has computed all of its gradients (the last
-// layers' first), and the step returns once every bucket is done.
-func (a *gradAverager) runOverlapped(step int) error {
-	if err := a.reducer.Start(a.s.grads); err != nil {
+// averager reduces its gradients across the ranks: each gradient is
+// handed over as soon as the backward pass has computed it (handGrad),
+// and the step returns once every bucket is averaged.
+func (s *Stepper) runOverlapped(step int) error {
+	if err := s.avg.start(s.grads); err != nil {
 		return err
 	}
-	err := a.s.loss.Step.RunReportingGrads(a.ready)
-	t := time.Now()
-	if werr := a.reducer.Wait(); err == nil && werr != nil {
-		err = fmt.Errorf("averaging the gradients of step %d: %w", step+1, werr)
-	}
-	a.wait += time.Since(t)
-	return err
+	return s.avg.finish(step, s.loss.Step.RunReportingGrads(s.ready))
 }
 
-// handGrad gives the reducer parameter i's gradient, just computed.
-func (a *gradAverager) handGrad(i int) error {
-	j := a.slot[i]
+// handGrad gives the averager parameter i's gradient, just computed.
+func (s *Stepper) handGrad(i int) error {
+	j := s.slot[i]
 	if j < 0 {
 		return nil // frozen
 	}
-	if err := a.s.readGrad(j, i); err != nil {
+	if err := s.readGrad(j, i); err != nil {
 		return err
 	}
-	return a.reducer.Ready(j)
-}
-
-// reduce replaces the step's gradient by its mean over the ranks (unless
-// the backward pass already did), its loss and loss terms by their means
-// and its image count by their sum.
-func (a *gradAverager) reduce(step int, grads [][]float32, r *StepResult) error {
-	if !a.overlap {
-		t := time.Now()
-		if err := a.reducer.AllreduceMean(grads); err != nil {
-			return fmt.Errorf("averaging the gradients of step %d: %w", step+1, err)
-		}
-		a.after += time.Since(t)
-	}
-	return a.reduceLosses(step, r)
-}
-
-// reduceLosses averages the loss terms and sums the image counts of the
-// ranks, in one allreduce.
-func (a *gradAverager) reduceLosses(step int, r *StepResult) error {
-	n := a.comm.Size()
-	buf := append(append(a.buf[:0], r.Loss, float64(r.Images)), r.Extra...)
-	a.buf = buf
-	if err := a.comm.AllreduceSumFloat64(buf); err != nil {
-		return fmt.Errorf("summing the losses of step %d: %w", step+1, err)
-	}
-	r.Loss, r.Images = buf[0]/float64(n), int(buf[1])
-	for i := range r.Extra {
-		r.Extra[i] = buf[2+i] / float64(n)
-	}
-	return nil
+	return s.avg.ready(j)
 }

@@ -26,7 +26,7 @@ func newTestStepper(t *testing.T, cfg Config) *Stepper {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := NewStepper(cfg, net, Options{}, 10)
+	s, err := NewStepper(cfg, net, nil, 10)
 	if err != nil {
 		t.Fatal(err)
 	}

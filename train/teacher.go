@@ -48,7 +48,8 @@ func openTeacher(cfg Config, student model.Network, ds *Datasets) (distill.Teach
 }
 
 // evaluateTeacher scores the teacher on the evaluation data, once, summed
-// across the ranks; a teacher read from a logits file has no score.
+// across the ranks, and prints it; a teacher read from a logits file has
+// no score.
 func (t *trainer) evaluateTeacher(ctx context.Context) error {
 	if t.teacher == nil {
 		return nil
@@ -56,11 +57,11 @@ func (t *trainer) evaluateTeacher(ctx context.Context) error {
 	d := t.cfg.Distill
 	line := fmt.Sprintf("distillation %s (alpha %g, tau %g) from %s", d.Type, d.Alpha, d.Tau, t.teacher.Describe())
 	if nt, ok := t.teacher.(*distill.NetTeacher); ok {
-		ev, err := evaluateAcross(t.evalContext(ctx), t.comm, nt.EvalGraph(), t.evalL)
+		ev, err := t.eval.across(ctx, nt.EvalGraph())
 		if err != nil {
 			return fmt.Errorf("evaluating the teacher: %w", err)
 		}
-		t.teacherR = &ev.Result
+		t.rec.teacher = &ev.Result
 		line += fmt.Sprintf(": teacher top-1 %.2f%%", ev.Result.Top1)
 	}
 	fmt.Fprintln(t.opts.Out, line)

@@ -26,7 +26,7 @@ import (
 // every parameter's values before the step.
 func oneStep(t *testing.T, cfg Config) (*trainer, [][]float32) {
 	t.Helper()
-	tr, err := newTrainer(cfg, Options{Dir: t.TempDir(), StopAfterSteps: 1})
+	tr, err := newTrainer(cfg, Options{Dir: t.TempDir(), Hooks: Hooks{At: StopAfterSteps(1)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +119,7 @@ func TestScaleLR(t *testing.T) {
 	} {
 		cfg := tinyConfig(t, append([]string{"epochs=1", "optim.lr=4e-3", "sched.name=constant", "sched.warmup_epochs=0"}, c.sets...)...)
 		dir := t.TempDir()
-		if _, err := Run(context.Background(), cfg, Options{Dir: dir, StopAfterSteps: 1}); !errors.Is(err, ErrInterrupted) {
+		if _, err := Run(context.Background(), cfg, Options{Dir: dir, Hooks: Hooks{At: StopAfterSteps(1)}}); !errors.Is(err, ErrInterrupted) {
 			t.Fatal(err)
 		}
 		if lr := readSteps(t, dir)[0]["lr"]; math.Abs(lr/c.want-1) > 1e-12 {
@@ -140,7 +140,7 @@ func TestBestAndPeriodicCheckpoints(t *testing.T) {
 		calls++
 		return Evaluation{Result: Result{N: 48, Top1: top1[calls-1], Top5: 90, Loss: 1}}, nil
 	}
-	sum, err := Run(context.Background(), cfg, Options{Dir: dir, Evaluate: score})
+	sum, err := Run(context.Background(), cfg, Options{Dir: dir, Hooks: Hooks{Evaluate: score}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -269,12 +269,13 @@ func TestEMAEvaluationAndInitEMA(t *testing.T) {
 func TestInterruptReleasesBatches(t *testing.T) {
 	for _, stop := range []stopAt{{AfterStep, 2, 2}, {AfterMicroBatch, 0, 1}, {BeforeEvaluate, 6, 6}} {
 		ctx, cancel := context.WithCancel(context.Background())
-		at := func(p LoopPoint, s checkpoint.State) {
+		at := func(p LoopPoint, s checkpoint.State) bool {
 			if p == stop.point && s.Step == stop.step && s.Batch == stop.batch {
 				cancel()
 			}
+			return false
 		}
-		tr, err := newTrainer(tinyConfig(t, "epochs=1"), Options{Dir: t.TempDir(), At: at})
+		tr, err := newTrainer(tinyConfig(t, "epochs=1"), Options{Dir: t.TempDir(), Hooks: Hooks{At: at}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -283,7 +284,7 @@ func TestInterruptReleasesBatches(t *testing.T) {
 		}
 		tr.close()
 		cancel()
-		if a, b := tr.trainL.Outstanding(), tr.evalL.Outstanding(); a != 0 || b != 0 {
+		if a, b := tr.batches.loader.Outstanding(), tr.eval.loader.Outstanding(); a != 0 || b != 0 {
 			t.Errorf("%+v: %d training and %d evaluation batches not returned to their loaders", stop, a, b)
 		}
 	}
@@ -300,7 +301,7 @@ func TestLogWriteFailureKeepsTheCheckpoint(t *testing.T) {
 		t.Run(log, func(t *testing.T) {
 			cfg := tinyConfig(t)
 			dir := t.TempDir()
-			if _, err := Run(context.Background(), cfg, Options{Dir: dir, StopAfterSteps: 6}); !errors.Is(err, ErrInterrupted) {
+			if _, err := Run(context.Background(), cfg, Options{Dir: dir, Hooks: Hooks{At: StopAfterSteps(6)}}); !errors.Is(err, ErrInterrupted) {
 				t.Fatalf("want a stop after epoch 1, got %v", err)
 			}
 			last := filepath.Join(dir, LastCheckpoint)
@@ -319,7 +320,7 @@ func TestLogWriteFailureKeepsTheCheckpoint(t *testing.T) {
 				}
 				return l
 			}
-			_, err = Run(context.Background(), cfg, Options{Dir: dir, Resume: true, Records: onFull})
+			_, err = Run(context.Background(), cfg, Options{Dir: dir, Resume: true, Hooks: Hooks{Records: onFull}})
 			if !errors.Is(err, syscall.ENOSPC) || !strings.Contains(err.Error(), last+" (epoch 2, batch 0, step 6), is kept") {
 				t.Fatalf("want ENOSPC naming the checkpoint kept, got %v", err)
 			}
@@ -455,11 +456,11 @@ func TestRepeatedAugWiring(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tr.close()
-	if c := tr.trainL.Config(); c.RepeatedAug != 3 || tr.trainL.Len() != 256 || tr.trainL.NumBatches() != 16 {
-		t.Fatalf("training loader: RepeatedAug %d, %d items, %d batches; want 3, 256, 16", c.RepeatedAug, tr.trainL.Len(), tr.trainL.NumBatches())
+	if c := tr.batches.loader.Config(); c.RepeatedAug != 3 || tr.batches.loader.Len() != 256 || tr.batches.loader.NumBatches() != 16 {
+		t.Fatalf("training loader: RepeatedAug %d, %d items, %d batches; want 3, 256, 16", c.RepeatedAug, tr.batches.loader.Len(), tr.batches.loader.NumBatches())
 	}
-	if tr.evalL.Config().RepeatedAug != 0 || tr.evalL.Len() != 48 {
-		t.Fatalf("evaluation loader: RepeatedAug %d, %d items", tr.evalL.Config().RepeatedAug, tr.evalL.Len())
+	if tr.eval.loader.Config().RepeatedAug != 0 || tr.eval.loader.Len() != 48 {
+		t.Fatalf("evaluation loader: RepeatedAug %d, %d items", tr.eval.loader.Config().RepeatedAug, tr.eval.loader.Len())
 	}
 	small := tinyConfig(t, "data.train_subset=200", "data.repeated_aug=3")
 	if _, err := Run(context.Background(), small, Options{Dir: t.TempDir()}); err == nil || !strings.Contains(err.Error(), "data.repeated_aug = 3") {

@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/vit-train/vit-train/comm"
+	"github.com/vit-train/vit-train/model"
 	"github.com/vit-train/vit-train/nn/blas"
 	"github.com/vit-train/vit-train/nn/fmapeak"
 	"github.com/vit-train/vit-train/train"
@@ -252,7 +253,7 @@ func runBench(cfg train.Config, steps int, memProfile string, cm comm.Communicat
 	}
 	// The schedule's first epoch holds every step bench takes (the
 	// learning rate does not change a step's time).
-	s, err := train.NewStepper(cfg, net, train.Options{Comm: cm}, benchWarmup+2*steps)
+	s, err := train.NewStepper(cfg, net, cm, benchWarmup+2*steps)
 	if err != nil {
 		return benchResult{}, err
 	}
@@ -261,9 +262,9 @@ func runBench(cfg train.Config, steps int, memProfile string, cm comm.Communicat
 		Params: c.ParamCount(), Ranks: cm.Size(), GradBytes: s.GradBytes(), GradCheckpointing: cfg.Model.GradCheckpointing, ActivationBytes: s.BufferBytes()}
 	fillRandom(s.Inputs(), batch, rand.New(rand.NewPCG(1, 2)))
 	var src train.MicroBatches = &heldBatch{images: batch}
-	var data *train.TrainingBatches
+	var data *train.BatchSource
 	if withData {
-		if data, err = train.NewTrainingBatches(cfg, spec, cm.Rank(), cm.Size()); err != nil {
+		if data, err = openBenchData(cfg, spec, cm); err != nil {
 			return benchResult{}, err
 		}
 		defer data.Close()
@@ -302,6 +303,26 @@ func runBench(cfg train.Config, steps int, memProfile string, cm comm.Communicat
 	r.PeakRSSBytes = peakRSS()
 	r.measurePeak(peakKind(products))
 	return r, nil
+}
+
+// openBenchData opens the training micro-batches a run of cfg takes on
+// rank cm.Rank(), for a model of spec, which must take the data; they run
+// on from epoch to epoch. The teacher's logits are left as fillRandom
+// wrote them.
+func openBenchData(cfg train.Config, spec model.Spec, cm comm.Communicator) (*train.BatchSource, error) {
+	ds, err := train.OpenDatasets(cfg.Data)
+	if err != nil {
+		return nil, err
+	}
+	if err := ds.CheckModel(spec); err != nil {
+		return nil, err
+	}
+	src, err := train.NewBatchSource(cfg, ds, spec, nil, cm)
+	if err != nil {
+		return nil, err
+	}
+	src.Repeat = true
+	return src, nil
 }
 
 // fillRandom writes random images, one-hot targets of random classes and,
@@ -397,7 +418,7 @@ func peakShare(share float64, kind fmapeak.Kind) string {
 // several processes, after as many that average the gradients after the
 // backward pass) and the memory they allocate. With a memProfile path,
 // every allocation of the timed steps is recorded there.
-func (r *benchResult) timeTraining(s *train.Stepper, src train.MicroBatches, data *train.TrainingBatches, memProfile string) error {
+func (r *benchResult) timeTraining(s *train.Stepper, src train.MicroBatches, data *train.BatchSource, memProfile string) error {
 	var pos checkpoint.State
 	step := func() error {
 		_, err := s.Step(&pos, src)

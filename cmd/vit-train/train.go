@@ -143,7 +143,7 @@ func (f *trainFlags) runRank(cmd *cobra.Command, pre, asked []string, c comm.Com
 }
 
 // interruptedError is a run stopped by an interrupt that no signal of this
-// process caused (Options.StopAfterSteps, or another rank's signal).
+// process caused (a train.Hook's stop, or another rank's signal).
 type interruptedError struct{ msg string }
 
 func (e *interruptedError) Error() string { return e.msg }

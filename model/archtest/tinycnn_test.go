@@ -320,7 +320,7 @@ func TestThirdArchitectureTrainsThroughRun(t *testing.T) {
 			len(epochs), epochs[0]["train_loss"], epochs[len(epochs)-1]["train_loss"], sum.Last.Top1)
 	}
 
-	if _, err := train.Run(ctx, cfg, train.Options{Dir: split, StopAfterSteps: 21}); !errors.Is(err, train.ErrInterrupted) {
+	if _, err := train.Run(ctx, cfg, train.Options{Dir: split, Hooks: train.Hooks{At: train.StopAfterSteps(21)}}); !errors.Is(err, train.ErrInterrupted) {
 		t.Fatalf("want a stop after step 21, got %v", err)
 	}
 	resumed, err := train.Run(ctx, cfg, train.Options{Dir: split, Resume: true})
