@@ -155,12 +155,12 @@ func closeSteps(t *testing.T, a, b string, tol float64) {
 // position with bit-identical weights.
 func checkRanksAgree(t *testing.T, runs []*groupRun) {
 	t.Helper()
-	p0 := runs[0].tr.step.params
+	p0 := runs[0].tr.step.Params()
 	for r, g := range runs[1:] {
 		if g.tr.state != runs[0].tr.state {
 			t.Fatalf("rank %d ended at %+v, rank 0 at %+v", r+1, g.tr.state, runs[0].tr.state)
 		}
-		for i, p := range g.tr.step.params {
+		for i, p := range g.tr.step.Params() {
 			if relDiff(p.Data, p0[i].Data) != 0 {
 				t.Fatalf("rank %d: tensor %s differs from rank 0's", r+1, p.Name)
 			}

@@ -15,7 +15,7 @@ import (
 	"github.com/vit-train/vit-train/train/checkpoint"
 )
 
-// setup builds a run's trainer, in the order newTrainer lists: the data,
+// setup builds a run's trainer, in the order build lists: the data,
 // the network fitted to it, the checkpoint a resume continues, the
 // teacher, the batch source, the optimiser step and the evaluator, the
 // weights (restored or initialised) shared by the ranks, and the run

@@ -45,7 +45,7 @@ func newTestStepper(t *testing.T, cfg Config) *Stepper {
 func TestStepTakesEveryMicroBatch(t *testing.T) {
 	cfg := tinyConfig(t, "optim.accum_steps=3", "optim.clip_grad=1", "ema.enabled=true")
 	s := newTestStepper(t, cfg)
-	before := append([]float32(nil), s.params[0].Data...)
+	before := append([]float32(nil), s.Params()[0].Data...)
 	pos := checkpoint.State{Epoch: 1, Batch: 3, Step: 7}
 	src := &heldInputs{n: cfg.Data.BatchSize}
 	r, err := s.Step(&pos, src)
@@ -59,11 +59,11 @@ func TestStepTakesEveryMicroBatch(t *testing.T) {
 		t.Fatalf("step result %+v (lr want %g)", r, s.sched.LR(7))
 	}
 	same := true
-	for i, v := range s.params[0].Data {
+	for i, v := range s.Params()[0].Data {
 		same = same && v == before[i]
 	}
 	if same {
-		t.Fatalf("%s unchanged by the update", s.params[0].Name)
+		t.Fatalf("%s unchanged by the update", s.Params()[0].Name)
 	}
 }
 

@@ -31,8 +31,8 @@ func oneStep(t *testing.T, cfg Config) (*trainer, [][]float32) {
 		t.Fatal(err)
 	}
 	t.Cleanup(tr.close)
-	before := make([][]float32, len(tr.step.trainP))
-	for j, p := range tr.step.trainP {
+	before := make([][]float32, len(tr.step.Trained()))
+	for j, p := range tr.step.Trained() {
 		before[j] = slices.Clone(p.Data)
 	}
 	if _, err := tr.run(context.Background()); !errors.Is(err, ErrInterrupted) {
@@ -65,7 +65,7 @@ func TestLayerDecayReachesTheOptimiser(t *testing.T) {
 		}
 		return math.Pow(0.5, 6) // cls_token, pos_embed, patch_embed
 	}
-	for j, p := range tr.step.trainP {
+	for j, p := range tr.step.Trained() {
 		var dg, gg float64
 		for i, g := range tr.step.grads[j] {
 			dg += float64(before[j][i]-p.Data[i]) * float64(g)
@@ -86,7 +86,7 @@ func TestClipGradReachesTheOptimiser(t *testing.T) {
 	for _, clip := range []float64{0, 1e-3} {
 		tr, before := oneStep(t, tinyConfig(t, append(plainSGD, fmt.Sprintf("optim.clip_grad=%g", clip))...))
 		var sq float64
-		for j, p := range tr.step.trainP {
+		for j, p := range tr.step.Trained() {
 			for i := range p.Data {
 				d := float64(before[j][i] - p.Data[i])
 				sq += d * d
@@ -250,7 +250,7 @@ func TestEMAEvaluationAndInitEMA(t *testing.T) {
 			}
 		}
 		differ := 0
-		for _, p := range ft.step.params {
+		for _, p := range ft.step.Params() {
 			if !slices.Equal(p.Data, want[p.Name]) {
 				t.Fatalf("init.ema=%t: %s is not the checkpoint's", ema, p.Name)
 			}
