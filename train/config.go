@@ -426,6 +426,9 @@ func (c Config) validateValues() error {
 	if _, err := c.Model.Products(); err != nil {
 		return err
 	}
+	if err := c.checkNames(); err != nil {
+		return err
+	}
 	switch {
 	case c.Epochs < 1:
 		return bad("epochs", c.Epochs, "must be at least 1")
@@ -443,16 +446,12 @@ func (c Config) validateValues() error {
 		return bad("optim.lr", c.Optim.LR, "must be positive")
 	case c.Optim.WeightDecay < 0:
 		return bad("optim.weight_decay", c.Optim.WeightDecay, "must not be negative")
-	case c.Optim.Name != "adamw" && c.Optim.Name != "sgd":
-		return bad("optim.name", c.Optim.Name, "want adamw or sgd")
 	case c.Optim.AccumSteps < 1:
 		return bad("optim.accum_steps", c.Optim.AccumSteps, "must be at least 1")
 	case c.Optim.ClipGrad < 0:
 		return bad("optim.clip_grad", c.Optim.ClipGrad, "must not be negative (0 disables clipping)")
 	case c.Optim.LayerDecay < 0 || c.Optim.LayerDecay > 1:
 		return bad("optim.layer_decay", c.Optim.LayerDecay, "must be in [0, 1] (0 disables it)")
-	case c.Sched.Name != "cosine" && c.Sched.Name != "step" && c.Sched.Name != "constant":
-		return bad("sched.name", c.Sched.Name, "want cosine, step or constant")
 	case c.Sched.WarmupEpochs < 0:
 		return bad("sched.warmup_epochs", c.Sched.WarmupEpochs, "must not be negative")
 	case c.Aug.Smoothing < 0 || c.Aug.Smoothing >= 1:

@@ -54,7 +54,7 @@ func TestConfigErrorsNameTheKey(t *testing.T) {
 		{"", []string{"optim.lr=-0.1"}, `optim.lr = -0.1: must be positive`},
 		{"", []string{"model.img_size=30"}, `patch_size 4 does not divide img_size 30`},
 		{"", []string{"model.name=vit_nope"}, `unknown model "vit_nope"`},
-		{"", []string{"sched.name=linear"}, `sched.name = linear: want cosine, step or constant`},
+		{"", []string{"sched.name=linear"}, `sched.name = "linear": want cosine, step or constant`},
 		{"", []string{"epochs.x=1"}, `key "epochs" is not a mapping`},
 		{"data:\n  batch_size: 64\nmodel:\n  vit:\n    patch_size: 2\n", nil, `line 4: unknown key "model.vit"`},
 		{"model:\n  spec:\n    vit:\n      name: vit_fmnist_patch4_28\n      patch_sise: 2\n", nil,

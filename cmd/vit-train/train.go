@@ -34,11 +34,23 @@ type trainFlags struct {
 }
 
 func (f *trainFlags) register(cmd *cobra.Command, outHelp string) {
+	cmd.Long += "\n\n" + namesHelp()
 	cmd.Flags().StringVar(&f.configPath, "config", "", "YAML configuration (see configs/)")
 	cmd.Flags().StringArrayVar(&f.sets, "set", nil, "override a setting, key=value (repeatable)")
 	cmd.Flags().StringVar(&f.out, "out", "", "run folder (default "+outHelp+")")
 	cmd.Flags().BoolVar(&f.resume, "resume", false, "continue from the run folder's last checkpoint, with its config.yaml")
 	cmd.Flags().BoolVar(&f.checkData, "check-data", false, "read every file of an image folder first, and name all that cannot be read (an error unless data.skip_corrupt)")
+}
+
+// namesHelp lists the settings that take a name from a fixed list, with
+// their names (train.Choices).
+func namesHelp() string {
+	var b strings.Builder
+	b.WriteString("Settings that take a name (model.name: see vit-train models):")
+	for _, c := range train.Choices() {
+		fmt.Fprintf(&b, "\n  %-14s %s", c.Key, strings.Join(c.Names, ", "))
+	}
+	return b.String()
 }
 
 // run trains with the settings layered as defaults → --config → pre → --set,

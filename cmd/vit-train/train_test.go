@@ -206,3 +206,24 @@ func TestFinetuneTakesTheCheckpointsData(t *testing.T) {
 		t.Errorf("finetune of an RGB model on Fashion-MNIST: %v", err)
 	}
 }
+
+// TestHelpListsTheNames checks that train's and finetune's help list every
+// name each setting that takes a name accepts.
+func TestHelpListsTheNames(t *testing.T) {
+	for _, command := range []string{"train", "finetune"} {
+		out, err := run(t, command, "--help")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range train.Choices() {
+			if !strings.Contains(out, c.Key+" ") || len(c.Names) == 0 {
+				t.Errorf("%s --help does not list %s", command, c.Key)
+			}
+			for _, name := range c.Names {
+				if !strings.Contains(out, name) {
+					t.Errorf("%s --help does not list %s = %s", command, c.Key, name)
+				}
+			}
+		}
+	}
+}
