@@ -9,6 +9,7 @@ import (
 
 	"gorgonia.org/tensor"
 
+	"github.com/vit-train/vit-train/model"
 	"github.com/vit-train/vit-train/model/vit"
 )
 
@@ -69,7 +70,7 @@ func wantDistillLoss(cls, dist, teacher, targets []float32, b, c int, d Config) 
 // oneBlock returns the preset with one encoder block.
 func oneBlock(t *testing.T, preset string) *vit.ViT {
 	t.Helper()
-	mc, err := vit.Preset(preset, vit.Overrides{})
+	mc, err := vit.Preset(preset, model.Overrides{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +137,7 @@ func TestDistillLossMatchesDeiT(t *testing.T) {
 }
 
 func TestDistillNeedsADistilledModel(t *testing.T) {
-	mc, _ := vit.Preset("vit_fmnist_patch4_28", vit.Overrides{})
+	mc, _ := vit.Preset("vit_fmnist_patch4_28", model.Overrides{})
 	m, _ := vit.New(mc, 0)
 	g, err := m.BuildGraph(2, true, nil)
 	if err != nil {
@@ -148,7 +149,7 @@ func TestDistillNeedsADistilledModel(t *testing.T) {
 }
 
 func TestTrainingLossNeedsAFloat32Graph(t *testing.T) {
-	mc, err := vit.Preset("vit_fmnist_patch4_28", vit.Overrides{})
+	mc, err := vit.Preset("vit_fmnist_patch4_28", model.Overrides{})
 	if err != nil {
 		t.Fatal(err)
 	}

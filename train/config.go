@@ -45,23 +45,14 @@ type Config struct {
 
 // ModelConfig picks a preset and overrides some of its fields.
 type ModelConfig struct {
-	Name         string  `yaml:"name"`
-	ImageSize    int     `yaml:"img_size"`
-	NumClasses   int     `yaml:"num_classes"`
-	Channels     int     `yaml:"in_chans"`
-	DropRate     float64 `yaml:"drop_rate"`
-	AttnDropRate float64 `yaml:"attn_drop_rate"`
-	DropPathRate float64 `yaml:"drop_path_rate"`
-	// PatchSize, EmbedDim, Depth, Heads and MLPRatio change a ViT's shape
-	// (timm's create_model keyword arguments); 0 keeps the model's. With
-	// embed_dim alone, the MLP keeps the model's width ratio.
-	PatchSize int     `yaml:"patch_size"`
-	EmbedDim  int     `yaml:"embed_dim"`
-	Depth     int     `yaml:"depth"`
-	Heads     int     `yaml:"num_heads"`
-	MLPRatio  float64 `yaml:"mlp_ratio"`
-	// Distilled gives a ViT preset DeiT's distillation token and head.
-	Distilled bool `yaml:"distilled"`
+	Name string `yaml:"name"`
+	// Overrides change the model's input, classes, regularisation and, for
+	// a ViT, its shape (timm's create_model keyword arguments:
+	// model.img_size, model.patch_size, …; model.Overrides lists them); 0
+	// keeps the model's. With embed_dim alone, the MLP keeps the model's
+	// width ratio; distilled gives a ViT preset DeiT's distillation token
+	// and head.
+	model.Overrides `yaml:",inline"`
 	// Spec, when set, is the full configuration of the model named Name,
 	// for a model that is not a preset (an imported one, fine-tuned): the
 	// fields a checkpoint records, under the architecture's name, as in
@@ -334,10 +325,7 @@ func (c Config) canonical() Config {
 // in_chans, img_size and num_classes are left for the data to fill
 // (model.Spec.Resolve).
 func (c Config) ModelSpec() (model.Spec, error) {
-	m := c.Model
-	o := model.Overrides{ImageSize: m.ImageSize, NumClasses: m.NumClasses, Channels: m.Channels,
-		DropRate: m.DropRate, AttnDropRate: m.AttnDropRate, DropPathRate: m.DropPathRate,
-		PatchSize: m.PatchSize, EmbedDim: m.EmbedDim, Depth: m.Depth, Heads: m.Heads, MLPRatio: m.MLPRatio, Distilled: m.Distilled}
+	m, o := c.Model, c.Model.Overrides
 	if len(m.Spec) == 0 {
 		return model.Create(m.Name, o)
 	}

@@ -1,12 +1,14 @@
 package train
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/vit-train/vit-train/model"
 	"github.com/vit-train/vit-train/model/vit"
 )
 
@@ -188,6 +190,22 @@ func TestShapeOverridesChangeAPreset(t *testing.T) {
 			t.Errorf("%v: got patch %d, dim %d, depth %d, heads %d, mlp %d, %d tokens; want %d, %d, %d, %d, %d, %d",
 				tc.sets, c.PatchSize, c.EmbedDim, c.Depth, c.Heads, c.MLPDim, c.NumTokens(),
 				tc.patch, tc.dim, tc.depth, tc.heads, tc.mlp, tc.tokens)
+		}
+	}
+}
+
+// TestEveryOverrideIsASetting sets each field of model.Overrides as
+// model.KEY and finds it in the configuration the model is built from.
+func TestEveryOverrideIsASetting(t *testing.T) {
+	var o model.Overrides
+	for i, f := range o.Fields() {
+		value := map[string]string{"int": "3", "float64": "0.25", "bool": "true"}[reflect.TypeOf(f.Get()).String()]
+		cfg, err := LayerConfig(DefaultConfig(), "", []string{"model." + f.Key + "=" + value})
+		if err != nil {
+			t.Fatalf("model.%s: %v", f.Key, err)
+		}
+		if got := cfg.Model.Overrides.Fields()[i]; fmt.Sprint(got.Get()) != value {
+			t.Errorf("model.%s=%s sets %s", f.Key, value, got)
 		}
 	}
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/vit-train/vit-train/data"
 	"github.com/vit-train/vit-train/formats/metrics"
+	"github.com/vit-train/vit-train/model"
 	"github.com/vit-train/vit-train/model/vit"
 	"github.com/vit-train/vit-train/nn"
 	"github.com/vit-train/vit-train/train/checkpoint"
@@ -372,7 +373,7 @@ func evalLoader(t *testing.T, n, batch int) *data.Loader {
 
 func fmnistModel(t *testing.T, dt tensor.Dtype) *vit.ViT {
 	t.Helper()
-	mc, err := vit.Preset("vit_fmnist_patch4_28", vit.Overrides{})
+	mc, err := vit.Preset("vit_fmnist_patch4_28", model.Overrides{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -417,7 +418,7 @@ func TestEvaluateAndStepRefuseMismatchedInputs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m56, err := vit.Preset("vit_fmnist_patch4_28", vit.Overrides{ImageSize: 56})
+	m56, err := vit.Preset("vit_fmnist_patch4_28", model.Overrides{ImageSize: 56})
 	if err != nil {
 		t.Fatal(err)
 	}

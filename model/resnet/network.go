@@ -55,11 +55,12 @@ func preset(name string, o model.Overrides) (model.Config, bool, error) {
 func (c Config) Override(o model.Overrides) (model.Config, error) {
 	switch {
 	case o.ChangesRegularisation():
-		return nil, fmt.Errorf("model %s: drop_rate, attn_drop_rate and drop_path_rate apply to ViTs only", c.Arch)
+		return nil, fmt.Errorf("model %s: %s apply to ViTs only", c.Arch, model.OverrideKeys(model.Regularisation))
 	case o.ChangesShape():
-		return nil, fmt.Errorf("model %s: patch_size, embed_dim, depth, num_heads, mlp_ratio and distilled apply to ViTs only", c.Arch)
-	case o.ImageSize < 0 || o.NumClasses < 0 || o.Channels < 0:
-		return nil, fmt.Errorf("model %s: img_size, num_classes and in_chans must not be negative", c.Arch)
+		return nil, fmt.Errorf("model %s: %s apply to ViTs only", c.Arch, model.OverrideKeys(model.Shape))
+	}
+	if err := o.CheckNotNegative(model.Input); err != nil {
+		return nil, fmt.Errorf("model %s: %w", c.Arch, err)
 	}
 	c.Channels = model.Keep(o.Channels, c.Channels)
 	c.ImageSize = model.Keep(o.ImageSize, c.ImageSize)
