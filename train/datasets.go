@@ -107,7 +107,7 @@ func openImageFolder(cfg DataConfig, split data.Split) (data.Dataset, error) {
 	if cfg.Root == "" {
 		return nil, fmt.Errorf("config: data.dataset = imagefolder reads data.root, which is not set: set it to the folder that holds train/ and val/")
 	}
-	f, err := data.OpenImageNet(cfg.Root, split, data.FolderOptions{SkipCorrupt: cfg.SkipCorrupt})
+	f, err := data.OpenImageFolderSplit(cfg.Root, split, data.FolderOptions{SkipCorrupt: cfg.SkipCorrupt})
 	if err != nil {
 		return nil, fmt.Errorf("config: data.root = %s (data.dataset = imagefolder, a folder that holds train/ and val/): %w", cfg.Root, err)
 	}

@@ -6,6 +6,8 @@
 // The files, in the order a run meets them:
 //
 //	config.go      Config: defaults, YAML and --set, validated
+//	names.go       the names a setting takes (optim.name, sched.name,
+//	               data.dataset, aug.train), each with what it builds
 //	datasets.go    the data sets a Config names, their normalisation
 //	trainer.go     Run: the run folder, resuming, the network, the loaders
 //	batches.go     the training loader, Mixup and CutMix, and fillInputs:
@@ -14,6 +16,8 @@
 //	loop.go        the epoch loop, its logs and its progress bar
 //	step.go        Stepper: one optimiser step (forward, backward,
 //	               accumulation, clipping, the optimiser, EMA)
+//	loss.go        the loss of every run: soft-target cross-entropy, plus
+//	               DeiT's distillation term when distilling
 //	distributed.go data parallelism: replicas checked, gradients averaged
 //	               across ranks
 //	evaluate.go    Evaluate: a graph over a loader, scored (score.go)

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/vit-train/vit-train/comm"
-	"github.com/vit-train/vit-train/distill"
 	"github.com/vit-train/vit-train/model"
 	"github.com/vit-train/vit-train/nn/ops"
 	"github.com/vit-train/vit-train/optim"
@@ -21,7 +20,7 @@ import (
 type Stepper struct {
 	cfg     Config
 	net     model.Network
-	loss    *distill.TrainingLoss
+	loss    *trainingLoss
 	rng     *ops.Randomness
 	rank    int
 	classes int           // the network's classes
@@ -123,7 +122,7 @@ func (s *Stepper) buildGraph() error {
 		}
 		g.GradCheckpointing = true
 	}
-	if s.loss, err = distill.NewTrainingLoss(g, cfg.Distill); err != nil {
+	if s.loss, err = newTrainingLoss(g, cfg.Distill); err != nil {
 		return err
 	}
 	s.pixels, err = g.Float32Images()

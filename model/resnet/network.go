@@ -18,9 +18,10 @@ import (
 	"github.com/vit-train/vit-train/optim"
 )
 
-// Family is the architecture's registered name: a Config's Arch and a
-// checkpoint's "vit_train.arch".
-const Family = "resnet"
+// Architecture is the architecture's registered name: a Spec's Arch and a
+// checkpoint's "vit_train.arch". (A Config's Arch is the model's name,
+// torchvision's arch: resnet20, resnet50.)
+const Architecture = "resnet"
 
 // maxImageSize bounds the input size a checkpoint may record (a ResNet
 // takes any size, so only its spec bounds it).
@@ -28,7 +29,7 @@ const maxImageSize = 1 << 14
 
 func init() {
 	model.Register(model.Architecture{
-		Name:      Family,
+		Name:      Architecture,
 		ConfigKey: "vit_train.resnet",
 		Presets:   Archs,
 		Preset:    preset,
@@ -111,7 +112,7 @@ func (c Config) BuildConfig() BuildConfig {
 }
 
 // Architecture is "resnet".
-func (c Config) Architecture() string { return Family }
+func (c Config) Architecture() string { return Architecture }
 
 // ModelName is the ResNet's name ("resnet20").
 func (c Config) ModelName() string { return c.Arch }

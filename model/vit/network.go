@@ -15,13 +15,13 @@ import (
 	"github.com/vit-train/vit-train/optim"
 )
 
-// Arch is the architecture's registered name: a Spec's Arch and a
+// Architecture is the architecture's registered name: a Spec's Arch and a
 // checkpoint's "vit_train.arch".
-const Arch = "vit"
+const Architecture = "vit"
 
 func init() {
 	model.Register(model.Architecture{
-		Name:      Arch,
+		Name:      Architecture,
 		ConfigKey: "vit_train.model",
 		Presets:   Presets,
 		Preset: func(name string, o model.Overrides) (model.Config, bool, error) {
@@ -80,7 +80,7 @@ func (c Config) Summary() string {
 }
 
 // Architecture is "vit".
-func (c Config) Architecture() string { return Arch }
+func (c Config) Architecture() string { return Architecture }
 
 // ModelName is the configured name.
 func (c Config) ModelName() string { return c.Name }
