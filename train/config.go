@@ -255,29 +255,15 @@ func FinetuneConfig() Config {
 	return c
 }
 
-// LoadConfig layers DefaultConfig, the YAML file at path (if not empty)
-// and the key=value overrides, in that order (see LoadConfigOver).
-func LoadConfig(path string, sets []string) (Config, error) {
-	return LoadConfigOver(DefaultConfig(), path, sets)
-}
-
-// LoadConfigOver layers base, the YAML file at path (if not empty) and the
-// key=value overrides, in that order (see internal/layered). Unknown keys
-// and values of the wrong type are errors naming the key and, in the
-// file, its line.
-func LoadConfigOver(base Config, path string, sets []string) (Config, error) {
-	cfg, err := LayerConfig(base, path, sets)
-	if err != nil {
-		return Config{}, err
-	}
-	return cfg, cfg.Validate()
-}
-
-// LayerConfig is LoadConfigOver without the final Validate, for a caller
-// that checks the result itself (`vit-train bench`, which needs no
-// distillation teacher).
-func LayerConfig(base Config, path string, sets []string) (Config, error) {
-	tree := layered.Of(base)
+// Layer is the one way a configuration is read: it layers the YAML file
+// at path (if not empty) and then the key=value settings (--set) over c
+// (see internal/layered), c being DefaultConfig, FinetuneConfig or a
+// checkpoint's configuration. Unknown keys and values of the wrong type
+// are errors naming the key and, in the file, its line. Layer checks no
+// ranges or names: a run validates the result (Validate) once it is
+// complete; evaluation checks only the values (OpenEval).
+func (c Config) Layer(path string, sets []string) (Config, error) {
+	tree := layered.Of(c)
 	if path != "" {
 		raw, err := os.ReadFile(path)
 		if err != nil {
@@ -516,22 +502,3 @@ func (c Config) ineffectiveSettings() []ineffective {
 
 // YAML renders the resolved configuration, as saved in the run folder.
 func (c Config) YAML() ([]byte, error) { return yaml.Marshal(c) }
-
-// Override applies key=value settings to a resolved configuration, for
-// evaluating a checkpoint on other data: keys and values are checked as
-// LoadConfig does, but settings that only a training run would ignore are
-// not refused.
-func Override(c Config, sets []string) (Config, error) {
-	if len(sets) == 0 {
-		return c, nil
-	}
-	tree := layered.Of(c)
-	if err := tree.Set(sets); err != nil {
-		return c, err
-	}
-	out, err := fromTree(tree)
-	if err != nil {
-		return c, err
-	}
-	return out, out.validateValues()
-}

@@ -22,7 +22,7 @@ func TestUnknownScheduleIsAnError(t *testing.T) {
 // TestAugTrainIsValidated sets aug.train to a name no pipeline has: the
 // configuration is refused, naming the setting, the value and the names.
 func TestAugTrainIsValidated(t *testing.T) {
-	_, err := LoadConfig("", []string{"aug.train=padcrop"})
+	_, err := loadConfig("", []string{"aug.train=padcrop"})
 	if err == nil || !strings.Contains(err.Error(), `aug.train = "padcrop": want padcrop-flip, rrc-flip or none`) {
 		t.Fatalf("error %v, want one naming aug.train and its names", err)
 	}
@@ -42,11 +42,11 @@ func TestEveryListedNameIsAccepted(t *testing.T) {
 		}
 		for _, name := range c.Names {
 			sets := append([]string{c.Key + "=" + name}, prefer[c.Key]...)
-			if _, err := LoadConfig("", sets); err != nil {
+			if _, err := loadConfig("", sets); err != nil {
 				t.Errorf("%s=%s: %v", c.Key, name, err)
 			}
 		}
-		if _, err := LoadConfig("", []string{c.Key + "=nonesuch"}); err == nil || !strings.Contains(err.Error(), c.Key+` = "nonesuch": want `) {
+		if _, err := loadConfig("", []string{c.Key + "=nonesuch"}); err == nil || !strings.Contains(err.Error(), c.Key+` = "nonesuch": want `) {
 			t.Errorf("%s=nonesuch: error %v, want one naming the setting and its names", c.Key, err)
 		}
 	}

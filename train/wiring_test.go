@@ -466,7 +466,7 @@ func TestRepeatedAugWiring(t *testing.T) {
 	if _, err := Run(context.Background(), small, Options{Dir: t.TempDir()}); err == nil || !strings.Contains(err.Error(), "data.repeated_aug = 3") {
 		t.Fatalf("200 images with repeated augmentation: want an error naming data.repeated_aug, got %v", err)
 	}
-	if _, err := LoadConfig("", []string{"data.repeated_aug=-1"}); err == nil || !strings.Contains(err.Error(), "data.repeated_aug") {
+	if _, err := loadConfig("", []string{"data.repeated_aug=-1"}); err == nil || !strings.Contains(err.Error(), "data.repeated_aug") {
 		t.Fatalf("data.repeated_aug=-1: want an error, got %v", err)
 	}
 }

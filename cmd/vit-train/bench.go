@@ -196,7 +196,7 @@ func (f *benchFlags) config(cmd *cobra.Command) (train.Config, error) {
 	if f.mf.o.Distilled {
 		short = append(short, "distill.type=hard")
 	}
-	cfg, err := train.LayerConfig(base, f.configPath, append(short, f.sets...))
+	cfg, err := base.Layer(f.configPath, append(short, f.sets...))
 	if err != nil {
 		return train.Config{}, err
 	}

@@ -85,7 +85,7 @@ func (f *trainFlags) run(cmd *cobra.Command, pre, asked []string) error {
 // flags in asked must not change it.
 func (f *trainFlags) config(pre, asked []string) (train.Config, string, error) {
 	// Checked once the run's own configuration is known.
-	cfg, err := train.LayerConfig(f.base(), f.configPath, append(pre, f.sets...))
+	cfg, err := f.base().Layer(f.configPath, append(pre, f.sets...))
 	if err != nil {
 		return train.Config{}, "", err
 	}
@@ -97,13 +97,16 @@ func (f *trainFlags) config(pre, asked []string) (train.Config, string, error) {
 	if !f.resume || f.configPath != "" || !fileExists(runConfig) {
 		return cfg, out, cfg.Validate()
 	}
-	if cfg, err = train.LoadConfigOver(f.base(), runConfig, f.sets); err != nil {
+	if cfg, err = f.base().Layer(runConfig, f.sets); err != nil {
+		return train.Config{}, "", err
+	}
+	if err := cfg.Validate(); err != nil {
 		return train.Config{}, "", err
 	}
 	if len(asked) == 0 {
 		return cfg, out, nil
 	}
-	wanted, err := train.LayerConfig(f.base(), runConfig, append(asked, f.sets...))
+	wanted, err := f.base().Layer(runConfig, append(asked, f.sets...))
 	if err != nil {
 		return train.Config{}, "", err
 	}
@@ -320,7 +323,7 @@ change it.`,
 func (f *trainFlags) setsDataset() (bool, error) {
 	probe := f.base()
 	probe.Data.Dataset = "" // no dataset's name
-	c, err := train.LayerConfig(probe, f.configPath, f.sets)
+	c, err := probe.Layer(f.configPath, f.sets)
 	return c.Data.Dataset != "", err
 }
 
