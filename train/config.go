@@ -460,20 +460,16 @@ func (c Config) checkEffective() error {
 }
 
 // ineffectiveSettings lists the settings that other settings can make
-// ineffective, each with whether it is set to no effect.
+// ineffective, each with whether it is set to no effect. The settings that
+// only some names of optim.name, sched.name, data.dataset or aug.train
+// read come from those names' tables (names.go).
 func (c Config) ineffectiveSettings() []ineffective {
 	d := DefaultConfig()
+	now, defaults := layered.Of(c), layered.Of(d)
 	a, o, s, dl := c.Aug, c.Optim, c.Sched, c.Distill
-	noAug := "aug.train = none trains on the evaluation pipeline (resize and centre crop only); set aug.train=padcrop-flip or rrc-flip"
 	noMix := "aug.mixup and aug.cutmix are 0, so no batch is mixed"
-	notSGD := fmt.Sprintf("optim.name = %s has no momentum (only sgd has)", o.Name)
-	notAdamW := fmt.Sprintf("optim.name = %s has no beta1, beta2 or eps (only adamw has)", o.Name)
 	layerDecay := o.LayerDecay > 0 && o.LayerDecay < 1
-	return []ineffective{
-		{"aug.hflip", a.HFlip, a.Train == "none" && a.HFlip != d.Aug.HFlip, noAug},
-		{"aug.color_jitter", a.ColorJitter, a.Train == "none" && a.ColorJitter != d.Aug.ColorJitter, noAug},
-		{"aug.auto_augment", a.AutoAugment, a.Train == "none" && a.AutoAugment != d.Aug.AutoAugment, noAug},
-		{"aug.reprob", a.ReProb, a.Train == "none" && a.ReProb != d.Aug.ReProb, noAug},
+	return slices.Concat(trainPipelines.unread(a.Train, now, defaults), []ineffective{
 		{"aug.mixup_prob", a.MixupProb, a.Mixup == 0 && a.CutMix == 0 && a.MixupProb != d.Aug.MixupProb, noMix},
 		{"aug.mixup_switch_prob", a.SwitchProb, !(a.Mixup > 0 && a.CutMix > 0) && a.SwitchProb != d.Aug.SwitchProb,
 			"switching between Mixup and CutMix needs both aug.mixup and aug.cutmix above 0"},
@@ -481,23 +477,15 @@ func (c Config) ineffectiveSettings() []ineffective {
 		{"distill.alpha", dl.Alpha, dl.Type == "none" && dl.Alpha != d.Distill.Alpha, "distill.type = none"},
 		{"distill.tau", dl.Tau, dl.Type != "soft" && dl.Tau != d.Distill.Tau, fmt.Sprintf("distill.type = %s: only soft distillation has a temperature", dl.Type)},
 		{"distill.per_batch", dl.PerBatch, dl.Type != "soft" && dl.PerBatch, fmt.Sprintf("distill.type = %s: only the soft loss is divided per batch", dl.Type)},
-		{"optim.momentum", o.Momentum, o.Name != "sgd" && o.Momentum != d.Optim.Momentum, notSGD},
-		{"optim.nesterov", o.Nesterov, o.Name != "sgd" && o.Nesterov, notSGD},
+	}, optimizers.unread(o.Name, now, defaults), []ineffective{
 		{"optim.nesterov", o.Nesterov, o.Name == "sgd" && o.Nesterov && o.Momentum == 0, "optim.momentum = 0: Nesterov momentum needs momentum"},
-		{"optim.beta1", o.Beta1, o.Name != "adamw" && o.Beta1 != d.Optim.Beta1, notAdamW},
-		{"optim.beta2", o.Beta2, o.Name != "adamw" && o.Beta2 != d.Optim.Beta2, notAdamW},
-		{"optim.eps", o.Eps, o.Name != "adamw" && o.Eps != d.Optim.Eps, notAdamW},
 		{"optim.layer_decay", o.LayerDecay, layerDecay && c.Init.FreezeBackbone,
 			"init.freeze_backbone = true trains only the heads, whose learning-rate scale is 1 at any layer decay"},
-		{"sched.min_lr", s.MinLR, s.Name != "cosine" && s.MinLR != d.Sched.MinLR, fmt.Sprintf("sched.name = %s: only the cosine schedule decays to a minimum", s.Name)},
-		{"sched.decay_epochs", s.DecayEpochs, s.Name != "step" && s.DecayEpochs != d.Sched.DecayEpochs, fmt.Sprintf("sched.name = %s: only the step schedule has decay steps", s.Name)},
-		{"sched.decay_rate", s.DecayRate, s.Name != "step" && s.DecayRate != d.Sched.DecayRate, fmt.Sprintf("sched.name = %s: only the step schedule has a decay rate", s.Name)},
+	}, schedules.unread(s.Name, now, defaults), []ineffective{
 		{"sched.warmup_lr", s.WarmupLR, s.WarmupEpochs == 0 && s.WarmupLR != d.Sched.WarmupLR, "sched.warmup_epochs = 0"},
 		{"init.ema", c.Init.EMA, c.Init.From == "" && c.Init.EMA, "init.from is not set"},
-		{"data.root", c.Data.Root, c.Data.Dataset == "fashion-mnist-embedded" && c.Data.Root != d.Data.Root, "data.dataset = fashion-mnist-embedded is built into the binary"},
 		{"data.val_seed", c.Data.ValSeed, c.Data.ValSplit == 0 && c.Data.ValSeed != d.Data.ValSeed, "data.val_split = 0 holds nothing out"},
-		{"data.skip_corrupt", c.Data.SkipCorrupt, c.Data.Dataset != "imagefolder" && c.Data.SkipCorrupt, fmt.Sprintf("data.dataset = %s: only imagefolder datasets have files to skip", c.Data.Dataset)},
-	}
+	}, datasets.unread(c.Data.Dataset, now, defaults))
 }
 
 // YAML renders the resolved configuration, as saved in the run folder.

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vit-train/vit-train/internal/layered"
 	"github.com/vit-train/vit-train/optim"
 )
 
@@ -95,5 +96,29 @@ func TestEveryNameBuilds(t *testing.T) {
 	}
 	if _, _, err := Pipelines(cfg.Aug, 28, []float32{0.5}, []float32{0.5}); err == nil || !strings.Contains(err.Error(), `aug.train = "autoaugment": want `) {
 		t.Errorf("Pipelines: %v", err)
+	}
+}
+
+// TestUnreadSettingsComeFromTheTable checks that a key some names of a
+// table read is refused, when set, for the names that do not read it, and
+// only for those.
+func TestUnreadSettingsComeFromTheTable(t *testing.T) {
+	table := choices[int]{key: "optim.name", list: []choice[int]{
+		{"a", 0, []string{"optim.beta1"}}, {"b", 0, nil}, {"c", 0, []string{"optim.beta1", "optim.eps"}}}}
+	cfg := DefaultConfig()
+	cfg.Optim.Beta1 = 0.5
+	now, defaults := layered.Of(cfg), layered.Of(DefaultConfig())
+	got := table.unread("b", now, defaults)
+	if len(got) != 2 || got[0].key != "optim.beta1" || got[0].value != 0.5 || !got[0].set || got[1].key != "optim.eps" || got[1].set {
+		t.Fatalf("unread by b: %+v", got)
+	}
+	if want := "optim.name = b does not read it (a or c do)"; got[0].why != want {
+		t.Errorf("why %q, want %q", got[0].why, want)
+	}
+	if got := table.unread("a", now, defaults); len(got) != 1 || got[0].key != "optim.eps" || got[0].set {
+		t.Errorf("unread by a: %+v", got)
+	}
+	if got := table.unread("c", now, defaults); len(got) != 0 {
+		t.Errorf("unread by c: %+v", got)
 	}
 }
