@@ -10,7 +10,7 @@
 //     [MNIST]), and a 10,000/2,000 image subset of Fashion-MNIST embedded in
 //     the binary ([EmbeddedFashionMNIST]);
 //   - ImageNet-style class folders of JPEG and PNG files ([OpenImageFolder],
-//     [OpenImageNet]);
+//     [OpenImageFolderSplit]);
 //   - prepared sets, any of the above written once by [WritePrepared] into
 //     an indexed file of resized JPEG or raw images (formats/imageshard),
 //     read by [OpenPrepared] and [OpenPreparedSplit].

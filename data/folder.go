@@ -51,9 +51,10 @@ type SkippedFile struct {
 	Err  error  // why it was skipped
 }
 
-// OpenImageNet opens root/train (split Train) or root/val (split Test) of an
-// ImageNet-style tree.
-func OpenImageNet(root string, split Split, opt FolderOptions) (*ImageFolder, error) {
+// OpenImageFolderSplit opens split Train (root/train) or Test (root/val)
+// of a tree of image folders, as ImageNet's is laid out: each an
+// OpenImageFolder of class folders.
+func OpenImageFolderSplit(root string, split Split, opt FolderOptions) (*ImageFolder, error) {
 	if err := split.check(); err != nil {
 		return nil, err
 	}

@@ -78,7 +78,7 @@ func TestImageFolderLayoutAndOrder(t *testing.T) {
 	writeFile(t, filepath.Join(root, "train", "cat", "sub", "c.png"), rgb)
 	writeFile(t, filepath.Join(root, "train", "cat", "notes.txt"), []byte("not an image"))
 	writeFile(t, filepath.Join(root, "train", "README"), []byte("a file next to the classes"))
-	f, err := OpenImageNet(root, Train, FolderOptions{})
+	f, err := OpenImageFolderSplit(root, Train, FolderOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -92,7 +92,7 @@ func TestLoadInputResizesAndCrops(t *testing.T) {
 func TestLoadInputIsTheImageFolderItem(t *testing.T) {
 	root := t.TempDir()
 	imagetest.JPEGFolder(t, root, "val", [][2]int{{61, 47}, {33, 97}, {129, 71}, {17, 23}}, 2, 7)
-	folder, err := OpenImageNet(root, Test, FolderOptions{})
+	folder, err := OpenImageFolderSplit(root, Test, FolderOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,7 +26,7 @@ func TestMakePhotoSetScript(t *testing.T) {
 			t.Fatalf("make_photo_set.py: %v\n%s", err, out)
 		}
 	}
-	ds, err := OpenImageNet(dirs[0], Train, FolderOptions{})
+	ds, err := OpenImageFolderSplit(dirs[0], Train, FolderOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +48,7 @@ func TestMakePhotoSetScript(t *testing.T) {
 			t.Errorf("%s: %d × %d, %v; want 500 wide", rel, cfg.Width, cfg.Height, err)
 		}
 	}
-	if val, err := OpenImageNet(dirs[0], Test, FolderOptions{}); err != nil || val.Len() != 2 {
+	if val, err := OpenImageFolderSplit(dirs[0], Test, FolderOptions{}); err != nil || val.Len() != 2 {
 		t.Errorf("val split: %v", err)
 	}
 	out, err := exec.Command(python, "../scripts/pil_photo_bench.py", "--photos", dirs[0], "--passes", "1").CombinedOutput()

@@ -88,7 +88,7 @@ func TestFromTimmErrors(t *testing.T) {
 
 func TestFromTimmPreset(t *testing.T) {
 	base := plainTensors(t)
-	cifar, err := vit.Preset("vit_cifar_patch4_32", vit.Overrides{})
+	cifar, err := vit.Preset("vit_cifar_patch4_32", model.Overrides{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,8 @@
 //
 // network.go holds the Network and Config interfaces and the Spec;
 // registry.go the registry (Register, Lookup, Create, New, Names,
-// DecodeSpec, EncodeConfig); load.go loading a checkpoint's tensors into
+// DecodeSpec, EncodeConfig); overrides.go the Overrides a preset takes,
+// the one list of their keys that configurations and flags read; load.go loading a checkpoint's tensors into
 // a Network by name; check.go the shape checks of those tensors; onnx.go
 // the ONNX writer an architecture implements.
 package model

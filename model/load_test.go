@@ -8,7 +8,7 @@ import (
 )
 
 func TestResizedKeepsWeightsAndResamplesPosEmbed(t *testing.T) {
-	cfg, _ := vit.Preset("deit_fmnist_distilled_patch4_28", vit.Overrides{})
+	cfg, _ := vit.Preset("deit_fmnist_distilled_patch4_28", model.Overrides{})
 	m, err := vit.New(cfg, 3)
 	if err != nil {
 		t.Fatal(err)

@@ -132,38 +132,3 @@ func New(spec Spec, seed uint64) (Network, error) {
 	}
 	return spec.Config.Build(seed)
 }
-
-// Overrides change a registered model's input, class count, shape and
-// regularisation; zero fields keep the model's value. The shape fields
-// are the keyword arguments timm's create_model passes to a ViT
-// (patch_size, embed_dim, depth, num_heads, mlp_ratio) and DeiT's
-// distillation token; an architecture that has no such field rejects them.
-type Overrides struct {
-	ImageSize    int
-	NumClasses   int
-	Channels     int
-	DropRate     float64
-	AttnDropRate float64
-	DropPathRate float64
-
-	PatchSize int
-	EmbedDim  int
-	Depth     int
-	Heads     int
-	// MLPRatio sets the MLP's hidden width to int(EmbedDim·MLPRatio), as
-	// timm's Block; when only EmbedDim is set, the model's own ratio is kept.
-	MLPRatio float64
-	// Distilled adds DeiT's distillation token and head (false keeps the
-	// model's own).
-	Distilled bool
-}
-
-// ChangesShape reports whether o sets any of the shape fields.
-func (o Overrides) ChangesShape() bool {
-	return o.PatchSize != 0 || o.EmbedDim != 0 || o.Depth != 0 || o.Heads != 0 || o.MLPRatio != 0 || o.Distilled
-}
-
-// ChangesRegularisation reports whether o sets a dropout or drop-path rate.
-func (o Overrides) ChangesRegularisation() bool {
-	return o.DropRate != 0 || o.AttnDropRate != 0 || o.DropPathRate != 0
-}

@@ -20,7 +20,7 @@ type Group struct {
 // decays reports whether weight decay applies to p: not for tensors of rank
 // ≤ 1 (biases, norm weights), names ending in ".bias", or names in noDecay
 // (timm's param_groups_weight_decay rule); the model supplies noDecay
-// (timm's no_weight_decay(); see model.Network.NoWeightDecay).
+// (timm's no_weight_decay(); see model.Config.NoWeightDecay).
 func decays(p Param, noDecay []string) bool {
 	return len(p.Shape) > 1 && !strings.HasSuffix(p.Name, ".bias") && !slices.Contains(noDecay, p.Name)
 }

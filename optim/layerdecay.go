@@ -8,7 +8,7 @@ import (
 // LayerMap assigns each parameter name a layer id in [0, MaxLayer] for
 // layer-wise learning-rate decay: a parameter of layer id gets LRScale
 // decay^(MaxLayer − id). The model supplies it (timm's group_matcher; see
-// model.Network.LayerMap).
+// model.Config.LayerMap).
 type LayerMap struct {
 	MaxLayer int
 	ID       func(name string) (int, error)

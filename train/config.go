@@ -45,23 +45,14 @@ type Config struct {
 
 // ModelConfig picks a preset and overrides some of its fields.
 type ModelConfig struct {
-	Name         string  `yaml:"name"`
-	ImageSize    int     `yaml:"img_size"`
-	NumClasses   int     `yaml:"num_classes"`
-	Channels     int     `yaml:"in_chans"`
-	DropRate     float64 `yaml:"drop_rate"`
-	AttnDropRate float64 `yaml:"attn_drop_rate"`
-	DropPathRate float64 `yaml:"drop_path_rate"`
-	// PatchSize, EmbedDim, Depth, Heads and MLPRatio change a ViT's shape
-	// (timm's create_model keyword arguments); 0 keeps the model's. With
-	// embed_dim alone, the MLP keeps the model's width ratio.
-	PatchSize int     `yaml:"patch_size"`
-	EmbedDim  int     `yaml:"embed_dim"`
-	Depth     int     `yaml:"depth"`
-	Heads     int     `yaml:"num_heads"`
-	MLPRatio  float64 `yaml:"mlp_ratio"`
-	// Distilled gives a ViT preset DeiT's distillation token and head.
-	Distilled bool `yaml:"distilled"`
+	Name string `yaml:"name"`
+	// Overrides change the model's input, classes, regularisation and, for
+	// a ViT, its shape (timm's create_model keyword arguments:
+	// model.img_size, model.patch_size, …; model.Overrides lists them); 0
+	// keeps the model's. With embed_dim alone, the MLP keeps the model's
+	// width ratio; distilled gives a ViT preset DeiT's distillation token
+	// and head.
+	model.Overrides `yaml:",inline"`
 	// Spec, when set, is the full configuration of the model named Name,
 	// for a model that is not a preset (an imported one, fine-tuned): the
 	// fields a checkpoint records, under the architecture's name, as in
@@ -264,29 +255,15 @@ func FinetuneConfig() Config {
 	return c
 }
 
-// LoadConfig layers DefaultConfig, the YAML file at path (if not empty)
-// and the key=value overrides, in that order (see LoadConfigOver).
-func LoadConfig(path string, sets []string) (Config, error) {
-	return LoadConfigOver(DefaultConfig(), path, sets)
-}
-
-// LoadConfigOver layers base, the YAML file at path (if not empty) and the
-// key=value overrides, in that order (see internal/layered). Unknown keys
-// and values of the wrong type are errors naming the key and, in the
-// file, its line.
-func LoadConfigOver(base Config, path string, sets []string) (Config, error) {
-	cfg, err := LayerConfig(base, path, sets)
-	if err != nil {
-		return Config{}, err
-	}
-	return cfg, cfg.Validate()
-}
-
-// LayerConfig is LoadConfigOver without the final Validate, for a caller
-// that checks the result itself (`vit-train bench`, which needs no
-// distillation teacher).
-func LayerConfig(base Config, path string, sets []string) (Config, error) {
-	tree := layered.Of(base)
+// Layer is the one way a configuration is read: it layers the YAML file
+// at path (if not empty) and then the key=value settings (--set) over c
+// (see internal/layered), c being DefaultConfig, FinetuneConfig or a
+// checkpoint's configuration. Unknown keys and values of the wrong type
+// are errors naming the key and, in the file, its line. Layer checks no
+// ranges or names: a run validates the result (Validate) once it is
+// complete; evaluation checks only the values (OpenEval).
+func (c Config) Layer(path string, sets []string) (Config, error) {
+	tree := layered.Of(c)
 	if path != "" {
 		raw, err := os.ReadFile(path)
 		if err != nil {
@@ -334,10 +311,7 @@ func (c Config) canonical() Config {
 // in_chans, img_size and num_classes are left for the data to fill
 // (model.Spec.Resolve).
 func (c Config) ModelSpec() (model.Spec, error) {
-	m := c.Model
-	o := model.Overrides{ImageSize: m.ImageSize, NumClasses: m.NumClasses, Channels: m.Channels,
-		DropRate: m.DropRate, AttnDropRate: m.AttnDropRate, DropPathRate: m.DropPathRate,
-		PatchSize: m.PatchSize, EmbedDim: m.EmbedDim, Depth: m.Depth, Heads: m.Heads, MLPRatio: m.MLPRatio, Distilled: m.Distilled}
+	m, o := c.Model, c.Model.Overrides
 	if len(m.Spec) == 0 {
 		return model.Create(m.Name, o)
 	}
@@ -426,6 +400,9 @@ func (c Config) validateValues() error {
 	if _, err := c.Model.Products(); err != nil {
 		return err
 	}
+	if err := c.checkNames(); err != nil {
+		return err
+	}
 	switch {
 	case c.Epochs < 1:
 		return bad("epochs", c.Epochs, "must be at least 1")
@@ -443,16 +420,12 @@ func (c Config) validateValues() error {
 		return bad("optim.lr", c.Optim.LR, "must be positive")
 	case c.Optim.WeightDecay < 0:
 		return bad("optim.weight_decay", c.Optim.WeightDecay, "must not be negative")
-	case c.Optim.Name != "adamw" && c.Optim.Name != "sgd":
-		return bad("optim.name", c.Optim.Name, "want adamw or sgd")
 	case c.Optim.AccumSteps < 1:
 		return bad("optim.accum_steps", c.Optim.AccumSteps, "must be at least 1")
 	case c.Optim.ClipGrad < 0:
 		return bad("optim.clip_grad", c.Optim.ClipGrad, "must not be negative (0 disables clipping)")
 	case c.Optim.LayerDecay < 0 || c.Optim.LayerDecay > 1:
 		return bad("optim.layer_decay", c.Optim.LayerDecay, "must be in [0, 1] (0 disables it)")
-	case c.Sched.Name != "cosine" && c.Sched.Name != "step" && c.Sched.Name != "constant":
-		return bad("sched.name", c.Sched.Name, "want cosine, step or constant")
 	case c.Sched.WarmupEpochs < 0:
 		return bad("sched.warmup_epochs", c.Sched.WarmupEpochs, "must not be negative")
 	case c.Aug.Smoothing < 0 || c.Aug.Smoothing >= 1:
@@ -487,20 +460,16 @@ func (c Config) checkEffective() error {
 }
 
 // ineffectiveSettings lists the settings that other settings can make
-// ineffective, each with whether it is set to no effect.
+// ineffective, each with whether it is set to no effect. The settings that
+// only some names of optim.name, sched.name, data.dataset or aug.train
+// read come from those names' tables (names.go).
 func (c Config) ineffectiveSettings() []ineffective {
 	d := DefaultConfig()
+	now, defaults := layered.Of(c), layered.Of(d)
 	a, o, s, dl := c.Aug, c.Optim, c.Sched, c.Distill
-	noAug := "aug.train = none trains on the evaluation pipeline (resize and centre crop only); set aug.train=padcrop-flip or rrc-flip"
 	noMix := "aug.mixup and aug.cutmix are 0, so no batch is mixed"
-	notSGD := fmt.Sprintf("optim.name = %s has no momentum (only sgd has)", o.Name)
-	notAdamW := fmt.Sprintf("optim.name = %s has no beta1, beta2 or eps (only adamw has)", o.Name)
 	layerDecay := o.LayerDecay > 0 && o.LayerDecay < 1
-	return []ineffective{
-		{"aug.hflip", a.HFlip, a.Train == "none" && a.HFlip != d.Aug.HFlip, noAug},
-		{"aug.color_jitter", a.ColorJitter, a.Train == "none" && a.ColorJitter != d.Aug.ColorJitter, noAug},
-		{"aug.auto_augment", a.AutoAugment, a.Train == "none" && a.AutoAugment != d.Aug.AutoAugment, noAug},
-		{"aug.reprob", a.ReProb, a.Train == "none" && a.ReProb != d.Aug.ReProb, noAug},
+	return slices.Concat(trainPipelines.unread(a.Train, now, defaults), []ineffective{
 		{"aug.mixup_prob", a.MixupProb, a.Mixup == 0 && a.CutMix == 0 && a.MixupProb != d.Aug.MixupProb, noMix},
 		{"aug.mixup_switch_prob", a.SwitchProb, !(a.Mixup > 0 && a.CutMix > 0) && a.SwitchProb != d.Aug.SwitchProb,
 			"switching between Mixup and CutMix needs both aug.mixup and aug.cutmix above 0"},
@@ -508,43 +477,16 @@ func (c Config) ineffectiveSettings() []ineffective {
 		{"distill.alpha", dl.Alpha, dl.Type == "none" && dl.Alpha != d.Distill.Alpha, "distill.type = none"},
 		{"distill.tau", dl.Tau, dl.Type != "soft" && dl.Tau != d.Distill.Tau, fmt.Sprintf("distill.type = %s: only soft distillation has a temperature", dl.Type)},
 		{"distill.per_batch", dl.PerBatch, dl.Type != "soft" && dl.PerBatch, fmt.Sprintf("distill.type = %s: only the soft loss is divided per batch", dl.Type)},
-		{"optim.momentum", o.Momentum, o.Name != "sgd" && o.Momentum != d.Optim.Momentum, notSGD},
-		{"optim.nesterov", o.Nesterov, o.Name != "sgd" && o.Nesterov, notSGD},
+	}, optimizers.unread(o.Name, now, defaults), []ineffective{
 		{"optim.nesterov", o.Nesterov, o.Name == "sgd" && o.Nesterov && o.Momentum == 0, "optim.momentum = 0: Nesterov momentum needs momentum"},
-		{"optim.beta1", o.Beta1, o.Name != "adamw" && o.Beta1 != d.Optim.Beta1, notAdamW},
-		{"optim.beta2", o.Beta2, o.Name != "adamw" && o.Beta2 != d.Optim.Beta2, notAdamW},
-		{"optim.eps", o.Eps, o.Name != "adamw" && o.Eps != d.Optim.Eps, notAdamW},
 		{"optim.layer_decay", o.LayerDecay, layerDecay && c.Init.FreezeBackbone,
 			"init.freeze_backbone = true trains only the heads, whose learning-rate scale is 1 at any layer decay"},
-		{"sched.min_lr", s.MinLR, s.Name != "cosine" && s.MinLR != d.Sched.MinLR, fmt.Sprintf("sched.name = %s: only the cosine schedule decays to a minimum", s.Name)},
-		{"sched.decay_epochs", s.DecayEpochs, s.Name != "step" && s.DecayEpochs != d.Sched.DecayEpochs, fmt.Sprintf("sched.name = %s: only the step schedule has decay steps", s.Name)},
-		{"sched.decay_rate", s.DecayRate, s.Name != "step" && s.DecayRate != d.Sched.DecayRate, fmt.Sprintf("sched.name = %s: only the step schedule has a decay rate", s.Name)},
+	}, schedules.unread(s.Name, now, defaults), []ineffective{
 		{"sched.warmup_lr", s.WarmupLR, s.WarmupEpochs == 0 && s.WarmupLR != d.Sched.WarmupLR, "sched.warmup_epochs = 0"},
 		{"init.ema", c.Init.EMA, c.Init.From == "" && c.Init.EMA, "init.from is not set"},
-		{"data.root", c.Data.Root, c.Data.Dataset == "fashion-mnist-embedded" && c.Data.Root != d.Data.Root, "data.dataset = fashion-mnist-embedded is built into the binary"},
 		{"data.val_seed", c.Data.ValSeed, c.Data.ValSplit == 0 && c.Data.ValSeed != d.Data.ValSeed, "data.val_split = 0 holds nothing out"},
-		{"data.skip_corrupt", c.Data.SkipCorrupt, c.Data.Dataset != "imagefolder" && c.Data.SkipCorrupt, fmt.Sprintf("data.dataset = %s: only imagefolder datasets have files to skip", c.Data.Dataset)},
-	}
+	}, datasets.unread(c.Data.Dataset, now, defaults))
 }
 
 // YAML renders the resolved configuration, as saved in the run folder.
 func (c Config) YAML() ([]byte, error) { return yaml.Marshal(c) }
-
-// Override applies key=value settings to a resolved configuration, for
-// evaluating a checkpoint on other data: keys and values are checked as
-// LoadConfig does, but settings that only a training run would ignore are
-// not refused.
-func Override(c Config, sets []string) (Config, error) {
-	if len(sets) == 0 {
-		return c, nil
-	}
-	tree := layered.Of(c)
-	if err := tree.Set(sets); err != nil {
-		return c, err
-	}
-	out, err := fromTree(tree)
-	if err != nil {
-		return c, err
-	}
-	return out, out.validateValues()
-}

@@ -49,7 +49,7 @@ func fuzzFileDir(f *testing.F) string {
 }
 
 // FuzzConfigYAML layers a fuzzed YAML file and one --set override over the
-// defaults, as LoadConfig does for vit-train's --config and --set.
+// defaults, as loadConfig does for vit-train's --config and --set.
 func FuzzConfigYAML(f *testing.F) {
 	f.Add([]byte("epochs: 7\noptim:\n  lr: 0.002\n"), "data.batch_size=32")
 	f.Add([]byte("model:\n  name: resnet20\n  img_size: 28\n"), "")
@@ -65,7 +65,7 @@ func FuzzConfigYAML(f *testing.F) {
 		if set != "" {
 			sets = []string{set}
 		}
-		cfg, err := LoadConfig(path, sets)
+		cfg, err := loadConfig(path, sets)
 		if err != nil {
 			if err.Error() == "" {
 				t.Fatal("empty error")
@@ -100,7 +100,7 @@ func FuzzConfigSet(f *testing.F) {
 			// a mapping under a key whose fields do not match.
 			return
 		}
-		cfg, err := LoadConfig("", []string{set})
+		cfg, err := loadConfig("", []string{set})
 		if err != nil {
 			return // invalid in combination (Validate)
 		}
@@ -142,7 +142,7 @@ func TestConfigTruncatedAndCorrupt(t *testing.T) {
 		if err := os.WriteFile(path, b, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		cfg, err := LoadConfig(path, nil)
+		cfg, err := loadConfig(path, nil)
 		if err != nil {
 			if err.Error() == "" {
 				t.Fatalf("%s: empty error", what)

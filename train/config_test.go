@@ -1,14 +1,26 @@
 package train
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/vit-train/vit-train/model"
 	"github.com/vit-train/vit-train/model/vit"
 )
+
+// loadConfig is what vit-train train makes of --config and --set: the
+// defaults with the file at path and the settings layered on, validated.
+func loadConfig(path string, sets []string) (Config, error) {
+	c, err := DefaultConfig().Layer(path, sets)
+	if err != nil {
+		return Config{}, err
+	}
+	return c, c.Validate()
+}
 
 func writeFile(t *testing.T, name, text string) string {
 	t.Helper()
@@ -21,7 +33,7 @@ func writeFile(t *testing.T, name, text string) string {
 
 func TestConfigLayering(t *testing.T) {
 	p := writeFile(t, "c.yaml", "epochs: 7\noptim:\n  lr: 0.002\n  weight_decay: 0.1\naug:\n  smoothing: 0.1\n")
-	cfg, err := LoadConfig(p, []string{"optim.lr=5e-4", "data.batch_size=32", "ema.enabled=true"})
+	cfg, err := loadConfig(p, []string{"optim.lr=5e-4", "data.batch_size=32", "ema.enabled=true"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +46,7 @@ func TestConfigLayering(t *testing.T) {
 		t.Fatal("defaults not kept for keys the file does not set")
 	}
 	// An integer is accepted where a number is expected.
-	if cfg, err = LoadConfig("", []string{"optim.lr=1"}); err != nil || cfg.Optim.LR != 1 {
+	if cfg, err = loadConfig("", []string{"optim.lr=1"}); err != nil || cfg.Optim.LR != 1 {
 		t.Fatalf("lr=1: %v %v", cfg.Optim.LR, err)
 	}
 }
@@ -54,7 +66,7 @@ func TestConfigErrorsNameTheKey(t *testing.T) {
 		{"", []string{"optim.lr=-0.1"}, `optim.lr = -0.1: must be positive`},
 		{"", []string{"model.img_size=30"}, `patch_size 4 does not divide img_size 30`},
 		{"", []string{"model.name=vit_nope"}, `unknown model "vit_nope"`},
-		{"", []string{"sched.name=linear"}, `sched.name = linear: want cosine, step or constant`},
+		{"", []string{"sched.name=linear"}, `sched.name = "linear": want cosine, step or constant`},
 		{"", []string{"epochs.x=1"}, `key "epochs" is not a mapping`},
 		{"data:\n  batch_size: 64\nmodel:\n  vit:\n    patch_size: 2\n", nil, `line 4: unknown key "model.vit"`},
 		{"model:\n  spec:\n    vit:\n      name: vit_fmnist_patch4_28\n      patch_sise: 2\n", nil,
@@ -72,7 +84,7 @@ func TestConfigErrorsNameTheKey(t *testing.T) {
 		if tc.file != "" {
 			path = writeFile(t, "c.yaml", tc.file)
 		}
-		_, err := LoadConfig(path, tc.sets)
+		_, err := loadConfig(path, tc.sets)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("file %q sets %v: want error containing %q, got %v", tc.file, tc.sets, tc.want, err)
 		}
@@ -88,14 +100,14 @@ func TestShippedConfigsLoad(t *testing.T) {
 		t.Fatal("no configs/*.yaml found")
 	}
 	for _, f := range files {
-		if _, err := LoadConfig(f, nil); err != nil {
+		if _, err := loadConfig(f, nil); err != nil {
 			t.Errorf("%s: %v", f, err)
 		}
 	}
 }
 
 func TestResolvedConfigRoundTrips(t *testing.T) {
-	cfg, err := LoadConfig("", []string{"epochs=3", "optim.name=sgd"})
+	cfg, err := loadConfig("", []string{"epochs=3", "optim.name=sgd"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +115,7 @@ func TestResolvedConfigRoundTrips(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	back, err := LoadConfig(writeFile(t, "resolved.yaml", string(y)), nil)
+	back, err := loadConfig(writeFile(t, "resolved.yaml", string(y)), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,18 +157,18 @@ func TestIneffectiveSettingsAreErrors(t *testing.T) {
 		{"data.root", []string{"data.root=/data"}, []string{"data.root=/data", "data.dataset=mnist"}},
 		{"data.skip_corrupt", []string{"data.skip_corrupt=true"}, []string{"data.skip_corrupt=true", "data.dataset=imagefolder"}},
 	} {
-		_, err := LoadConfig("", c.ignored)
+		_, err := loadConfig("", c.ignored)
 		if err == nil || !strings.Contains(err.Error(), "config: "+c.key+" = ") || !strings.Contains(err.Error(), "has no effect") {
 			t.Errorf("%v: want an error naming %s, got %v", c.ignored, c.key, err)
 		}
-		if _, err := LoadConfig("", c.effective); err != nil {
+		if _, err := loadConfig("", c.effective); err != nil {
 			t.Errorf("%v: %v", c.effective, err)
 		}
 	}
 	// Evaluating a checkpoint on other data does not check training settings.
 	cfg := DefaultConfig()
-	if _, err := Override(cfg, []string{"data.root=/data"}); err != nil {
-		t.Errorf("Override: %v", err)
+	if _, err := evalConfig(cfg, []string{"data.root=/data"}); err != nil {
+		t.Errorf("evalConfig: %v", err)
 	}
 }
 
@@ -174,7 +186,7 @@ func TestShapeOverridesChangeAPreset(t *testing.T) {
 		{[]string{"model.embed_dim=96", "model.mlp_ratio=4"}, 4, 96, 4, 4, 384, 50},
 		{[]string{"model.mlp_ratio=1.5"}, 4, 64, 4, 4, 96, 50},
 	} {
-		cfg, err := LoadConfig("", tc.sets)
+		cfg, err := loadConfig("", tc.sets)
 		if err != nil {
 			t.Fatalf("%v: %v", tc.sets, err)
 		}
@@ -188,6 +200,22 @@ func TestShapeOverridesChangeAPreset(t *testing.T) {
 			t.Errorf("%v: got patch %d, dim %d, depth %d, heads %d, mlp %d, %d tokens; want %d, %d, %d, %d, %d, %d",
 				tc.sets, c.PatchSize, c.EmbedDim, c.Depth, c.Heads, c.MLPDim, c.NumTokens(),
 				tc.patch, tc.dim, tc.depth, tc.heads, tc.mlp, tc.tokens)
+		}
+	}
+}
+
+// TestEveryOverrideIsASetting sets each field of model.Overrides as
+// model.KEY and finds it in the configuration the model is built from.
+func TestEveryOverrideIsASetting(t *testing.T) {
+	var o model.Overrides
+	for i, f := range o.Fields() {
+		value := map[string]string{"int": "3", "float64": "0.25", "bool": "true"}[reflect.TypeOf(f.Get()).String()]
+		cfg, err := DefaultConfig().Layer("", []string{"model." + f.Key + "=" + value})
+		if err != nil {
+			t.Fatalf("model.%s: %v", f.Key, err)
+		}
+		if got := cfg.Model.Overrides.Fields()[i]; fmt.Sprint(got.Get()) != value {
+			t.Errorf("model.%s=%s sets %s", f.Key, value, got)
 		}
 	}
 }

@@ -26,27 +26,12 @@ type Datasets struct {
 
 // OpenDatasets opens the dataset named in cfg.Data.
 func OpenDatasets(cfg DataConfig) (*Datasets, error) {
-	open := func(split data.Split) (data.Dataset, error) {
-		switch cfg.Dataset {
-		case "fashion-mnist-embedded":
-			return data.EmbeddedFashionMNIST(split)
-		case "fashion-mnist":
-			return data.FashionMNIST(cfg.Root, split)
-		case "mnist":
-			return data.MNIST(cfg.Root, split)
-		case "cifar10":
-			return data.OpenCIFAR10(cfg.Root, split)
-		case "cifar100":
-			return data.OpenCIFAR100(cfg.Root, split, false)
-		case "imagefolder":
-			return openImageFolder(cfg, split)
-		case "prepared":
-			return data.OpenPreparedSplit(cfg.Root, split)
-		}
-		return nil, fmt.Errorf("config: data.dataset = %q: want fashion-mnist-embedded, fashion-mnist, mnist, cifar10, cifar100, imagefolder or prepared", cfg.Dataset)
+	set, err := datasets.lookup(cfg.Dataset)
+	if err != nil {
+		return nil, err
 	}
+	open := func(split data.Split) (data.Dataset, error) { return set.open(cfg, split) }
 	d := &Datasets{Name: cfg.Dataset}
-	var err error
 	if d.Train, err = open(data.Train); err != nil {
 		return nil, err
 	}
@@ -74,15 +59,8 @@ func OpenDatasets(cfg DataConfig) (*Datasets, error) {
 // prepared set's source): its own for the MNISTs and CIFARs, ImageNet's for
 // image folders.
 func meanStd(dataset string) (mean, std []float32) {
-	switch dataset {
-	case "fashion-mnist-embedded", "fashion-mnist":
-		return data.FashionMNISTMeanStd()
-	case "mnist":
-		return data.MNISTMeanStd()
-	case "cifar10":
-		return data.CIFAR10MeanStd()
-	case "cifar100":
-		return data.CIFAR100MeanStd()
+	if set, err := datasets.lookup(dataset); err == nil && set.meanStd != nil {
+		return set.meanStd()
 	}
 	return data.ImageNetMeanStd()
 }
@@ -129,7 +107,7 @@ func openImageFolder(cfg DataConfig, split data.Split) (data.Dataset, error) {
 	if cfg.Root == "" {
 		return nil, fmt.Errorf("config: data.dataset = imagefolder reads data.root, which is not set: set it to the folder that holds train/ and val/")
 	}
-	f, err := data.OpenImageNet(cfg.Root, split, data.FolderOptions{SkipCorrupt: cfg.SkipCorrupt})
+	f, err := data.OpenImageFolderSplit(cfg.Root, split, data.FolderOptions{SkipCorrupt: cfg.SkipCorrupt})
 	if err != nil {
 		return nil, fmt.Errorf("config: data.root = %s (data.dataset = imagefolder, a folder that holds train/ and val/): %w", cfg.Root, err)
 	}
@@ -163,18 +141,14 @@ func (d *Datasets) checkInput(name string, channels, classes int) error {
 func Pipelines(cfg AugConfig, size int, mean, std []float32) (trainP, evalP augment.Pipeline, err error) {
 	tc := augment.DeiTTrainConfig(size, mean, std)
 	tc.HFlip, tc.ColorJitter, tc.AutoAugment, tc.REProb = cfg.HFlip, cfg.ColorJitter, cfg.AutoAugment, cfg.ReProb
-	switch cfg.Train {
-	case "padcrop-flip":
-		tc.Crop = augment.CropPad
-	case "rrc-flip":
-		tc.Crop = augment.CropRRC
-	case "none":
-	default:
-		return trainP, evalP, fmt.Errorf("config: aug.train = %q: want padcrop-flip, rrc-flip or none", cfg.Train)
+	pipeline, err := trainPipelines.lookup(cfg.Train)
+	if err != nil {
+		return trainP, evalP, err
 	}
+	tc.Crop = pipeline.crop
 	pre := runPreprocessing(cfg)
 	ec := augment.EvalConfig{Size: size, CropPct: pre.CropPct, Interp: pre.Interpolation, Mean: mean, Std: std}
-	if cfg.Train == "none" {
+	if !pipeline.augments {
 		trainP, err = augment.EvalPipeline(ec)
 	} else {
 		trainP, err = augment.TrainPipeline(tc)

@@ -30,7 +30,7 @@ func TestDistillConfigErrors(t *testing.T) {
 		{[]string{"model.name=resnet20", "model.drop_rate=0.1"}, "apply to ViTs only"},
 		{[]string{"model.name=resnet20", "distill.type=hard", "distill.teacher=a"}, "no distillation head"},
 	} {
-		if _, err := LoadConfig("", c.sets); err == nil || !strings.Contains(err.Error(), c.want) {
+		if _, err := loadConfig("", c.sets); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%v: want an error containing %q, got %v", c.sets, c.want, err)
 		}
 	}

@@ -6,6 +6,8 @@
 // The files, in the order a run meets them:
 //
 //	config.go      Config: defaults, YAML and --set, validated
+//	names.go       the names a setting takes (optim.name, sched.name,
+//	               data.dataset, aug.train), each with what it builds
 //	datasets.go    the data sets a Config names, their normalisation
 //	trainer.go     Run, Options, and the trainer: one run in progress,
 //	               its checkpoints saved
@@ -19,6 +21,8 @@
 //	step.go        Stepper: one optimiser step (forward, backward,
 //	               accumulation, clipping, the optimiser, EMA) and the
 //	               state a checkpoint keeps of it
+//	loss.go        the loss of every run: soft-target cross-entropy, plus
+//	               DeiT's distillation term when distilling
 //	distributed.go data parallelism: replicas checked, gradients averaged
 //	               across ranks (gradAverager)
 //	recorder.go    the run's reports: metrics logs, events, progress bar,

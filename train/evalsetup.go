@@ -53,7 +53,7 @@ func OpenEval(path string, o EvalOptions) (*EvalRun, error) {
 		r.Config = *ck.Config
 	}
 	base := r.Config
-	if r.Config, err = Override(r.Config, o.Sets); err != nil {
+	if r.Config, err = evalConfig(r.Config, o.Sets); err != nil {
 		return nil, err
 	}
 	if r.Config.Aug.CropPct != base.Aug.CropPct {
@@ -95,4 +95,19 @@ func OpenEval(path string, o EvalOptions) (*EvalRun, error) {
 		return nil, err
 	}
 	return r, nil
+}
+
+// evalConfig applies key=value settings to a checkpoint's run
+// configuration c, for evaluating it on other data: keys and values are
+// checked as for training, but settings that only a training run would
+// ignore are not refused.
+func evalConfig(c Config, sets []string) (Config, error) {
+	if len(sets) == 0 {
+		return c, nil
+	}
+	out, err := c.Layer("", sets)
+	if err != nil {
+		return c, err
+	}
+	return out, out.validateValues()
 }

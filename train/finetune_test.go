@@ -151,7 +151,10 @@ func TestFinetuneRecipeKeepsAConvergedModelsAccuracy(t *testing.T) {
 	converged := sum.Last.Top1
 	finetune := func(sets ...string) float64 {
 		t.Helper()
-		cfg, err := LoadConfigOver(FinetuneConfig(), "", append(append(data, "init.from="+filepath.Join(base, LastCheckpoint)), sets...))
+		cfg, err := FinetuneConfig().Layer("", append(append(data, "init.from="+filepath.Join(base, LastCheckpoint)), sets...))
+		if err == nil {
+			err = cfg.Validate()
+		}
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -53,7 +53,7 @@ func folderConfig(t *testing.T, root string, sets ...string) Config {
 	base := []string{"data.dataset=imagefolder", "data.root=" + root, "data.batch_size=4", "data.eval_batch_size=4",
 		"data.workers=1", "epochs=1", "progress=false", "log_every=1", "model.name=vit_cifar_patch4_32",
 		"model.img_size=8", "model.embed_dim=16", "model.depth=1", "model.num_heads=2", "model.drop_path_rate=0"}
-	cfg, err := LoadConfig("", append(base, sets...))
+	cfg, err := loadConfig("", append(base, sets...))
 	if err != nil {
 		t.Fatal(err)
 	}

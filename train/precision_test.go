@@ -18,7 +18,7 @@ func TestPrecisionSetting(t *testing.T) {
 			t.Errorf("model.precision = %q: %v, %v; want fp32", p, v, err)
 		}
 	}
-	_, err := LoadConfig("", []string{"model.precision=half"})
+	_, err := loadConfig("", []string{"model.precision=half"})
 	if err == nil || !strings.Contains(err.Error(), `model.precision = "half"`) {
 		t.Errorf("model.precision=half: error %v, want one naming the setting", err)
 	}
@@ -41,7 +41,7 @@ func TestPrecisionSetting(t *testing.T) {
 // the processor there.
 func TestMixedUnavailableNamesTheProcessor(t *testing.T) {
 	if os.Getenv("VIT_TRAIN_TEST_MIXED_CHILD") == "1" {
-		_, err := LoadConfig("", []string{"model.precision=mixed"})
+		_, err := loadConfig("", []string{"model.precision=mixed"})
 		if err == nil {
 			t.Fatal("model.precision=mixed accepted with VIT_TRAIN_LOWP=none")
 		}

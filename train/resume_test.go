@@ -164,7 +164,7 @@ func testResume(t *testing.T, c resumeCase) {
 // distillation teacher for the embedded Fashion-MNIST.
 func teacherCheckpoint(t *testing.T) string {
 	t.Helper()
-	mc, err := vit.Preset("vit_fmnist_patch4_28", vit.Overrides{})
+	mc, err := vit.Preset("vit_fmnist_patch4_28", model.Overrides{})
 	if err != nil {
 		t.Fatal(err)
 	}

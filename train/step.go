@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/vit-train/vit-train/comm"
-	"github.com/vit-train/vit-train/distill"
 	"github.com/vit-train/vit-train/model"
 	"github.com/vit-train/vit-train/nn/ops"
 	"github.com/vit-train/vit-train/optim"
@@ -21,7 +20,7 @@ import (
 type Stepper struct {
 	cfg     Config
 	net     model.Network
-	loss    *distill.TrainingLoss
+	loss    *trainingLoss
 	rng     *ops.Randomness
 	rank    int
 	classes int           // the network's classes
@@ -128,7 +127,7 @@ func (s *Stepper) buildGraph() error {
 		}
 		g.GradCheckpointing = true
 	}
-	if s.loss, err = distill.NewTrainingLoss(g, cfg.Distill); err != nil {
+	if s.loss, err = newTrainingLoss(g, cfg.Distill); err != nil {
 		return err
 	}
 	s.pixels, err = g.Float32Images()
@@ -163,13 +162,11 @@ func newOptimizer(cfg OptimConfig, arch model.Config, params []optim.Param) (opt
 	} else {
 		groups = optim.WeightDecayGroups(params, cfg.WeightDecay, arch.NoWeightDecay())
 	}
-	switch cfg.Name {
-	case "adamw":
-		return optim.NewAdamW(params, groups, optim.AdamWConfig{Beta1: cfg.Beta1, Beta2: cfg.Beta2, Eps: cfg.Eps, WeightDecay: cfg.WeightDecay})
-	case "sgd":
-		return optim.NewSGD(params, groups, optim.SGDConfig{Momentum: cfg.Momentum, Nesterov: cfg.Nesterov, WeightDecay: cfg.WeightDecay})
+	build, err := optimizers.lookup(cfg.Name)
+	if err != nil {
+		return nil, err
 	}
-	return nil, fmt.Errorf("config: optim.name = %q: want adamw or sgd", cfg.Name)
+	return build(cfg, params, groups)
 }
 
 // newSchedule builds the learning-rate schedule in optimiser steps, for
@@ -182,18 +179,11 @@ func newSchedule(cfg Config, stepsPerEpoch, ranks int) (optim.Schedule, error) {
 	}
 	spe := float64(stepsPerEpoch)
 	warm := optim.Warmup{Steps: int(math.Round(sc.WarmupEpochs * spe)), InitLR: sc.WarmupLR}
-	var s interface {
-		optim.Schedule
-		Validate() error
+	build, err := schedules.lookup(sc.Name)
+	if err != nil {
+		return nil, err
 	}
-	switch sc.Name {
-	case "cosine":
-		s = optim.Cosine{BaseLR: lr, MinLR: sc.MinLR, Steps: cfg.Epochs * stepsPerEpoch, Warmup: warm}
-	case "step":
-		s = optim.StepDecay{BaseLR: lr, DecaySteps: max(1, int(math.Round(sc.DecayEpochs*spe))), Gamma: sc.DecayRate, Warmup: warm}
-	default:
-		s = optim.Constant{BaseLR: lr, Warmup: warm}
-	}
+	s := build(sc, lr, warm, cfg.Epochs*stepsPerEpoch, stepsPerEpoch)
 	if err := s.Validate(); err != nil {
 		return nil, fmt.Errorf("config: sched: %w", err)
 	}

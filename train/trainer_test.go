@@ -18,7 +18,7 @@ func smallConfig(t *testing.T, sets ...string) Config {
 	t.Helper()
 	base := []string{"data.train_subset=384", "data.eval_subset=200", "data.batch_size=64", "data.eval_batch_size=100",
 		"epochs=2", "progress=false", "log_every=1", "sched.warmup_epochs=0.5", "model.drop_path_rate=0.1"}
-	cfg, err := LoadConfig("", append(base, sets...))
+	cfg, err := loadConfig("", append(base, sets...))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,15 +22,15 @@ func TestValSplitIsValidated(t *testing.T) {
 		{[]string{"data.val_split=-0.1"}, "config: data.val_split = -0.1: must be a fraction in [0, 1)"},
 		{[]string{"data.val_seed=3"}, "config: data.val_seed = 3 has no effect: data.val_split = 0 holds nothing out"},
 	} {
-		if _, err := LoadConfig("", c.sets); err == nil || !strings.Contains(err.Error(), c.want) {
+		if _, err := loadConfig("", c.sets); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%v: want an error containing %q, got %v", c.sets, c.want, err)
 		}
 	}
-	if _, err := LoadConfig("", []string{"data.val_split=0.1", "data.val_seed=3"}); err != nil {
+	if _, err := loadConfig("", []string{"data.val_split=0.1", "data.val_seed=3"}); err != nil {
 		t.Errorf("a valid split: %v", err)
 	}
 	// A fraction that leaves a part empty is refused when the data opens.
-	cfg, err := LoadConfig("", []string{"data.val_split=0.00001"})
+	cfg, err := loadConfig("", []string{"data.val_split=0.00001"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +45,7 @@ func TestValSplitIsValidated(t *testing.T) {
 func TestValSplitHoldsOutPartOfTheTrainingSet(t *testing.T) {
 	open := func(sets ...string) *Datasets {
 		t.Helper()
-		cfg, err := LoadConfig("", sets)
+		cfg, err := loadConfig("", sets)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -78,11 +78,11 @@ func TestValSplitHoldsOutPartOfTheTrainingSet(t *testing.T) {
 		t.Error("without a split the run validates on the test set")
 	}
 	// The test set, once: a split run's configuration with the split off.
-	cfg, err := LoadConfig("", []string{"data.val_split=0.15", "data.val_seed=4"})
+	cfg, err := loadConfig("", []string{"data.val_split=0.15", "data.val_seed=4"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg, err = Override(cfg, []string{"data.val_split=0"}); err != nil {
+	if cfg, err = evalConfig(cfg, []string{"data.val_split=0"}); err != nil {
 		t.Fatalf("eval --set data.val_split=0: %v", err)
 	}
 	if test, err := OpenDatasets(cfg.Data); err != nil || test.HeldOut != nil || test.Eval.Len() != whole.Eval.Len() {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/vit-train/vit-train/data"
 	"github.com/vit-train/vit-train/formats/metrics"
+	"github.com/vit-train/vit-train/model"
 	"github.com/vit-train/vit-train/model/vit"
 	"github.com/vit-train/vit-train/nn"
 	"github.com/vit-train/vit-train/train/checkpoint"
@@ -373,7 +374,7 @@ func evalLoader(t *testing.T, n, batch int) *data.Loader {
 
 func fmnistModel(t *testing.T, dt tensor.Dtype) *vit.ViT {
 	t.Helper()
-	mc, err := vit.Preset("vit_fmnist_patch4_28", vit.Overrides{})
+	mc, err := vit.Preset("vit_fmnist_patch4_28", model.Overrides{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -418,7 +419,7 @@ func TestEvaluateAndStepRefuseMismatchedInputs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m56, err := vit.Preset("vit_fmnist_patch4_28", vit.Overrides{ImageSize: 56})
+	m56, err := vit.Preset("vit_fmnist_patch4_28", model.Overrides{ImageSize: 56})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -466,7 +467,7 @@ func TestRepeatedAugWiring(t *testing.T) {
 	if _, err := Run(context.Background(), small, Options{Dir: t.TempDir()}); err == nil || !strings.Contains(err.Error(), "data.repeated_aug = 3") {
 		t.Fatalf("200 images with repeated augmentation: want an error naming data.repeated_aug, got %v", err)
 	}
-	if _, err := LoadConfig("", []string{"data.repeated_aug=-1"}); err == nil || !strings.Contains(err.Error(), "data.repeated_aug") {
+	if _, err := loadConfig("", []string{"data.repeated_aug=-1"}); err == nil || !strings.Contains(err.Error(), "data.repeated_aug") {
 		t.Fatalf("data.repeated_aug=-1: want an error, got %v", err)
 	}
 }

@@ -96,7 +96,6 @@ type benchFlags struct {
 	sets       []string
 	batch      int
 	steps      int
-	distilled  bool
 	ckpt       bool
 	precision  string
 	asJSON     bool
@@ -165,7 +164,7 @@ key=value.`,
 	fl.StringArrayVar(&f.sets, "set", nil, "override a training setting, key=value (repeatable)")
 	fl.IntVar(&f.batch, "batch", 64, "data.batch_size")
 	fl.IntVar(&f.steps, "steps", 10, "timed steps (after 2 warm-up steps)")
-	fl.BoolVar(&f.distilled, "distilled", false, "model.distilled=true and distill.type=hard: a distillation token and head, trained against random teacher logits")
+	fl.Lookup("distilled").Usage = "model.distilled=true and distill.type=hard: a distillation token and head, trained against random teacher logits"
 	fl.BoolVar(&f.ckpt, "grad-checkpointing", false, "model.grad_checkpointing: recompute each block's activations in the backward pass")
 	fl.StringVar(&f.precision, "precision", "fp32", "model.precision: fp32, or mixed for the fastest low-precision matrix product of this processor")
 	fl.BoolVar(&f.asJSON, "json", false, "print JSON")
@@ -194,19 +193,11 @@ func (f *benchFlags) config(cmd *cobra.Command) (train.Config, error) {
 	set("batch", "data.batch_size", f.batch)
 	set("precision", "model.precision", f.precision)
 	set("grad-checkpointing", "model.grad_checkpointing", f.ckpt)
-	for _, o := range []struct {
-		flag, key string
-		v         any
-	}{{"img-size", "model.img_size", f.mf.o.ImageSize}, {"num-classes", "model.num_classes", f.mf.o.NumClasses},
-		{"in-chans", "model.in_chans", f.mf.o.Channels}, {"patch-size", "model.patch_size", f.mf.o.PatchSize},
-		{"embed-dim", "model.embed_dim", f.mf.o.EmbedDim}, {"depth", "model.depth", f.mf.o.Depth},
-		{"num-heads", "model.num_heads", f.mf.o.Heads}, {"mlp-ratio", "model.mlp_ratio", f.mf.o.MLPRatio}} {
-		set(o.flag, o.key, o.v)
+	short = append(short, f.mf.sets(changed)...)
+	if f.mf.o.Distilled {
+		short = append(short, "distill.type=hard")
 	}
-	if f.distilled {
-		short = append(short, "model.distilled=true", "distill.type=hard")
-	}
-	cfg, err := train.LayerConfig(base, f.configPath, append(short, f.sets...))
+	cfg, err := base.Layer(f.configPath, append(short, f.sets...))
 	if err != nil {
 		return train.Config{}, err
 	}

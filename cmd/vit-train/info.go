@@ -50,14 +50,38 @@ type modelFlags struct {
 func (f *modelFlags) register(cmd *cobra.Command, def string) {
 	fl := cmd.Flags()
 	fl.StringVar(&f.name, "model", def, "model preset (see: vit-train models)")
-	fl.IntVar(&f.o.ImageSize, "img-size", 0, "input image size (default: the preset's)")
-	fl.IntVar(&f.o.NumClasses, "num-classes", 0, "number of classes (default: the preset's)")
-	fl.IntVar(&f.o.Channels, "in-chans", 0, "input channels (default: the preset's)")
-	fl.IntVar(&f.o.PatchSize, "patch-size", 0, "patch size (default: the preset's)")
-	fl.IntVar(&f.o.EmbedDim, "embed-dim", 0, "embedding width (default: the preset's)")
-	fl.IntVar(&f.o.Depth, "depth", 0, "number of encoder blocks (default: the preset's)")
-	fl.IntVar(&f.o.Heads, "num-heads", 0, "attention heads (default: the preset's)")
-	fl.Float64Var(&f.o.MLPRatio, "mlp-ratio", 0, "MLP width / embedding width (default: the preset's)")
+	for _, o := range f.flags() {
+		help := o.Help + " (default: the preset's)"
+		switch p := o.Value.(type) {
+		case *int:
+			fl.IntVar(p, o.Flag(), 0, help)
+		case *float64:
+			fl.Float64Var(p, o.Flag(), 0, help)
+		case *bool:
+			fl.BoolVar(p, o.Flag(), false, help)
+		default:
+			panic(fmt.Sprintf("model.Overrides.%s: a %T has no flag", o.Key, o.Value))
+		}
+	}
+}
+
+// flags are the overrides that have flags: the input and the shape (a
+// dropout rate changes no count or time these commands report; --set
+// model.drop_rate=… sets it where it takes effect).
+func (f *modelFlags) flags() []model.OverrideField {
+	return append(f.o.Of(model.Input), f.o.Of(model.Shape)...)
+}
+
+// sets are the settings (model.KEY=VALUE) of the override flags the
+// command line gave, in flag order.
+func (f *modelFlags) sets(changed func(flag string) bool) []string {
+	var out []string
+	for _, o := range f.flags() {
+		if changed(o.Flag()) {
+			out = append(out, fmt.Sprintf("model.%s=%v", o.Key, o.Get()))
+		}
+	}
+	return out
 }
 
 // spec is the model the flags describe.

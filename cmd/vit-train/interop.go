@@ -58,7 +58,7 @@ checkpoint records them for eval, logits, predict, attention and export.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if preset != "" {
-				c, err := vit.Preset(preset, vit.Overrides{})
+				c, err := vit.Preset(preset, model.Overrides{})
 				if err != nil {
 					return err
 				}

@@ -132,7 +132,7 @@ func TestPredictIsLogitsBitForBit(t *testing.T) {
 	root := t.TempDir()
 	imagetest.JPEGFolder(t, root, "val", [][2]int{{61, 47}, {33, 97}, {129, 71}, {17, 23}, {45, 45}, {99, 31}}, 2, 9)
 	imagetest.JPEGFolder(t, root, "train", [][2]int{{40, 41}, {77, 50}}, 2, 10)
-	folder, err := data.OpenImageNet(root, data.Test, data.FolderOptions{})
+	folder, err := data.OpenImageFolderSplit(root, data.Test, data.FolderOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -34,11 +34,23 @@ type trainFlags struct {
 }
 
 func (f *trainFlags) register(cmd *cobra.Command, outHelp string) {
+	cmd.Long += "\n\n" + namesHelp()
 	cmd.Flags().StringVar(&f.configPath, "config", "", "YAML configuration (see configs/)")
 	cmd.Flags().StringArrayVar(&f.sets, "set", nil, "override a setting, key=value (repeatable)")
 	cmd.Flags().StringVar(&f.out, "out", "", "run folder (default "+outHelp+")")
 	cmd.Flags().BoolVar(&f.resume, "resume", false, "continue from the run folder's last checkpoint, with its config.yaml")
 	cmd.Flags().BoolVar(&f.checkData, "check-data", false, "read every file of an image folder first, and name all that cannot be read (an error unless data.skip_corrupt)")
+}
+
+// namesHelp lists the settings that take a name from a fixed list, with
+// their names (train.Choices).
+func namesHelp() string {
+	var b strings.Builder
+	b.WriteString("Settings that take a name (model.name: see vit-train models):")
+	for _, c := range train.Choices() {
+		fmt.Fprintf(&b, "\n  %-14s %s", c.Key, strings.Join(c.Names, ", "))
+	}
+	return b.String()
 }
 
 // run trains with the settings layered as defaults → --config → pre → --set,
@@ -73,7 +85,7 @@ func (f *trainFlags) run(cmd *cobra.Command, pre, asked []string) error {
 // flags in asked must not change it.
 func (f *trainFlags) config(pre, asked []string) (train.Config, string, error) {
 	// Checked once the run's own configuration is known.
-	cfg, err := train.LayerConfig(f.base(), f.configPath, append(pre, f.sets...))
+	cfg, err := f.base().Layer(f.configPath, append(pre, f.sets...))
 	if err != nil {
 		return train.Config{}, "", err
 	}
@@ -85,13 +97,16 @@ func (f *trainFlags) config(pre, asked []string) (train.Config, string, error) {
 	if !f.resume || f.configPath != "" || !fileExists(runConfig) {
 		return cfg, out, cfg.Validate()
 	}
-	if cfg, err = train.LoadConfigOver(f.base(), runConfig, f.sets); err != nil {
+	if cfg, err = f.base().Layer(runConfig, f.sets); err != nil {
+		return train.Config{}, "", err
+	}
+	if err := cfg.Validate(); err != nil {
 		return train.Config{}, "", err
 	}
 	if len(asked) == 0 {
 		return cfg, out, nil
 	}
-	wanted, err := train.LayerConfig(f.base(), runConfig, append(asked, f.sets...))
+	wanted, err := f.base().Layer(runConfig, append(asked, f.sets...))
 	if err != nil {
 		return train.Config{}, "", err
 	}
@@ -308,7 +323,7 @@ change it.`,
 func (f *trainFlags) setsDataset() (bool, error) {
 	probe := f.base()
 	probe.Data.Dataset = "" // no dataset's name
-	c, err := train.LayerConfig(probe, f.configPath, f.sets)
+	c, err := probe.Layer(f.configPath, f.sets)
 	return c.Data.Dataset != "", err
 }
 

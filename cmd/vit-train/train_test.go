@@ -1,12 +1,14 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/vit-train/vit-train/formats/safetensors"
+	"github.com/vit-train/vit-train/model"
 	"github.com/vit-train/vit-train/model/vit"
 	"github.com/vit-train/vit-train/train"
 )
@@ -204,5 +206,61 @@ func TestFinetuneTakesTheCheckpointsData(t *testing.T) {
 	_, err = run(t, append([]string{"finetune", "--from", "rgb/best.safetensors", "--out", "ft2", "--set", "data.dataset=fashion-mnist-embedded"}, tiny...)...)
 	if err == nil || strings.Contains(err.Error(), "no effect") || !strings.Contains(err.Error(), "takes 3 channels") {
 		t.Errorf("finetune of an RGB model on Fashion-MNIST: %v", err)
+	}
+}
+
+// TestHelpListsTheNames checks that train's and finetune's help list every
+// name each setting that takes a name accepts.
+func TestHelpListsTheNames(t *testing.T) {
+	for _, command := range []string{"train", "finetune"} {
+		out, err := run(t, command, "--help")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range train.Choices() {
+			if !strings.Contains(out, c.Key+" ") || len(c.Names) == 0 {
+				t.Errorf("%s --help does not list %s", command, c.Key)
+			}
+			for _, name := range c.Names {
+				if !strings.Contains(out, name) {
+					t.Errorf("%s --help does not list %s = %s", command, c.Key, name)
+				}
+			}
+		}
+	}
+}
+
+// TestModelFlagsSetTheOverrides gives info and bench a flag for each input
+// and shape field of model.Overrides, and checks that bench's become the
+// model settings of the run it times.
+func TestModelFlagsSetTheOverrides(t *testing.T) {
+	var o model.Overrides
+	for _, command := range []string{"info", "bench"} {
+		out, err := run(t, command, "--help")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range append(o.Of(model.Input), o.Of(model.Shape)...) {
+			if !strings.Contains(out, "--"+f.Flag()+" ") {
+				t.Errorf("%s --help has no --%s", command, f.Flag())
+			}
+		}
+	}
+	args := []string{"bench", "--model", "vit_fmnist_patch4_28", "--batch", "4", "--steps", "1", "--json",
+		"--depth", "2", "--mlp-ratio", "3", "--num-classes", "4", "--distilled"}
+	out, err := run(t, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r benchResult
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	spec, err := model.Create("vit_fmnist_patch4_28", model.Overrides{Depth: 2, MLPRatio: 3, NumClasses: 4, Distilled: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := spec.Config.ParamCount(); r.Params != want {
+		t.Errorf("%v: %d parameters, want %d (depth 2, MLP ratio 3, 4 classes, distilled)", args, r.Params, want)
 	}
 }

@@ -9,6 +9,7 @@ package layered
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"reflect"
 	"sort"
 	"strings"
@@ -22,15 +23,17 @@ import (
 type Tree map[string]any
 
 // Of returns the tree of v, a struct whose fields, and the fields of its
-// struct fields, carry yaml tags.
+// struct fields, carry yaml tags; an inline struct field's fields are v's.
 func Of(v any) Tree { return structTree(reflect.ValueOf(v)) }
 
 func structTree(v reflect.Value) map[string]any {
 	m := map[string]any{}
 	for i := 0; i < v.NumField(); i++ {
-		name, _, _ := strings.Cut(v.Type().Field(i).Tag.Get("yaml"), ",")
+		name, opts, _ := strings.Cut(v.Type().Field(i).Tag.Get("yaml"), ",")
 		f := v.Field(i)
-		if f.Kind() == reflect.Struct {
+		if f.Kind() == reflect.Struct && opts == "inline" {
+			maps.Copy(m, structTree(f))
+		} else if f.Kind() == reflect.Struct {
 			m[name] = structTree(f)
 		} else {
 			m[name] = f.Interface()

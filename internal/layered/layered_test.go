@@ -156,3 +156,29 @@ func TestDiffNamesTheChangedKeys(t *testing.T) {
 		t.Errorf("Diff of equal trees = %v", d)
 	}
 }
+
+// TestInlineFieldsAreTheParents checks that the fields of an inline struct
+// field are set, and refused, as the fields of the struct holding it.
+func TestInlineFieldsAreTheParents(t *testing.T) {
+	type withInline struct {
+		Seed  uint64 `yaml:"seed"`
+		inner `yaml:",inline"`
+	}
+	tree := Of(withInline{Seed: 1, inner: inner{Rate: 0.5, Steps: 3}})
+	if err := tree.MergeYAML([]byte("rate: 2\n")); err != nil {
+		t.Fatal(err)
+	}
+	if err := tree.Set([]string{"steps=4"}); err != nil {
+		t.Fatal(err)
+	}
+	var got withInline
+	if err := tree.Decode(&got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Seed != 1 || got.Rate != 2 || got.Steps != 4 {
+		t.Errorf("got %+v", got)
+	}
+	if err := tree.Set([]string{"inner.rate=1"}); err == nil || !strings.Contains(err.Error(), `unknown key "inner"`) {
+		t.Errorf("inner.rate: %v, want an unknown key", err)
+	}
+}

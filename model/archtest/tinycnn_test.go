@@ -289,7 +289,7 @@ func (n *tinyNet) SharingWeights(weights [][]float32) (model.Network, error) {
 // subset: 5 epochs of 16 steps.
 func tinyConfig(t *testing.T) train.Config {
 	t.Helper()
-	cfg, err := train.Override(train.DefaultConfig(), []string{"model.name=" + tinyArch, "model.drop_path_rate=0",
+	cfg, err := train.DefaultConfig().Layer("", []string{"model.name=" + tinyArch, "model.drop_path_rate=0",
 		"data.train_subset=512", "data.batch_size=32", "data.eval_subset=200", "data.eval_batch_size=64",
 		"epochs=5", "optim.lr=0.03"})
 	if err != nil {

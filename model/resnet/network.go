@@ -18,9 +18,10 @@ import (
 	"github.com/vit-train/vit-train/optim"
 )
 
-// Family is the architecture's registered name: a Config's Arch and a
-// checkpoint's "vit_train.arch".
-const Family = "resnet"
+// Architecture is the architecture's registered name: a Spec's Arch and a
+// checkpoint's "vit_train.arch". (A Config's Arch is the model's name,
+// torchvision's arch: resnet20, resnet50.)
+const Architecture = "resnet"
 
 // maxImageSize bounds the input size a checkpoint may record (a ResNet
 // takes any size, so only its spec bounds it).
@@ -28,7 +29,7 @@ const maxImageSize = 1 << 14
 
 func init() {
 	model.Register(model.Architecture{
-		Name:      Family,
+		Name:      Architecture,
 		ConfigKey: "vit_train.resnet",
 		Presets:   Archs,
 		Preset:    preset,
@@ -55,11 +56,12 @@ func preset(name string, o model.Overrides) (model.Config, bool, error) {
 func (c Config) Override(o model.Overrides) (model.Config, error) {
 	switch {
 	case o.ChangesRegularisation():
-		return nil, fmt.Errorf("model %s: drop_rate, attn_drop_rate and drop_path_rate apply to ViTs only", c.Arch)
+		return nil, fmt.Errorf("model %s: %s apply to ViTs only", c.Arch, model.OverrideKeys(model.Regularisation))
 	case o.ChangesShape():
-		return nil, fmt.Errorf("model %s: patch_size, embed_dim, depth, num_heads, mlp_ratio and distilled apply to ViTs only", c.Arch)
-	case o.ImageSize < 0 || o.NumClasses < 0 || o.Channels < 0:
-		return nil, fmt.Errorf("model %s: img_size, num_classes and in_chans must not be negative", c.Arch)
+		return nil, fmt.Errorf("model %s: %s apply to ViTs only", c.Arch, model.OverrideKeys(model.Shape))
+	}
+	if err := o.CheckNotNegative(model.Input); err != nil {
+		return nil, fmt.Errorf("model %s: %w", c.Arch, err)
 	}
 	c.Channels = model.Keep(o.Channels, c.Channels)
 	c.ImageSize = model.Keep(o.ImageSize, c.ImageSize)
@@ -110,7 +112,7 @@ func (c Config) BuildConfig() BuildConfig {
 }
 
 // Architecture is "resnet".
-func (c Config) Architecture() string { return Family }
+func (c Config) Architecture() string { return Architecture }
 
 // ModelName is the ResNet's name ("resnet20").
 func (c Config) ModelName() string { return c.Arch }

@@ -2,12 +2,14 @@ package vit
 
 import (
 	"testing"
+
+	"github.com/vit-train/vit-train/model"
 )
 
 // BenchmarkTrainStep times forward + backward of the CIFAR benchmark
 // configuration (vit_cifar_patch4_32, batch 64); images/s is reported.
 func BenchmarkTrainStep(b *testing.B) {
-	cfg, _ := Preset("vit_cifar_patch4_32", Overrides{})
+	cfg, _ := Preset("vit_cifar_patch4_32", model.Overrides{})
 	m, err := New(cfg, 1)
 	if err != nil {
 		b.Fatal(err)
@@ -30,7 +32,7 @@ func BenchmarkTrainStep(b *testing.B) {
 
 // BenchmarkForward times the evaluation graph of the same configuration.
 func BenchmarkForward(b *testing.B) {
-	cfg, _ := Preset("vit_cifar_patch4_32", Overrides{})
+	cfg, _ := Preset("vit_cifar_patch4_32", model.Overrides{})
 	m, err := New(cfg, 1)
 	if err != nil {
 		b.Fatal(err)

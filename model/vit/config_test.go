@@ -3,6 +3,8 @@ package vit
 import (
 	"strings"
 	"testing"
+
+	"github.com/vit-train/vit-train/model"
 )
 
 func TestPresetParamCountsMatchTimm(t *testing.T) {
@@ -22,7 +24,7 @@ func TestPresetParamCountsMatchTimm(t *testing.T) {
 		"deit_small_distilled_patch16_224": 22436432,
 	}
 	for name, n := range want {
-		c, err := Preset(name, Overrides{})
+		c, err := Preset(name, model.Overrides{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -32,7 +34,7 @@ func TestPresetParamCountsMatchTimm(t *testing.T) {
 	}
 	// Every preset validates and counts its parameters from its specs.
 	for _, name := range Presets() {
-		c, err := Preset(name, Overrides{})
+		c, err := Preset(name, model.Overrides{})
 		if err != nil {
 			t.Errorf("%s: %v", name, err)
 			continue
@@ -44,7 +46,7 @@ func TestPresetParamCountsMatchTimm(t *testing.T) {
 }
 
 func TestMACsOfViTB16(t *testing.T) {
-	c, _ := Preset("vit_base_patch16_224", Overrides{})
+	c, _ := Preset("vit_base_patch16_224", model.Overrides{})
 	// timm/fvcore report 17.6 GMACs ("17.6 GFLOPs") for ViT-B/16 at 224.
 	if g := float64(c.MACs()) / 1e9; g < 17.5 || g > 17.6 {
 		t.Fatalf("ViT-B/16 forward: %.3f GMACs, want ≈17.57", g)
@@ -52,23 +54,23 @@ func TestMACsOfViTB16(t *testing.T) {
 }
 
 func TestPresetOverrides(t *testing.T) {
-	c, err := Preset("vit_base_patch16_224", Overrides{ImageSize: 384, NumClasses: 10})
+	c, err := Preset("vit_base_patch16_224", model.Overrides{ImageSize: 384, NumClasses: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if c.NumPatches() != 576 || c.NumTokens() != 577 || c.NumClasses != 10 {
 		t.Fatalf("got %d patches, %d tokens, %d classes", c.NumPatches(), c.NumTokens(), c.NumClasses)
 	}
-	if _, err := Preset("vit_base_patch16_224", Overrides{ImageSize: 100}); err == nil || !strings.Contains(err.Error(), "patch_size 16 does not divide img_size 100") {
+	if _, err := Preset("vit_base_patch16_224", model.Overrides{ImageSize: 100}); err == nil || !strings.Contains(err.Error(), "patch_size 16 does not divide img_size 100") {
 		t.Fatalf("want an indivisible-size error, got %v", err)
 	}
-	if _, err := Preset("nope", Overrides{}); err == nil || !strings.Contains(err.Error(), `unknown model "nope"`) {
+	if _, err := Preset("nope", model.Overrides{}); err == nil || !strings.Contains(err.Error(), `unknown model "nope"`) {
 		t.Fatalf("want unknown-model error, got %v", err)
 	}
 }
 
 func TestValidateNamesFieldAndValue(t *testing.T) {
-	c, _ := Preset("vit_fmnist_patch4_28", Overrides{})
+	c, _ := Preset("vit_fmnist_patch4_28", model.Overrides{})
 	for _, tc := range []struct {
 		mut  func(*Config)
 		want string
@@ -87,7 +89,7 @@ func TestValidateNamesFieldAndValue(t *testing.T) {
 }
 
 func TestParamSpecNamesAndLayouts(t *testing.T) {
-	c, _ := Preset("deit_fmnist_distilled_patch4_28", Overrides{})
+	c, _ := Preset("deit_fmnist_distilled_patch4_28", model.Overrides{})
 	shapes := map[string][]int{}
 	for _, s := range c.ParamSpecs() {
 		shapes[s.Name] = s.Shape

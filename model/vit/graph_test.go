@@ -8,6 +8,7 @@ import (
 
 	"gorgonia.org/tensor"
 
+	"github.com/vit-train/vit-train/model"
 	"github.com/vit-train/vit-train/nn"
 	"github.com/vit-train/vit-train/nn/ops"
 	"github.com/vit-train/vit-train/nn/runner"
@@ -159,7 +160,7 @@ func TestWholeModelGradient(t *testing.T) {
 // gradient.
 func TestEveryPresetTrains(t *testing.T) {
 	for _, name := range Presets() {
-		cfg, err := Preset(name, Overrides{})
+		cfg, err := Preset(name, model.Overrides{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -266,7 +267,7 @@ func TestEvalGraphSharesParameters(t *testing.T) {
 
 // TestInitialisation checks timm's initialisation statistics on ViT-S/16's shapes.
 func TestInitialisation(t *testing.T) {
-	cfg, _ := Preset("vit_fmnist_patch4_28", Overrides{})
+	cfg, _ := Preset("vit_fmnist_patch4_28", model.Overrides{})
 	m, err := New(cfg, 42)
 	if err != nil {
 		t.Fatal(err)
@@ -314,7 +315,7 @@ func TestInitialisation(t *testing.T) {
 // all of them are changed in place the frozen graph still computes with
 // the old ones); freezing anew follows the change.
 func TestFrozenEvalGraph(t *testing.T) {
-	c, err := Preset("deit_fmnist_distilled_patch4_28", Overrides{})
+	c, err := Preset("deit_fmnist_distilled_patch4_28", model.Overrides{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,21 +15,20 @@ import (
 	"github.com/vit-train/vit-train/optim"
 )
 
-// Arch is the architecture's registered name: a Spec's Arch and a
+// Architecture is the architecture's registered name: a Spec's Arch and a
 // checkpoint's "vit_train.arch".
-const Arch = "vit"
+const Architecture = "vit"
 
 func init() {
 	model.Register(model.Architecture{
-		Name:      Arch,
+		Name:      Architecture,
 		ConfigKey: "vit_train.model",
 		Presets:   Presets,
 		Preset: func(name string, o model.Overrides) (model.Config, bool, error) {
-			c, err := Preset(name, Overrides{})
-			if err != nil {
+			if _, ok := presets[name]; !ok {
 				return nil, false, nil
 			}
-			c, err = c.With(o)
+			c, err := Preset(name, o)
 			return c, true, err
 		},
 		Decode: func(data []byte) (model.Config, error) {
@@ -45,9 +44,8 @@ func init() {
 // o.Distilled, and the dropout and drop-path rates always, as for a
 // preset; validated.
 func (c Config) With(o model.Overrides) (Config, error) {
-	if o.PatchSize < 0 || o.EmbedDim < 0 || o.Depth < 0 || o.Heads < 0 || o.MLPRatio < 0 {
-		return Config{}, fmt.Errorf("model %s: patch_size %d, embed_dim %d, depth %d, num_heads %d and mlp_ratio %g must not be negative",
-			c.Name, o.PatchSize, o.EmbedDim, o.Depth, o.Heads, o.MLPRatio)
+	if err := o.CheckNotNegative(model.Shape); err != nil {
+		return Config{}, fmt.Errorf("model %s: %w", c.Name, err)
 	}
 	ratio := float64(c.MLPDim) / float64(c.EmbedDim)
 	if o.MLPRatio != 0 {
@@ -82,7 +80,7 @@ func (c Config) Summary() string {
 }
 
 // Architecture is "vit".
-func (c Config) Architecture() string { return Arch }
+func (c Config) Architecture() string { return Architecture }
 
 // ModelName is the configured name.
 func (c Config) ModelName() string { return c.Name }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/vit-train/vit-train/model"
 )
 
 // vit returns a timm-default ViT configuration (qkv bias, LayerNorm eps 1e-6,
@@ -66,28 +68,12 @@ func Presets() []string {
 	return names
 }
 
-// Overrides changes a preset's input size, class count or channels; zero
-// fields keep the preset's value.
-type Overrides struct {
-	ImageSize  int
-	NumClasses int
-	Channels   int
-}
-
-// Preset returns the named configuration with overrides applied, validated.
-func Preset(name string, o Overrides) (Config, error) {
+// Preset returns the named configuration with o applied (Config.With),
+// validated.
+func Preset(name string, o model.Overrides) (Config, error) {
 	c, ok := presets[name]
 	if !ok {
 		return Config{}, fmt.Errorf("unknown model %q (known: %s)", name, strings.Join(Presets(), ", "))
 	}
-	if o.ImageSize != 0 {
-		c.ImageSize = o.ImageSize
-	}
-	if o.NumClasses != 0 {
-		c.NumClasses = o.NumClasses
-	}
-	if o.Channels != 0 {
-		c.Channels = o.Channels
-	}
-	return c, c.Validate()
+	return c.With(o)
 }

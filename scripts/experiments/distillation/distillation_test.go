@@ -106,7 +106,10 @@ func TestRunConfigsLoad(t *testing.T) {
 	p := newPlan(o, cfgDir)
 	for _, r := range p.Runs {
 		config, kv, list := sets(r.Args)
-		cfg, err := train.LoadConfig(config, list)
+		cfg, err := train.DefaultConfig().Layer(config, list)
+		if err == nil {
+			err = cfg.Validate()
+		}
 		if err != nil {
 			t.Errorf("%s: %v", r.ID, err)
 			continue

@@ -114,7 +114,10 @@ func TestRunConfigsLoad(t *testing.T) {
 				"model.img_size=" + flagValue(r.Args, "--img-size"), "model.num_classes=10",
 				"init.from=/x/last.safetensors", "init.freeze_backbone=false", "init.ema=false"}, list...)
 		}
-		cfg, err := train.LoadConfig(config, list)
+		cfg, err := train.DefaultConfig().Layer(config, list)
+		if err == nil {
+			err = cfg.Validate()
+		}
 		if err != nil {
 			t.Errorf("%s: %v", r.ID, err)
 			continue

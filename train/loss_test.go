@@ -1,4 +1,4 @@
-package distill
+package train
 
 import (
 	"math"
@@ -9,6 +9,8 @@ import (
 
 	"gorgonia.org/tensor"
 
+	"github.com/vit-train/vit-train/distill"
+	"github.com/vit-train/vit-train/model"
 	"github.com/vit-train/vit-train/model/vit"
 )
 
@@ -32,7 +34,7 @@ func logSoftmax(z []float32, tau float64) []float64 {
 // wantDistillLoss evaluates DeiT's DistillationLoss for logits (B, C):
 // base = mean_b −Σ_c t·log_softmax(z_cls); soft D = Σ p_t·(log p_t − log p_s)·τ²/(B·C)
 // (or /B); hard D = mean_b −log_softmax(z_dist)[argmax z_t].
-func wantDistillLoss(cls, dist, teacher, targets []float32, b, c int, d Config) (base, kd, total float64) {
+func wantDistillLoss(cls, dist, teacher, targets []float32, b, c int, d distill.Config) (base, kd, total float64) {
 	for i := 0; i < b; i++ {
 		r := func(x []float32) []float32 { return x[i*c : (i+1)*c] }
 		ls := logSoftmax(r(cls), 1)
@@ -69,7 +71,7 @@ func wantDistillLoss(cls, dist, teacher, targets []float32, b, c int, d Config) 
 // oneBlock returns the preset with one encoder block.
 func oneBlock(t *testing.T, preset string) *vit.ViT {
 	t.Helper()
-	mc, err := vit.Preset(preset, vit.Overrides{})
+	mc, err := vit.Preset(preset, model.Overrides{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +90,7 @@ func TestDistillLossMatchesDeiT(t *testing.T) {
 	m := oneBlock(t, "deit_fmnist_distilled_patch4_28")
 	const b, c = 4, 10
 	rng := rand.New(rand.NewPCG(1, 2))
-	for _, d := range []Config{
+	for _, d := range []distill.Config{
 		{Type: "soft", Alpha: 0.5, Tau: 1},
 		{Type: "soft", Alpha: 0.3, Tau: 3, PerBatch: true},
 		{Type: "soft", Alpha: 0.7, Tau: 0.5},
@@ -99,7 +101,7 @@ func TestDistillLossMatchesDeiT(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		obj, err := NewTrainingLoss(g, d)
+		obj, err := newTrainingLoss(g, d)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -136,19 +138,19 @@ func TestDistillLossMatchesDeiT(t *testing.T) {
 }
 
 func TestDistillNeedsADistilledModel(t *testing.T) {
-	mc, _ := vit.Preset("vit_fmnist_patch4_28", vit.Overrides{})
+	mc, _ := vit.Preset("vit_fmnist_patch4_28", model.Overrides{})
 	m, _ := vit.New(mc, 0)
 	g, err := m.BuildGraph(2, true, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := NewTrainingLoss(g, Config{Type: "hard", Alpha: 0.5, Tau: 1}); err == nil || !strings.Contains(err.Error(), "distillation head") {
+	if _, err := newTrainingLoss(g, distill.Config{Type: "hard", Alpha: 0.5, Tau: 1}); err == nil || !strings.Contains(err.Error(), "distillation head") {
 		t.Fatalf("want an error about the missing distillation head, got %v", err)
 	}
 }
 
 func TestTrainingLossNeedsAFloat32Graph(t *testing.T) {
-	mc, err := vit.Preset("vit_fmnist_patch4_28", vit.Overrides{})
+	mc, err := vit.Preset("vit_fmnist_patch4_28", model.Overrides{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,8 +162,8 @@ func TestTrainingLossNeedsAFloat32Graph(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := NewTrainingLoss(g, DefaultConfig()); err == nil || !strings.Contains(err.Error(), "float32") {
-		t.Errorf("NewTrainingLoss on a float64 graph: want an error, got %v", err)
+	if _, err := newTrainingLoss(g, distill.DefaultConfig()); err == nil || !strings.Contains(err.Error(), "float32") {
+		t.Errorf("newTrainingLoss on a float64 graph: want an error, got %v", err)
 	}
 }
 
@@ -175,7 +177,7 @@ func TestTrainingLossWithoutTeacher(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		obj, err := NewTrainingLoss(g, DefaultConfig())
+		obj, err := newTrainingLoss(g, distill.DefaultConfig())
 		if err != nil {
 			t.Fatal(err)
 		}

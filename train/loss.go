@@ -1,4 +1,4 @@
-package distill
+package train
 
 import (
 	"fmt"
@@ -6,13 +6,15 @@ import (
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
+	"github.com/vit-train/vit-train/distill"
 	"github.com/vit-train/vit-train/nn"
 	"github.com/vit-train/vit-train/nn/ops"
 )
 
-// TrainingLoss is a training graph's loss, compiled with its gradients, and
-// the inputs to write before each run.
-type TrainingLoss struct {
+// trainingLoss is the loss of every run, distilled or not: a training
+// graph's loss, compiled with its gradients, and the inputs to write
+// before each run.
+type trainingLoss struct {
 	Step    *nn.Step
 	Targets []float32 // (B, classes) soft targets
 	Teacher []float32 // (B, classes) teacher logits; nil unless distilling
@@ -20,7 +22,7 @@ type TrainingLoss struct {
 	Names []string
 }
 
-// NewTrainingLoss builds and differentiates the loss of g, a float32 training
+// newTrainingLoss builds and differentiates the loss of g, a float32 training
 // graph (a float64 one is an error). Without distillation it is
 // soft-target cross-entropy on the class head; a distilled model trained
 // without a teacher applies it to both heads and averages (terms loss_cls,
@@ -31,7 +33,7 @@ type TrainingLoss struct {
 //
 // with D = ops.DistillKL at temperature τ (soft) or ops.HardDistillCE
 // (hard).
-func NewTrainingLoss(g *nn.Graph, c Config) (*TrainingLoss, error) {
+func newTrainingLoss(g *nn.Graph, c distill.Config) (*trainingLoss, error) {
 	if dt := g.Images.Dtype(); dt != tensor.Float32 {
 		return nil, fmt.Errorf("training graph: its images are %v, the training step needs a float32 model", dt)
 	}
@@ -41,7 +43,7 @@ func NewTrainingLoss(g *nn.Graph, c Config) (*TrainingLoss, error) {
 	if err != nil {
 		return nil, err
 	}
-	obj := &TrainingLoss{Targets: floatData(targets)}
+	obj := &trainingLoss{Targets: floatData(targets)}
 	loss := ce
 	var extra []*gorgonia.Node
 	switch {
