@@ -192,11 +192,11 @@ func TestEMAEvaluationAndInitEMA(t *testing.T) {
 	}
 	last := filepath.Join(dir, LastCheckpoint)
 	score := func(ema bool) Result {
-		_, m, err := OpenViT(last, ema)
+		_, n, err := OpenNetwork(last, NetworkOptions{EMA: ema})
 		if err != nil {
 			t.Fatal(err)
 		}
-		g, err := m.BuildGraph(cfg.Data.EvalBatchSize, false, nil)
+		g, err := n.Graph(cfg.Data.EvalBatchSize, false, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

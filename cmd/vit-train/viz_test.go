@@ -95,6 +95,22 @@ func TestAttentionAndPosEmbedCommands(t *testing.T) {
 	decodeVizPNG(t, pe)
 }
 
+// attention and posembed draw what only a network of tokens has: a
+// ResNet's checkpoint is refused in words that say so.
+func TestAttentionAndPosEmbedRefuseANetworkWithoutTokens(t *testing.T) {
+	ck := randomCheckpoint(t, "resnet20", model.Overrides{Channels: 1, ImageSize: 28, NumClasses: 10})
+	img := writeTestPNGs(t, t.TempDir(), 1)[0]
+	for _, args := range [][]string{
+		{"attention", "--checkpoint", ck, "--out", t.TempDir(), img},
+		{"posembed", "--checkpoint", ck, "--out", filepath.Join(t.TempDir(), "pos.png")},
+	} {
+		_, err := run(t, args...)
+		if err == nil || !strings.Contains(err.Error(), ck) || !strings.Contains(err.Error(), "resnet20 is a resnet, which has no tokens") {
+			t.Errorf("%s of a ResNet checkpoint: %v; want an error naming the file and saying it has no tokens", args[0], err)
+		}
+	}
+}
+
 func TestPlotCommand(t *testing.T) {
 	dir := t.TempDir()
 	if _, err := run(t, "plot", dir); err == nil || !strings.Contains(err.Error(), "no metrics") {
@@ -148,7 +164,11 @@ func TestEveryEntranceRunsTheCheckpointsPrecision(t *testing.T) {
 	}
 	img := writeTestPNGs(t, t.TempDir(), 1)[0]
 	if !blas.Mixed().IsFP32() {
-		_, m, err := train.OpenViT(path, false)
+		_, n, err := train.OpenNetwork(path, train.NetworkOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := vit.Of(n)
 		if err != nil {
 			t.Fatal(err)
 		}
