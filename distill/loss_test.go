@@ -7,8 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"gorgonia.org/tensor"
-
+	"github.com/vit-train/vit-train/internal/gradcheck"
 	"github.com/vit-train/vit-train/model/vit"
 )
 
@@ -152,7 +151,7 @@ func TestTrainingLossNeedsAFloat32Graph(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := vit.NewWithDtype(mc, 0, tensor.Float64)
+	m, err := gradcheck.ViT(mc, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

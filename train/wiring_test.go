@@ -17,6 +17,7 @@ import (
 
 	"github.com/vit-train/vit-train/data"
 	"github.com/vit-train/vit-train/formats/metrics"
+	"github.com/vit-train/vit-train/internal/gradcheck"
 	"github.com/vit-train/vit-train/model/vit"
 	"github.com/vit-train/vit-train/nn"
 	"github.com/vit-train/vit-train/train/checkpoint"
@@ -376,7 +377,11 @@ func fmnistModel(t *testing.T, dt tensor.Dtype) *vit.ViT {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := vit.NewWithDtype(mc, 0, dt)
+	build := vit.New
+	if dt == tensor.Float64 {
+		build = gradcheck.ViT
+	}
+	m, err := build(mc, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

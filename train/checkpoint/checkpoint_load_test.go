@@ -13,8 +13,6 @@ import (
 	"strings"
 	"testing"
 
-	"gorgonia.org/tensor"
-
 	"github.com/vit-train/vit-train/augment"
 	"github.com/vit-train/vit-train/formats/safetensors"
 	"github.com/vit-train/vit-train/model"
@@ -203,33 +201,6 @@ func TestCheckpointOtherDtypes(t *testing.T) {
 				t.Errorf("cls_token stored as %s: %v, want an error containing %q", dt, err, s)
 			}
 		}
-	}
-}
-
-// Weights load into a float64 model (gradient checks use one) instead of
-// panicking on a float32 type assertion.
-func TestLoadWeightsFloat64Model(t *testing.T) {
-	ck := tinyCheckpoint(t)
-	m, err := vit.NewWithDtype(tinyViT, 0, tensor.Float64)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := ck.LoadWeights(vit.AsNetwork(m), false); err != nil {
-		t.Fatal(err)
-	}
-	got := m.Params[0].Value.Data().([]float64)
-	if got[0] != float64(ck.Params[0].Data[0]) {
-		t.Fatalf("%s[0] = %g, want %g", m.Params[0].Name, got[0], ck.Params[0].Data[0])
-	}
-	// Resampling pos_embed into a float64 model of another size too.
-	big := tinyViT
-	big.ImageSize = 12
-	m, err = vit.NewWithDtype(big, 0, tensor.Float64)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if note, err := ck.LoadWeights(vit.AsNetwork(m), false); err != nil || !strings.Contains(note, "resampled") {
-		t.Fatalf("resampled load: %q, %v", note, err)
 	}
 }
 
