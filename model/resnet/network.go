@@ -251,17 +251,6 @@ type network struct {
 	m    *Model
 }
 
-// Of returns the ResNet a network is, or an error naming the network when
-// it is another architecture: for what only a ResNet has (its layout of
-// convolutions and batch norms).
-func Of(n model.Network) (*Model, error) {
-	if r, ok := n.(*network); ok {
-		return r.m, nil
-	}
-	s := n.Spec()
-	return nil, fmt.Errorf("model %s is a %s, not a ResNet", s.Name(), s.Arch())
-}
-
 func (n *network) Spec() model.Spec { return model.SpecOf(n.spec) }
 
 func (n *network) Describe() string {
