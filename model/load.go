@@ -55,18 +55,3 @@ func Load(n Network, tensors []safetensors.Tensor, from Spec, skipHeads bool) (n
 	}
 	return note, nil
 }
-
-// Resized returns a network of n's spec for images of size, with n's
-// weights (a ViT's pos_embed resampled to the new patch grid) and a note
-// saying what was resampled.
-func Resized(n Network, size int) (Network, string, error) {
-	out, err := New(n.Spec().WithInput(size, 0), 0)
-	if err != nil {
-		return nil, "", err
-	}
-	note, err := Load(out, n.Tensors(), n.Spec(), false)
-	if err != nil {
-		return nil, "", err
-	}
-	return out, note, nil
-}

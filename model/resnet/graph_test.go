@@ -25,9 +25,9 @@ type lossGraph struct {
 // labels, and the gradients of the mean cross-entropy.
 func newLossGraph(t *testing.T, m *Model, images *tensor.Dense, labels []int, training bool) *lossGraph {
 	t.Helper()
-	dt := m.BuildConfig().Dtype
+	dt := m.cfg.Dtype
 	s := images.Shape()
-	k := m.BuildConfig().NumClasses
+	k := m.cfg.NumClasses
 	targets := tensor.New(tensor.Of(dt), tensor.WithShape(s[0], k))
 	for i, l := range labels {
 		if err := targets.SetAt(oneOf(dt), i, l); err != nil {
@@ -180,7 +180,7 @@ func TestEveryParameterGetsAGradient(t *testing.T) {
 func logitsProgram(t *testing.T, m *Model, images *tensor.Dense, training bool) (*runner.Program, *gorgonia.Node) {
 	t.Helper()
 	g := gorgonia.NewGraph()
-	x := gorgonia.NewTensor(g, m.BuildConfig().Dtype, 4, gorgonia.WithShape(images.Shape()...), gorgonia.WithName("x"), gorgonia.WithValue(images))
+	x := gorgonia.NewTensor(g, m.cfg.Dtype, 4, gorgonia.WithShape(images.Shape()...), gorgonia.WithName("x"), gorgonia.WithValue(images))
 	logits, err := m.Build(g, x, training)
 	if err != nil {
 		t.Fatal(err)
@@ -228,7 +228,7 @@ func TestTrainAndEvalBatchNorm(t *testing.T) {
 	if maxDiff64(before, snapshot(m.Buffers())) == 0 {
 		t.Fatal("a training run left the running statistics unchanged")
 	}
-	if st := m.BatchNorm("layer2.0.downsample.1"); st.NumBatchesTracked != 1 {
+	if st := m.bns["layer2.0.downsample.1"]; st.NumBatchesTracked != 1 {
 		t.Fatalf("num_batches_tracked = %d after one training run", st.NumBatchesTracked)
 	}
 	if d := maxDiff(e0, t0); d < 1e-3 {
@@ -247,7 +247,7 @@ func TestTrainAndEvalBatchNorm(t *testing.T) {
 		d[i] += 1 // change every sample but the first
 	}
 	e2, t2 := logits(eval, evalOut), logits(train, trainOut)
-	k := m.BuildConfig().NumClasses
+	k := m.cfg.NumClasses
 	// e1 and e2 are computed from the same running statistics (eval runs do not update them).
 	if dd := maxDiff(e1[:k], e2[:k]); dd > 1e-12 {
 		t.Errorf("eval logits of sample 0 changed by %g when the other samples changed", dd)
@@ -372,7 +372,7 @@ func TestLogitShapes(t *testing.T) {
 		{BuildConfig{Arch: "resnet50", NumClasses: 1000}, 1, 32},
 	} {
 		m := readOnlyModel(t, tc.cfg) // eval mode leaves the model as it is
-		images := randImages(rng, tensor.Float32, tc.batch, m.BuildConfig().Channels, tc.size, tc.size)
+		images := randImages(rng, tensor.Float32, tc.batch, m.cfg.Channels, tc.size, tc.size)
 		p, out := logitsProgram(t, m, images, false)
 		run(t, p)
 		v := p.Value(out)

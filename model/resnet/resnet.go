@@ -136,9 +136,6 @@ func (m *Model) addBatchNorm(name string, c int) {
 		Param{Name: name + ".running_var", Shape: tensor.Shape{c}, Value: tensor.New(tensor.WithShape(c), tensor.WithBacking(st.RunningVar))})
 }
 
-// BuildConfig returns the model's configuration, defaults filled in.
-func (m *Model) BuildConfig() BuildConfig { return m.cfg }
-
 // Params returns the trainable parameters in the order of PyTorch's
 // named_parameters() for the same model.
 func (m *Model) Params() []Param { return m.params }
@@ -147,12 +144,8 @@ func (m *Model) Params() []Param { return m.params }
 // float32 whatever the parameter dtype, in the order of PyTorch's
 // named_buffers(). Their tensors share memory with the states the training
 // graphs update. (PyTorch's num_batches_tracked buffers are the states'
-// NumBatchesTracked; see BatchNorm.)
+// NumBatchesTracked.)
 func (m *Model) Buffers() []Param { return m.buffers }
-
-// BatchNorm returns the state of the named batch norm ("bn1",
-// "layer2.0.downsample.1", …), or nil.
-func (m *Model) BatchNorm(name string) *ops.BatchNormState { return m.bns[name] }
 
 // NumParams returns the number of trainable parameters cfg's model has,
 // without building it.

@@ -3,6 +3,7 @@ package vit
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -189,8 +190,8 @@ func TestEvalGraphSharesParameters(t *testing.T) {
 	}
 	// Change the head bias: both graphs move by the same amount (half of it,
 	// since a distilled model averages its two heads).
-	for i := range m.Param("head.bias").Float32s() {
-		m.Param("head.bias").Float32s()[i] += 1
+	for i := range param(t, m, "head.bias").Float32s() {
+		param(t, m, "head.bias").Float32s()[i] += 1
 	}
 	a2, b2 := run()
 	for i := range b2 {
@@ -198,6 +199,16 @@ func TestEvalGraphSharesParameters(t *testing.T) {
 			t.Fatalf("logit %d did not follow the parameter update: %v→%v, %v→%v", i, a[i], a2[i], b[i], b2[i])
 		}
 	}
+}
+
+// param returns m's parameter called name.
+func param(t *testing.T, m *ViT, name string) *Param {
+	t.Helper()
+	i := slices.IndexFunc(m.Params, func(p *Param) bool { return p.Name == name })
+	if i < 0 {
+		t.Fatalf("model %s has no parameter %q", m.Config.Name, name)
+	}
+	return m.Params[i]
 }
 
 // TestInitialisation checks timm's initialisation statistics on ViT-S/16's shapes.
@@ -216,27 +227,27 @@ func TestInitialisation(t *testing.T) {
 		n := float64(len(x))
 		return math.Sqrt(s2/n - (s/n)*(s/n))
 	}
-	if s := std(m.Param("blocks.0.mlp.fc1.weight").Float32s()); math.Abs(s-0.02) > 0.002 {
+	if s := std(param(t, m, "blocks.0.mlp.fc1.weight").Float32s()); math.Abs(s-0.02) > 0.002 {
 		t.Errorf("fc1 weight std %v, want 0.02", s)
 	}
-	for _, v := range m.Param("blocks.0.attn.qkv.bias").Float32s() {
+	for _, v := range param(t, m, "blocks.0.attn.qkv.bias").Float32s() {
 		if v != 0 {
 			t.Fatal("qkv bias must start at 0")
 		}
 	}
-	for _, v := range m.Param("norm.weight").Float32s() {
+	for _, v := range param(t, m, "norm.weight").Float32s() {
 		if v != 1 {
 			t.Fatal("LayerNorm weight must start at 1")
 		}
 	}
 	bound := 1 / math.Sqrt(16)
-	for _, v := range m.Param("patch_embed.proj.weight").Float32s() {
+	for _, v := range param(t, m, "patch_embed.proj.weight").Float32s() {
 		if math.Abs(float64(v)) > bound {
 			t.Fatalf("patch_embed weight %v outside ±1/√fan_in", v)
 		}
 	}
 	m2, _ := New(cfg, 42)
-	a, b := m.Param("pos_embed").Float32s(), m2.Param("pos_embed").Float32s()
+	a, b := param(t, m, "pos_embed").Float32s(), param(t, m2, "pos_embed").Float32s()
 	for i := range a {
 		if a[i] != b[i] {
 			t.Fatal("initialisation is not reproducible from the seed")

@@ -112,7 +112,6 @@ type ViT struct {
 	// Params are float32 tensors (float64 ones only in the gradient
 	// checks, internal/gradcheck); graphs take their dtype.
 	Params []*Param
-	index  map[string]int
 }
 
 // New returns a float32 ViT initialised as timm does, reproducibly from seed.
@@ -120,9 +119,9 @@ func New(cfg Config, seed uint64) (*ViT, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	m := &ViT{Config: cfg, index: map[string]int{}}
+	m := &ViT{Config: cfg}
 	rng := rand.New(rand.NewPCG(seed, 0x5eed))
-	for i, s := range cfg.ParamSpecs() {
+	for _, s := range cfg.ParamSpecs() {
 		vals := make([]float64, s.Size())
 		initValues(vals, s, rng)
 		f := make([]float32, len(vals))
@@ -130,7 +129,6 @@ func New(cfg Config, seed uint64) (*ViT, error) {
 			f[j] = float32(v)
 		}
 		m.Params = append(m.Params, &Param{Name: s.Name, Value: tensor.New(tensor.WithShape(s.Shape...), tensor.WithBacking(f))})
-		m.index[s.Name] = i
 	}
 	return m, nil
 }
@@ -169,15 +167,6 @@ func truncNormal(rng *rand.Rand, std, a, b float64) float64 {
 	}
 }
 
-// Param returns the named parameter, or nil.
-func (m *ViT) Param(name string) *Param {
-	i, ok := m.index[name]
-	if !ok {
-		return nil
-	}
-	return m.Params[i]
-}
-
 // SharingWeights returns a model of the same configuration whose parameters
 // are backed by the given slices (aligned with m.Params), such as an
 // optimiser's EMA weights, so that graphs built from it evaluate them.
@@ -188,7 +177,7 @@ func (m *ViT) SharingWeights(weights [][]float32) (*ViT, error) {
 	if len(weights) != len(m.Params) {
 		return nil, fmt.Errorf("model: %d weight slices for %d parameters", len(weights), len(m.Params))
 	}
-	out := &ViT{Config: m.Config, index: m.index}
+	out := &ViT{Config: m.Config}
 	for i, p := range m.Params {
 		shape := p.Value.Shape()
 		if len(weights[i]) != shape.TotalSize() {
