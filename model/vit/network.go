@@ -245,20 +245,6 @@ func ResamplePosEmbedTensor(t safetensors.Tensor, from, to Config) ([]float32, s
 // network is a ViT or DeiT as a model.Network.
 type network struct{ m *ViT }
 
-// AsNetwork returns m as a model.Network.
-func AsNetwork(m *ViT) model.Network { return network{m} }
-
-// Of returns the ViT a network is, or an error naming the network when it
-// is another architecture: for what only a transformer has (attention
-// maps, position embeddings).
-func Of(n model.Network) (*ViT, error) {
-	if v, ok := n.(network); ok {
-		return v.m, nil
-	}
-	s := n.Spec()
-	return nil, fmt.Errorf("model %s is a %s, not a ViT", s.Name(), s.Arch())
-}
-
 func (n network) Spec() model.Spec { return model.SpecOf(n.m.Config) }
 
 func (n network) Describe() string {

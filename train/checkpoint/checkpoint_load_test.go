@@ -68,8 +68,8 @@ func TestCheckpointRoundTrip(t *testing.T) {
 		got.Eval == nil || *got.Eval != *want.Eval {
 		t.Fatalf("read back %+v", got)
 	}
-	for i, p := range m.Params {
-		if !slicesEqual(p.Float32s(), want.Params[i].Data) {
+	for i, p := range m.Tensors() {
+		if !slicesEqual(p.Data, want.Params[i].Data) {
 			t.Fatalf("parameter %q differs", p.Name)
 		}
 	}
@@ -364,7 +364,7 @@ func TestCheckpointTruncated(t *testing.T) {
 
 // openViT loads the checkpoint at path into a new ViT of its spec, with
 // its EMA weights when ema is set.
-func openViT(path string, ema bool) (*File, *vit.ViT, error) {
+func openViT(path string, ema bool) (*File, model.Network, error) {
 	ck, err := Load(path)
 	if err != nil {
 		return nil, nil, err
@@ -373,7 +373,7 @@ func openViT(path string, ema bool) (*File, *vit.ViT, error) {
 	if !ok {
 		return nil, nil, fmt.Errorf("%s holds a %s", path, ck.Spec.Arch())
 	}
-	m, err := vit.New(c, 0)
+	m, err := c.Build(0)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -383,7 +383,7 @@ func openViT(path string, ema bool) (*File, *vit.ViT, error) {
 			return nil, nil, err
 		}
 	}
-	_, err = src.LoadWeights(vit.AsNetwork(m), false)
+	_, err = src.LoadWeights(m, false)
 	return ck, m, err
 }
 
