@@ -16,7 +16,6 @@ import (
 	"github.com/vit-train/vit-train/nn/blas"
 	"github.com/vit-train/vit-train/train"
 	"github.com/vit-train/vit-train/train/checkpoint"
-	"github.com/vit-train/vit-train/viz"
 )
 
 // tinyVizConfig is a tiny distilled ViT: 8×8 grey input, 2×2 patches.
@@ -189,15 +188,15 @@ func TestEveryEntranceRunsTheCheckpointsPrecision(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			a, err := viz.NewAttender(n)
+			g, err := n.Graph(1, false, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			att, err := a.Attend(input)
-			if err != nil {
+			copy(g.ImageData.([]float32), input)
+			if err := g.Run(); err != nil {
 				t.Fatal(err)
 			}
-			return att.Logits
+			return g.Predictions(nil)
 		}
 		if mixed, full := logits(train.NetworkOptions{}), logits(train.NetworkOptions{Model: &fp32}); slices.Equal(mixed, full) {
 			t.Errorf("attention's network gives the fp32 logits %v: it does not run the checkpoint's %s products", full, blas.Mixed())

@@ -47,3 +47,16 @@ func Grad(s *nn.Step, i int) ([]float64, error) {
 	}
 	return d, nil
 }
+
+// CentralDifference is the numeric derivative of loss with respect to
+// x[i], (loss(x + eps·eᵢ) − loss(x − eps·eᵢ)) / 2eps, for x a float64
+// parameter that loss reads; x[i] is restored after.
+func CentralDifference(loss func() float64, x []float64, i int, eps float64) float64 {
+	orig := x[i]
+	x[i] = orig + eps
+	plus := loss()
+	x[i] = orig - eps
+	minus := loss()
+	x[i] = orig
+	return (plus - minus) / (2 * eps)
+}

@@ -9,6 +9,7 @@ import (
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
+	"github.com/vit-train/vit-train/internal/gradcheck"
 	"github.com/vit-train/vit-train/nn/ops"
 	"github.com/vit-train/vit-train/nn/runner"
 )
@@ -136,13 +137,7 @@ func TestResNet20GradientMatchesFiniteDifferences(t *testing.T) {
 		analytic := append([]float64(nil), full.Value(lg.grads[i]).Data().([]float64)...)
 		w := p.Value.Data().([]float64)
 		for _, e := range rng.Perm(len(w))[:min(len(w), 6)] {
-			orig := w[e]
-			w[e] = orig + eps
-			fp := loss()
-			w[e] = orig - eps
-			fm := loss()
-			w[e] = orig
-			num := (fp - fm) / (2 * eps)
+			num := gradcheck.CentralDifference(loss, w, e, eps)
 			if d := math.Abs(analytic[e] - num); d > 1e-7+1e-5*math.Abs(num) {
 				t.Errorf("%s[%d]: analytic %.10g, numeric %.10g", p.Name, e, analytic[e], num)
 			}
