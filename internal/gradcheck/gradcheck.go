@@ -1,8 +1,10 @@
-// Package gradcheck holds the float64 networks of the whole-model gradient
-// checks, which compare the analytic gradients with central differences
-// finer than float32 resolves. Training, evaluation and every command
-// build float32 networks only; the ops (nn/ops) are written for both, so a
-// ViT whose parameters are float64 builds float64 graphs throughout.
+// Package gradcheck holds what the whole-model gradient checks share:
+// float64 networks, whose analytic gradients are compared with central
+// differences finer than float32 resolves, and those differences.
+// Training, evaluation and every command build float32 networks only; the
+// ops (nn/ops) are written for both, and a ViT's or a ResNet's graphs take
+// their parameters' dtype, so a network whose parameters are converted
+// (Float64) computes in float64 throughout.
 package gradcheck
 
 import (
@@ -24,14 +26,19 @@ func ViT(cfg vit.Config, seed uint64) (*vit.ViT, error) {
 		return nil, err
 	}
 	for _, p := range m.Params {
-		f := p.Float32s()
-		d := make([]float64, len(f))
-		for i, v := range f {
-			d[i] = float64(v)
-		}
-		p.Value = tensor.New(tensor.WithShape(p.Value.Shape()...), tensor.WithBacking(d))
+		p.Value = Float64(p.Value)
 	}
 	return m, nil
+}
+
+// Float64 returns a float64 copy of t, a float32 tensor, of its shape.
+func Float64(t *tensor.Dense) *tensor.Dense {
+	f := t.Float32s()
+	d := make([]float64, len(f))
+	for i, v := range f {
+		d[i] = float64(v)
+	}
+	return tensor.New(tensor.WithShape(t.Shape()...), tensor.WithBacking(d))
 }
 
 // Grad returns parameter i's gradient of s's last Run, shaped as the

@@ -106,7 +106,7 @@ type Config struct {
 
 // BuildConfig is the float32 model configuration of c.
 func (c Config) BuildConfig() BuildConfig {
-	return BuildConfig{Arch: c.Arch, Channels: c.Channels, ImageSize: c.ImageSize, NumClasses: c.NumClasses, Dtype: tensor.Float32}
+	return BuildConfig{Arch: c.Arch, Channels: c.Channels, ImageSize: c.ImageSize, NumClasses: c.NumClasses}
 }
 
 // Architecture is "resnet".
