@@ -1,7 +1,6 @@
 package augment
 
 import (
-	"fmt"
 	"math"
 	"math/rand/v2"
 )
@@ -17,19 +16,6 @@ const (
 	// ErasePixel writes a standard-normal value per pixel and channel (DeiT).
 	ErasePixel
 )
-
-// ParseEraseMode parses timm's re_mode: "const", "rand" or "pixel".
-func ParseEraseMode(s string) (EraseMode, error) {
-	switch s {
-	case "const", "":
-		return EraseConst, nil
-	case "rand":
-		return EraseRand, nil
-	case "pixel":
-		return ErasePixel, nil
-	}
-	return 0, fmt.Errorf("augment: unknown random erasing mode %q (want const, rand or pixel)", s)
-}
 
 // RandomErasing erases a random box of a normalised image with probability
 // Prob, as timm's RandomErasing does: the box area is uniform in

@@ -19,7 +19,7 @@ const (
 
 // TrainConfig describes a training pipeline as timm's create_transform
 // (is_training=True) arguments do. Zero values mean "off" except where noted;
-// DefaultTrainConfig and DeiTTrainConfig fill in the usual values.
+// DeiTTrainConfig fills in DeiT's values.
 type TrainConfig struct {
 	Size        int        // output height and width
 	Crop        CropMode   // CropRRC (ImageNet) or CropPad (small images)
@@ -34,13 +34,6 @@ type TrainConfig struct {
 	REProb      float64    // random erasing probability (after normalisation)
 	REMode      EraseMode  // random erasing fill
 	RECount     int        // zero: 1
-}
-
-// DefaultTrainConfig returns timm's create_transform training defaults for
-// a size x size model: RandomResizedCrop, flip 0.5, colour jitter 0.4,
-// bilinear, no auto-augment, no erasing.
-func DefaultTrainConfig(size int, mean, std []float32) TrainConfig {
-	return TrainConfig{Size: size, HFlip: 0.5, ColorJitter: 0.4, Interp: Bilinear, Mean: mean, Std: std}
 }
 
 // DeiTTrainConfig returns DeiT's training pipeline: RandomResizedCrop

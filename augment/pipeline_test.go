@@ -99,7 +99,8 @@ func TestTrainPipelines(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	plain, err := TrainPipeline(DefaultTrainConfig(64, nil, nil))
+	// timm's create_transform training defaults: no auto-augment, no erasing.
+	plain, err := TrainPipeline(TrainConfig{Size: 64, HFlip: 0.5, ColorJitter: 0.4, Interp: Bilinear})
 	if err != nil {
 		t.Fatal(err)
 	}

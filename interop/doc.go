@@ -8,6 +8,8 @@
 //
 // Import reads either, infers the architecture from the tensor shapes (embed
 // dim, depth, patch size, channels, grid, classes, MLP dim, qkv bias,
-// distillation token) and takes the rest from Hints. WriteTimm writes a
-// file that timm's VisionTransformer.load_state_dict accepts as it is.
+// distillation token) and takes the rest from Hints. The imported
+// parameters are in timm's names, layouts and order, so a network's
+// tensors written as safetensors (vit-train export) are a state dict that
+// timm's VisionTransformer.load_state_dict accepts as it is.
 package interop

@@ -224,7 +224,7 @@ func jaxRecords(arrays []npy.Array) []record {
 // by the input: no more blocks than tensors.
 func checkImported(t *testing.T, imp *Imported, inputs int) {
 	t.Helper()
-	if _, err := TimmStateDict(imp.Config, imp.Params); err != nil {
+	if _, err := matchSpecs(imp.Config, imp.Params); err != nil {
 		t.Fatalf("accepted weights do not fit their config %+v: %v", imp.Config, err)
 	}
 	if err := imp.Config.Validate(); err != nil {

@@ -6,7 +6,14 @@
 // export, logits, fine-tuning and EMA work on a Network and a Spec and
 // never ask which architecture they are.
 //
-// network.go holds the Network and Config interfaces and the Spec;
+// A program links the architectures it can name by importing their
+// packages, as database/sql drivers are linked: cmd/vit-train imports
+// model/vit and model/resnet, each of which registers itself from its
+// init.
+//
+// network.go holds the Network and Config interfaces, the Spec and the
+// optional interfaces a Config may add (Distillable; Tokenized, the token
+// sequence that attention maps and position embeddings are laid out by);
 // registry.go the registry (Register, Lookup, Create, New, Names,
 // DecodeSpec, EncodeConfig); overrides.go the Overrides a preset takes,
 // the one list of their keys that configurations and flags read; load.go loading a checkpoint's tensors into

@@ -176,3 +176,31 @@ func CanDistil(spec Spec) bool {
 	d, ok := spec.Config.(Distillable)
 	return ok && d.Distillable()
 }
+
+// Tokens is the sequence a token network (a ViT) works on: Prefix tokens
+// ([CLS], and DeiT's distillation token) first, then the Grid×Grid patches
+// in row-major order, Count = Prefix + Grid² in all. Attention maps are
+// (Count, Count) over it, and a position embedding is (1, Count, width).
+type Tokens struct {
+	Count  int // the sequence length
+	Prefix int // tokens before the patches
+	Grid   int // patches along each side
+}
+
+// Tokenized is implemented by the configurations of networks that work on
+// a sequence of patch tokens (a ViT), for what only they have: attention
+// maps over the patches, position embeddings.
+type Tokenized interface {
+	Config
+	Tokens() Tokens
+}
+
+// TokensOf returns the token sequence of spec's network; ok is false for
+// a network without one (a ResNet).
+func TokensOf(spec Spec) (t Tokens, ok bool) {
+	c, ok := spec.Config.(Tokenized)
+	if !ok {
+		return Tokens{}, false
+	}
+	return c.Tokens(), true
+}

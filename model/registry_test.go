@@ -124,3 +124,26 @@ func checkTrains(t *testing.T, spec model.Spec) {
 		}
 	}
 }
+
+// A ViT's configuration gives its token sequence, [CLS] (and the
+// distillation token) before the patch grid; a ResNet has none.
+func TestTokensOf(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		want model.Tokens
+		ok   bool
+	}{
+		{"vit_base_patch16_224", model.Tokens{Count: 197, Prefix: 1, Grid: 14}, true},
+		{"deit_tiny_distilled_patch16_224", model.Tokens{Count: 198, Prefix: 2, Grid: 14}, true},
+		{"vit_large_patch32_224", model.Tokens{Count: 50, Prefix: 1, Grid: 7}, true},
+		{"resnet50", model.Tokens{}, false},
+	} {
+		spec, err := model.Create(c.name, model.Overrides{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, ok := model.TokensOf(spec); got != c.want || ok != c.ok {
+			t.Errorf("%s: TokensOf = %+v, %v; want %+v, %v", c.name, got, ok, c.want, c.ok)
+		}
+	}
+}

@@ -22,7 +22,7 @@ type Graph struct {
 
 	// Images is the input (B, C, H, W); write pixels into ImageData.
 	Images    *gorgonia.Node
-	ImageData any // []float32 or []float64 backing Images
+	ImageData any // backing Images: []float32 (Float32Images); []float64 in internal/gradcheck's graphs
 	// Logits is the class head on [CLS], (B, classes).
 	Logits *gorgonia.Node
 	// DistLogits is the distillation head on the dist token, (B, classes); nil unless distilled.
@@ -86,18 +86,9 @@ func (gr *Graph) Value(n *gorgonia.Node) gorgonia.Value {
 }
 
 // HeadLogits copies one head's logits (Logits or DistLogits) of the last
-// Run into dst as float32, (B, classes).
+// Run into dst, (B, classes).
 func (gr *Graph) HeadLogits(head *gorgonia.Node, dst []float32) []float32 {
-	dst = dst[:0]
-	switch d := gr.Value(head).Data().(type) {
-	case []float32:
-		dst = append(dst, d...)
-	case []float64:
-		for _, v := range d {
-			dst = append(dst, float32(v))
-		}
-	}
-	return dst
+	return append(dst[:0], gr.Value(head).Data().([]float32)...)
 }
 
 // Predictions returns the model's inference logits (B, classes) after Run:
@@ -111,15 +102,9 @@ func (gr *Graph) Predictions(dst []float32) []float32 {
 	dst = dst[:n]
 	clear(dst)
 	add := func(v gorgonia.Value, w float32) {
-		switch d := v.Data().(type) {
-		case []float32:
-			for i := range dst {
-				dst[i] += w * d[i]
-			}
-		case []float64:
-			for i := range dst {
-				dst[i] += w * float32(d[i])
-			}
+		d := v.Data().([]float32)
+		for i := range dst {
+			dst[i] += w * d[i]
 		}
 	}
 	if gr.DistLogits == nil {

@@ -69,7 +69,7 @@ func (gr *Graph) Differentiate(loss *gorgonia.Node, extra ...*gorgonia.Node) (*S
 func (s *Step) Run() error { return s.prog.Run() }
 
 // RunReportingGrads is Run that calls ready(i) for every parameter i, once,
-// as soon as the backward pass has computed its gradient (GradValue(i) then
+// as soon as the backward pass has computed its gradient (Grad(i) then
 // holds it), so that a data-parallel job can start averaging the last
 // layers' gradients while the first layers' are still being computed. An
 // error from ready stops the run.
@@ -92,8 +92,8 @@ func (s *Step) ExtraValue(i int) float64 { return scalar(s.prog.Value(s.Extra[i]
 
 // Grad returns parameter i's gradient of the last Run as float32, shaped as
 // the parameter and laid out row-major. The slice is the step's buffer:
-// read it before the next Run. A float64 model (use GradValue) or an i
-// outside [0, len(Grads)) is an error.
+// read it before the next Run. A graph of another dtype or an i outside
+// [0, len(Grads)) is an error.
 func (s *Step) Grad(i int) ([]float32, error) {
 	if i < 0 || i >= len(s.Grads) {
 		return nil, fmt.Errorf("step: gradient %d of %d", i, len(s.Grads))
@@ -104,13 +104,10 @@ func (s *Step) Grad(i int) ([]float32, error) {
 	}
 	d, ok := v.Data().([]float32)
 	if !ok {
-		return nil, fmt.Errorf("step: gradient %d is %v, not float32 (use GradValue)", i, s.Grads[i].Dtype())
+		return nil, fmt.Errorf("step: gradient %d is %v, not float32", i, s.Grads[i].Dtype())
 	}
 	return d, nil
 }
-
-// GradValue returns parameter i's gradient of the last Run.
-func (s *Step) GradValue(i int) gorgonia.Value { return s.prog.Value(s.Grads[i]) }
 
 func scalar(v gorgonia.Value) float64 {
 	// A type switch on v itself: Data would box the value.

@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/vit-train/vit-train/model"
-	"github.com/vit-train/vit-train/model/vit"
 	"github.com/vit-train/vit-train/train/checkpoint"
 )
 
@@ -57,22 +56,6 @@ func withConfig(f *checkpoint.File) (*Checkpoint, error) {
 	}
 	c.Config = &cfg
 	return c, nil
-}
-
-// OpenViT loads the checkpoint at path into a new ViT of its
-// configuration, for what only a ViT has (attention maps, position
-// embeddings), as OpenNetwork does; with ema, the EMA weights are loaded
-// instead of the trained ones.
-func OpenViT(path string, ema bool) (*Checkpoint, *vit.ViT, error) {
-	ck, n, err := OpenNetwork(path, NetworkOptions{EMA: ema})
-	if err != nil {
-		return nil, nil, err
-	}
-	m, err := vit.Of(n)
-	if err != nil {
-		return nil, nil, fmt.Errorf("checkpoint %s: %w", path, err)
-	}
-	return ck, m, nil
 }
 
 // NetworkOptions say how a checkpoint's network is built.

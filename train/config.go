@@ -13,10 +13,6 @@ import (
 	"github.com/vit-train/vit-train/distill"
 	"github.com/vit-train/vit-train/internal/layered"
 	"github.com/vit-train/vit-train/model"
-	// The ViTs and ResNets register themselves: every program that trains
-	// can name either in model.name.
-	_ "github.com/vit-train/vit-train/model/resnet"
-	_ "github.com/vit-train/vit-train/model/vit"
 	"github.com/vit-train/vit-train/nn/blas"
 	"github.com/vit-train/vit-train/nn/fmapeak"
 )

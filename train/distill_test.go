@@ -100,9 +100,6 @@ func TestResNetResumeIsExact(t *testing.T) {
 	if stats != 21 { // the stem, 9 blocks × 2 and 2 shortcut projections
 		t.Fatalf("%d running_var buffers, want 21", stats)
 	}
-	if _, _, err := OpenViT(filepath.Join(full, LastCheckpoint), false); err == nil || !strings.Contains(err.Error(), "not a ViT") {
-		t.Fatalf("OpenViT of a ResNet checkpoint: want a clear error, got %v", err)
-	}
 }
 
 // TestDistillFromResNetTeacher distils a ViT from a ResNet checkpoint: the

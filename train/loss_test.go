@@ -7,9 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"gorgonia.org/tensor"
-
 	"github.com/vit-train/vit-train/distill"
+	"github.com/vit-train/vit-train/internal/gradcheck"
 	"github.com/vit-train/vit-train/model"
 	"github.com/vit-train/vit-train/model/vit"
 )
@@ -154,7 +153,7 @@ func TestTrainingLossNeedsAFloat32Graph(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := vit.NewWithDtype(mc, 0, tensor.Float64)
+	m, err := gradcheck.ViT(mc, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

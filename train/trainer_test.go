@@ -101,14 +101,14 @@ func TestTruncatedCheckpointIsAnError(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ck.LoadWeights(vit.AsNetwork(m), false); err == nil || !strings.Contains(err.Error(), "has shape") {
+	if _, err := ck.LoadWeights(m, false); err == nil || !strings.Contains(err.Error(), "has shape") {
 		t.Fatalf("want a shape mismatch error, got %v", err)
 	}
 	// Another architecture: one block fewer.
 	mc = ck.Spec.Config.(vit.Config)
 	mc.Depth = 3
 	m, _ = newModel(mc)
-	if _, err := ck.LoadWeights(vit.AsNetwork(m), false); err == nil || !strings.Contains(err.Error(), `"blocks.3.`) {
+	if _, err := ck.LoadWeights(m, false); err == nil || !strings.Contains(err.Error(), `"blocks.3.`) {
 		t.Fatalf("want an unexpected-tensor error, got %v", err)
 	}
 }

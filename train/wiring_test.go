@@ -17,6 +17,7 @@ import (
 
 	"github.com/vit-train/vit-train/data"
 	"github.com/vit-train/vit-train/formats/metrics"
+	"github.com/vit-train/vit-train/internal/gradcheck"
 	"github.com/vit-train/vit-train/model"
 	"github.com/vit-train/vit-train/model/vit"
 	"github.com/vit-train/vit-train/nn"
@@ -193,11 +194,11 @@ func TestEMAEvaluationAndInitEMA(t *testing.T) {
 	}
 	last := filepath.Join(dir, LastCheckpoint)
 	score := func(ema bool) Result {
-		_, m, err := OpenViT(last, ema)
+		_, n, err := OpenNetwork(last, NetworkOptions{EMA: ema})
 		if err != nil {
 			t.Fatal(err)
 		}
-		g, err := m.BuildGraph(cfg.Data.EvalBatchSize, false, nil)
+		g, err := n.Graph(cfg.Data.EvalBatchSize, false, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -378,7 +379,11 @@ func fmnistModel(t *testing.T, dt tensor.Dtype) *vit.ViT {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := vit.NewWithDtype(mc, 0, dt)
+	build := vit.New
+	if dt == tensor.Float64 {
+		build = gradcheck.ViT
+	}
+	m, err := build(mc, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

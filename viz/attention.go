@@ -3,7 +3,7 @@ package viz
 import (
 	"fmt"
 
-	"github.com/vit-train/vit-train/model/vit"
+	"github.com/vit-train/vit-train/model"
 	"github.com/vit-train/vit-train/nn"
 )
 
@@ -26,7 +26,8 @@ func ParseMethod(s string) (Method, error) {
 	return "", fmt.Errorf("viz: unknown attention method %q (want rollout or last)", s)
 }
 
-// Attention is one image's attention in every block of a ViT.
+// Attention is one image's attention in every block of a token network
+// (a ViT).
 type Attention struct {
 	// Layers holds each block's attention probabilities, first block first,
 	// each (Heads, Tokens, Tokens): row i is how token i attends to every token.
@@ -92,46 +93,55 @@ func (a *Attention) HeadMaps(token int) ([][]float64, error) {
 	return out, nil
 }
 
-// Attender runs a ViT on one image at a time and reads its attention.
+// Attender runs a token network (a ViT) on one image at a time and reads
+// its attention.
 type Attender struct {
-	g   *nn.Graph
-	cfg vit.Config
+	g              *nn.Graph
+	name           string
+	channels, size int // the input, (C, H, W) = (channels, size, size)
+	tokens         model.Tokens
 }
 
-// NewAttender builds m's evaluation graph for a batch of one image.
-func NewAttender(m *vit.ViT) (*Attender, error) {
-	g, err := m.BuildGraph(1, false, nil)
+// NewAttender builds n's evaluation graph for a batch of one image. A
+// network without tokens (model.TokensOf) or without attention is an
+// error naming it.
+func NewAttender(n model.Network) (*Attender, error) {
+	spec := n.Spec()
+	tokens, ok := model.TokensOf(spec)
+	if !ok {
+		return nil, fmt.Errorf("viz: model %s is a %s, which has no tokens to attend over", spec.Name(), spec.Arch())
+	}
+	g, err := n.Graph(1, false, nil)
 	if err != nil {
 		return nil, err
 	}
-	return &Attender{g: g, cfg: m.Config}, nil
+	if len(g.Attention) == 0 {
+		return nil, fmt.Errorf("viz: model %s's graph has no attention", spec.Name())
+	}
+	channels, size := spec.Input()
+	return &Attender{g: g, name: spec.Name(), channels: channels, size: size, tokens: tokens}, nil
 }
 
 // Attend runs the model on one normalised image, input (C, H, W) as the
-// model's Config says, and returns its attention and logits.
+// model's spec says, and returns its attention and logits.
 func (a *Attender) Attend(input []float32) (*Attention, error) {
-	c := a.cfg
-	if want := c.Channels * c.ImageSize * c.ImageSize; len(input) != want {
-		return nil, fmt.Errorf("viz: input has %d values, model %s takes (C, H, W) = (%d, %d, %d)", len(input), c.Name, c.Channels, c.ImageSize, c.ImageSize)
+	if want := a.channels * a.size * a.size; len(input) != want {
+		return nil, fmt.Errorf("viz: input has %d values, model %s takes (C, H, W) = (%d, %d, %d)", len(input), a.name, a.channels, a.size, a.size)
 	}
-	switch d := a.g.ImageData.(type) {
-	case []float32:
-		copy(d, input)
-	case []float64:
-		for i, v := range input {
-			d[i] = float64(v)
-		}
-	default:
-		return nil, fmt.Errorf("viz: unsupported image buffer %T", d)
+	images, err := a.g.Float32Images()
+	if err != nil {
+		return nil, err
 	}
+	copy(images, input)
 	if err := a.g.Run(); err != nil {
 		return nil, err
 	}
-	out := &Attention{Prefix: c.NumPrefixTokens(), Grid: c.GridSize(), Logits: a.g.Predictions(nil)}
+	t := a.tokens
+	out := &Attention{Prefix: t.Prefix, Grid: t.Grid, Logits: a.g.Predictions(nil)}
 	for i, op := range a.g.Attention {
 		p, b, h, n := op.Probs()
-		if b != 1 || n != c.NumTokens() {
-			return nil, fmt.Errorf("viz: block %d attention is (%d, %d, %d, %d), want batch 1 and %d tokens", i, b, h, n, n, c.NumTokens())
+		if b != 1 || n != t.Count {
+			return nil, fmt.Errorf("viz: block %d attention is (%d, %d, %d, %d), want batch 1 and %d tokens", i, b, h, n, n, t.Count)
 		}
 		out.Layers = append(out.Layers, p)
 		out.Heads, out.Tokens = h, n

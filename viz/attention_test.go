@@ -18,7 +18,7 @@ import (
 // returning the attention, the image as loaded and the checkpoint.
 func attendTiny(t *testing.T, distilled bool) (*viz.Attention, augment.Image, *train.Checkpoint) {
 	t.Helper()
-	ck, m, err := train.OpenViT(tinyCheckpoint(t, distilled), false)
+	ck, n, err := train.OpenNetwork(tinyCheckpoint(t, distilled), train.NetworkOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +36,7 @@ func attendTiny(t *testing.T, distilled bool) (*viz.Attention, augment.Image, *t
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := viz.NewAttender(m)
+	a, err := viz.NewAttender(n)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,11 +125,11 @@ func TestAttendTinyModel(t *testing.T) {
 }
 
 func TestAttendRejectsWrongInput(t *testing.T) {
-	_, m, err := train.OpenViT(tinyCheckpoint(t, false), false)
+	_, n, err := train.OpenNetwork(tinyCheckpoint(t, false), train.NetworkOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := viz.NewAttender(m)
+	a, err := viz.NewAttender(n)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -120,8 +120,8 @@ func newModelInfo(spec model.Spec) modelInfo {
 	i := modelInfo{Config: c, Arch: spec.Arch(), Summary: c.Summary(), Params: c.ParamCount(),
 		ForwardGMACs: float64(c.ForwardFLOPs()) / 2e9, ForwardGFLOPs: float64(c.ForwardFLOPs()) / 1e9,
 		ParamBytes: p, GradBytes: p, AdamStateBytes: 2 * p, TrainingBytes: 4 * p}
-	if t, ok := c.(interface{ NumTokens() int }); ok {
-		i.Tokens = t.NumTokens()
+	if t, ok := model.TokensOf(spec); ok {
+		i.Tokens = t.Count
 	}
 	return i
 }

@@ -22,6 +22,12 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+
+	// The architectures the command knows, registered with package model
+	// as database/sql drivers are: what models lists, train builds and a
+	// checkpoint's "vit_train.arch" may name.
+	_ "github.com/vit-train/vit-train/model/resnet"
+	_ "github.com/vit-train/vit-train/model/vit"
 )
 
 func main() {

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -13,6 +14,8 @@ import (
 	"github.com/vit-train/vit-train/augment"
 	"github.com/vit-train/vit-train/data"
 	"github.com/vit-train/vit-train/formats/metrics"
+	"github.com/vit-train/vit-train/formats/safetensors"
+	"github.com/vit-train/vit-train/model"
 	"github.com/vit-train/vit-train/train"
 	"github.com/vit-train/vit-train/viz"
 )
@@ -123,12 +126,13 @@ last block's head-averaged attention. Each map is scaled from its minimum
 // the files written. The images go through the checkpoint's evaluation
 // preprocessing with pre's overrides.
 func drawAttention(ckPath string, ema bool, pre train.PreprocessOverrides, method viz.Method, out string, files []string) ([]string, error) {
-	ck, m, err := train.OpenViT(ckPath, ema)
+	ck, n, err := train.OpenNetwork(ckPath, train.NetworkOptions{EMA: ema})
 	if err != nil {
 		return nil, err
 	}
-	c := m.Config
-	ec, err := ck.EvalPreprocessing(c.ImageSize, pre, nil)
+	spec := n.Spec()
+	channels, size := spec.Input()
+	ec, err := ck.EvalPreprocessing(size, pre, nil)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", ckPath, err)
 	}
@@ -139,16 +143,16 @@ func drawAttention(ckPath string, ema bool, pre train.PreprocessOverrides, metho
 	if err != nil {
 		return nil, err
 	}
-	att, err := viz.NewAttender(m)
+	att, err := viz.NewAttender(n)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("checkpoint %s: %w", ckPath, err)
 	}
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return nil, err
 	}
 	var written []string
 	for _, f := range files {
-		img, err := data.LoadImage(f, c.Channels, &view)
+		img, err := data.LoadImage(f, channels, &view)
 		if err != nil {
 			return written, err
 		}
@@ -167,7 +171,7 @@ func drawAttention(ckPath string, ema bool, pre train.PreprocessOverrides, metho
 		}
 		base := strings.TrimSuffix(filepath.Base(f), filepath.Ext(f))
 		fig := viz.AttentionFigure{
-			Title:  fmt.Sprintf("%s: %s %.1f%% (%s)", filepath.Base(f), label, 100*best.Probability, c.Name),
+			Title:  fmt.Sprintf("%s: %s %.1f%% (%s)", filepath.Base(f), label, 100*best.Probability, spec.Name()),
 			Image:  img,
 			Att:    a,
 			Method: method,
@@ -212,19 +216,28 @@ the G×G map of that patch's similarity with all patches.`,
 // drawPosEmbed writes the position-embedding similarity picture of a
 // checkpoint to out.
 func drawPosEmbed(ckPath string, ema bool, out string) error {
-	_, m, err := train.OpenViT(ckPath, ema)
+	_, n, err := train.OpenNetwork(ckPath, train.NetworkOptions{EMA: ema})
 	if err != nil {
 		return err
 	}
-	c := m.Config
-	p := m.Param("pos_embed")
-	if p == nil {
-		return fmt.Errorf("checkpoint %s: model %s has no pos_embed", ckPath, c.Name)
+	spec := n.Spec()
+	tokens, ok := model.TokensOf(spec)
+	if !ok {
+		return fmt.Errorf("checkpoint %s: model %s is a %s, which has no tokens to embed positions of", ckPath, spec.Name(), spec.Arch())
 	}
-	sim, err := viz.PosEmbedSimilarity(p.Float32s(), c.NumTokens(), c.EmbedDim, c.NumPrefixTokens())
+	tensors := n.Tensors()
+	i := slices.IndexFunc(tensors, func(t safetensors.Tensor) bool { return t.Name == "pos_embed" })
+	if i < 0 {
+		return fmt.Errorf("checkpoint %s: model %s has no pos_embed", ckPath, spec.Name())
+	}
+	p := tensors[i]
+	if len(p.Shape) != 3 || p.Shape[0] != 1 || p.Shape[1] != tokens.Count {
+		return fmt.Errorf("checkpoint %s: model %s's pos_embed has shape %v, want (1, %d, width)", ckPath, spec.Name(), p.Shape, tokens.Count)
+	}
+	sim, err := viz.PosEmbedSimilarity(p.Data, tokens.Count, p.Shape[2], tokens.Prefix)
 	if err != nil {
 		return err
 	}
-	title := fmt.Sprintf("Position embedding similarity, %s", c.Name)
-	return viz.SavePosEmbedFigure(out, title, sim, c.GridSize())
+	title := fmt.Sprintf("Position embedding similarity, %s", spec.Name())
+	return viz.SavePosEmbedFigure(out, title, sim, tokens.Grid)
 }

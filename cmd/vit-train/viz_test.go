@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -17,12 +18,18 @@ import (
 	"github.com/vit-train/vit-train/train/checkpoint"
 )
 
-// tinyVizCheckpoint saves a tiny distilled ViT (8×8 grey input, 2×2 patches)
-// with random weights and returns its path.
-func tinyVizCheckpoint(t *testing.T) string {
+// tinyVizConfig is a tiny distilled ViT: 8×8 grey input, 2×2 patches.
+var tinyVizConfig = vit.Config{Name: "tiny", ImageSize: 8, PatchSize: 4, Channels: 1, NumClasses: 3,
+	EmbedDim: 8, Depth: 2, Heads: 2, MLPDim: 16, LayerNormEps: 1e-6, QKVBias: true, Distilled: true}
+
+// tinyVizCheckpoint saves tinyVizConfig's ViT with random weights and
+// returns its path.
+func tinyVizCheckpoint(t *testing.T) string { return vizCheckpoint(t, tinyVizConfig) }
+
+// vizCheckpoint saves a ViT of cfg with random weights and returns its
+// path.
+func vizCheckpoint(t *testing.T, cfg vit.Config) string {
 	t.Helper()
-	cfg := vit.Config{Name: "tiny", ImageSize: 8, PatchSize: 4, Channels: 1, NumClasses: 3,
-		EmbedDim: 8, Depth: 2, Heads: 2, MLPDim: 16, LayerNormEps: 1e-6, QKVBias: true, Distilled: true}
 	m, err := vit.New(cfg, 1)
 	if err != nil {
 		t.Fatal(err)
@@ -95,6 +102,22 @@ func TestAttentionAndPosEmbedCommands(t *testing.T) {
 	decodeVizPNG(t, pe)
 }
 
+// attention and posembed draw what only a network of tokens has: a
+// ResNet's checkpoint is refused in words that say so.
+func TestAttentionAndPosEmbedRefuseANetworkWithoutTokens(t *testing.T) {
+	ck := randomCheckpoint(t, "resnet20", model.Overrides{Channels: 1, ImageSize: 28, NumClasses: 10})
+	img := writeTestPNGs(t, t.TempDir(), 1)[0]
+	for _, args := range [][]string{
+		{"attention", "--checkpoint", ck, "--out", t.TempDir(), img},
+		{"posembed", "--checkpoint", ck, "--out", filepath.Join(t.TempDir(), "pos.png")},
+	} {
+		_, err := run(t, args...)
+		if err == nil || !strings.Contains(err.Error(), ck) || !strings.Contains(err.Error(), "resnet20 is a resnet, which has no tokens") {
+			t.Errorf("%s of a ResNet checkpoint: %v; want an error naming the file and saying it has no tokens", args[0], err)
+		}
+	}
+}
+
 func TestPlotCommand(t *testing.T) {
 	dir := t.TempDir()
 	if _, err := run(t, "plot", dir); err == nil || !strings.Contains(err.Error(), "no metrics") {
@@ -135,7 +158,11 @@ func TestPlotCommand(t *testing.T) {
 // processor has no low-precision product each one refuses, naming the
 // setting; where it has one, the network attention draws with runs it.
 func TestEveryEntranceRunsTheCheckpointsPrecision(t *testing.T) {
-	ck, err := train.LoadCheckpoint(tinyVizCheckpoint(t))
+	// An MLP of 64: fc2's products have the fewest steps (64) that run in
+	// low precision.
+	wide := tinyVizConfig
+	wide.MLPDim = 64
+	ck, err := train.LoadCheckpoint(vizCheckpoint(t, wide))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,12 +175,31 @@ func TestEveryEntranceRunsTheCheckpointsPrecision(t *testing.T) {
 	}
 	img := writeTestPNGs(t, t.TempDir(), 1)[0]
 	if !blas.Mixed().IsFP32() {
-		_, m, err := train.OpenViT(path, false)
-		if err != nil {
-			t.Fatal(err)
+		// The network attention draws with (train.OpenNetwork's) runs
+		// other products than the same checkpoint opened in fp32.
+		fp32 := cfg.Model
+		fp32.Precision = "fp32"
+		input := make([]float32, 8*8)
+		for i := range input {
+			input[i] = float32(i%7) - 3
 		}
-		if m.Products != blas.Mixed() {
-			t.Errorf("attention's network runs %s products, want %s", m.Products, blas.Mixed())
+		logits := func(o train.NetworkOptions) []float32 {
+			_, n, err := train.OpenNetwork(path, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			g, err := n.Graph(1, false, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			copy(g.ImageData.([]float32), input)
+			if err := g.Run(); err != nil {
+				t.Fatal(err)
+			}
+			return g.Predictions(nil)
+		}
+		if mixed, full := logits(train.NetworkOptions{}), logits(train.NetworkOptions{Model: &fp32}); slices.Equal(mixed, full) {
+			t.Errorf("attention's network gives the fp32 logits %v: it does not run the checkpoint's %s products", full, blas.Mixed())
 		}
 		if out, err := run(t, "attention", "--checkpoint", path, "--out", t.TempDir(), img); err != nil {
 			t.Fatalf("attention: %v\n%s", err, out)

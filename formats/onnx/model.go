@@ -106,15 +106,6 @@ type Dim struct {
 	Param string
 }
 
-// Fixed returns dimensions of the given sizes.
-func Fixed(sizes ...int64) []Dim {
-	ds := make([]Dim, len(sizes))
-	for i, s := range sizes {
-		ds[i] = Dim{Value: s}
-	}
-	return ds
-}
-
 // AttributeType is an AttributeProto.AttributeType.
 type AttributeType int32
 

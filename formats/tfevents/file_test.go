@@ -29,7 +29,7 @@ func writeFile(t *testing.T, dir string, now time.Time, steps ...int64) string {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	return w.Path()
+	return w.f.Name()
 }
 
 func steps(t *testing.T, path string) []int64 {

@@ -70,9 +70,6 @@ func nameSeconds(name string) (int64, bool) {
 // wallTime is t in seconds since the Unix epoch.
 func wallTime(t time.Time) float64 { return float64(t.UnixNano()) / 1e9 }
 
-// Path is the file's path.
-func (w *Writer) Path() string { return w.f.Name() }
-
 // Write appends e as one record; a zero WallTime is set to the current
 // time. A failed write is an error naming the file.
 func (w *Writer) Write(e Event) error {

@@ -223,11 +223,10 @@ func TestMetadataRecordsTheArchitecturesOwnConfigKey(t *testing.T) {
 
 func TestQKVWithoutBias(t *testing.T) {
 	c := vit.Config{Name: "nobias", ImageSize: 8, PatchSize: 4, Channels: 1, NumClasses: 2, EmbedDim: 8, Depth: 1, Heads: 2, MLPDim: 16, LayerNormEps: 1e-6}
-	m, err := vit.New(c, 1)
+	net, err := c.Build(1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	net := vit.AsNetwork(m)
 	exported, err := Export(net, Options{Eval: evalPipeline(t, 8, 1)})
 	if err != nil {
 		t.Fatal(err)

@@ -67,8 +67,8 @@ func (m *Model) checkInput(x *gorgonia.Node) error {
 	if n := m.cfg.ImageSize; n > 0 && (s[2] != n || s[3] != n) {
 		return fmt.Errorf("resnet: input %v is not %d×%d", s, n, n)
 	}
-	if x.Dtype() != m.cfg.Dtype {
-		return fmt.Errorf("resnet: input dtype %v, the model's is %v", x.Dtype(), m.cfg.Dtype)
+	if x.Dtype() != m.dtype() {
+		return fmt.Errorf("resnet: input dtype %v, the model's is %v", x.Dtype(), m.dtype())
 	}
 	return nil
 }
@@ -119,7 +119,7 @@ func (b builder) param(name string) (*gorgonia.Node, error) {
 		if n != nil || err != nil {
 			return n, err
 		}
-		return gorgonia.NewTensor(b.g, b.m.cfg.Dtype, len(p.Shape), gorgonia.WithShape(p.Shape...),
+		return gorgonia.NewTensor(b.g, b.m.dtype(), len(p.Shape), gorgonia.WithShape(p.Shape...),
 			gorgonia.WithName(p.Name), gorgonia.WithValue(p.Value)), nil
 	}
 	return nil, fmt.Errorf("resnet: no parameter %q", name)

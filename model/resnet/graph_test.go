@@ -9,6 +9,7 @@ import (
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
+	"github.com/vit-train/vit-train/internal/gradcheck"
 	"github.com/vit-train/vit-train/nn/ops"
 	"github.com/vit-train/vit-train/nn/runner"
 )
@@ -25,9 +26,9 @@ type lossGraph struct {
 // labels, and the gradients of the mean cross-entropy.
 func newLossGraph(t *testing.T, m *Model, images *tensor.Dense, labels []int, training bool) *lossGraph {
 	t.Helper()
-	dt := m.BuildConfig().Dtype
+	dt := m.dtype()
 	s := images.Shape()
-	k := m.BuildConfig().NumClasses
+	k := m.cfg.NumClasses
 	targets := tensor.New(tensor.Of(dt), tensor.WithShape(s[0], k))
 	for i, l := range labels {
 		if err := targets.SetAt(oneOf(dt), i, l); err != nil {
@@ -51,6 +52,20 @@ func newLossGraph(t *testing.T, m *Model, images *tensor.Dense, labels []int, tr
 		t.Fatal(err)
 	}
 	return lg
+}
+
+// newFloat64 builds cfg's model as New does, its parameters converted to
+// float64 (the batch-norm statistics stay float32): its graphs are
+// float64, for finite differences finer than float32 resolves.
+func newFloat64(cfg BuildConfig, seed uint64) (*Model, error) {
+	m, err := New(cfg, seed)
+	if err != nil {
+		return nil, err
+	}
+	for i, p := range m.params {
+		m.params[i].Value = gradcheck.Float64(p.Value)
+	}
+	return m, nil
 }
 
 func oneOf(dt tensor.Dtype) any {
@@ -110,7 +125,7 @@ func randImages(rng *rand.Rand, dt tensor.Dtype, shape ...int) *tensor.Dense {
 }
 
 func TestResNet20GradientMatchesFiniteDifferences(t *testing.T) {
-	m, err := New(BuildConfig{Arch: "resnet20", ImageSize: 8, NumClasses: 3, Dtype: tensor.Float64}, 5)
+	m, err := newFloat64(BuildConfig{Arch: "resnet20", ImageSize: 8, NumClasses: 3}, 5)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,13 +151,7 @@ func TestResNet20GradientMatchesFiniteDifferences(t *testing.T) {
 		analytic := append([]float64(nil), full.Value(lg.grads[i]).Data().([]float64)...)
 		w := p.Value.Data().([]float64)
 		for _, e := range rng.Perm(len(w))[:min(len(w), 6)] {
-			orig := w[e]
-			w[e] = orig + eps
-			fp := loss()
-			w[e] = orig - eps
-			fm := loss()
-			w[e] = orig
-			num := (fp - fm) / (2 * eps)
+			num := gradcheck.CentralDifference(loss, w, e, eps)
 			if d := math.Abs(analytic[e] - num); d > 1e-7+1e-5*math.Abs(num) {
 				t.Errorf("%s[%d]: analytic %.10g, numeric %.10g", p.Name, e, analytic[e], num)
 			}
@@ -180,7 +189,7 @@ func TestEveryParameterGetsAGradient(t *testing.T) {
 func logitsProgram(t *testing.T, m *Model, images *tensor.Dense, training bool) (*runner.Program, *gorgonia.Node) {
 	t.Helper()
 	g := gorgonia.NewGraph()
-	x := gorgonia.NewTensor(g, m.BuildConfig().Dtype, 4, gorgonia.WithShape(images.Shape()...), gorgonia.WithName("x"), gorgonia.WithValue(images))
+	x := gorgonia.NewTensor(g, m.dtype(), 4, gorgonia.WithShape(images.Shape()...), gorgonia.WithName("x"), gorgonia.WithValue(images))
 	logits, err := m.Build(g, x, training)
 	if err != nil {
 		t.Fatal(err)
@@ -205,7 +214,7 @@ func maxDiff(a, b []float64) float64 {
 }
 
 func TestTrainAndEvalBatchNorm(t *testing.T) {
-	m, err := New(BuildConfig{Arch: "resnet20", ImageSize: 8, NumClasses: 5, Dtype: tensor.Float64}, 7)
+	m, err := newFloat64(BuildConfig{Arch: "resnet20", ImageSize: 8, NumClasses: 5}, 7)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -228,7 +237,7 @@ func TestTrainAndEvalBatchNorm(t *testing.T) {
 	if maxDiff64(before, snapshot(m.Buffers())) == 0 {
 		t.Fatal("a training run left the running statistics unchanged")
 	}
-	if st := m.BatchNorm("layer2.0.downsample.1"); st.NumBatchesTracked != 1 {
+	if st := m.bns["layer2.0.downsample.1"]; st.NumBatchesTracked != 1 {
 		t.Fatalf("num_batches_tracked = %d after one training run", st.NumBatchesTracked)
 	}
 	if d := maxDiff(e0, t0); d < 1e-3 {
@@ -247,7 +256,7 @@ func TestTrainAndEvalBatchNorm(t *testing.T) {
 		d[i] += 1 // change every sample but the first
 	}
 	e2, t2 := logits(eval, evalOut), logits(train, trainOut)
-	k := m.BuildConfig().NumClasses
+	k := m.cfg.NumClasses
 	// e1 and e2 are computed from the same running statistics (eval runs do not update them).
 	if dd := maxDiff(e1[:k], e2[:k]); dd > 1e-12 {
 		t.Errorf("eval logits of sample 0 changed by %g when the other samples changed", dd)
@@ -372,7 +381,7 @@ func TestLogitShapes(t *testing.T) {
 		{BuildConfig{Arch: "resnet50", NumClasses: 1000}, 1, 32},
 	} {
 		m := readOnlyModel(t, tc.cfg) // eval mode leaves the model as it is
-		images := randImages(rng, tensor.Float32, tc.batch, m.BuildConfig().Channels, tc.size, tc.size)
+		images := randImages(rng, tensor.Float32, tc.batch, m.cfg.Channels, tc.size, tc.size)
 		p, out := logitsProgram(t, m, images, false)
 		run(t, p)
 		v := p.Value(out)

@@ -39,7 +39,7 @@ func TestLayoutMatchesParams(t *testing.T) {
 			if len(w) != 4 || w[2] != u.Kernel || w[3] != u.Kernel || u.Pad != u.Kernel/2 {
 				t.Errorf("%s: %s kernel %d pad %d, weight %v", c.arch, u.Conv, u.Kernel, u.Pad, w)
 			}
-			if _, ok := shapes[u.BN+".weight"]; !ok || m.BatchNorm(u.BN) == nil {
+			if _, ok := shapes[u.BN+".weight"]; !ok || m.bns[u.BN] == nil {
 				t.Errorf("%s: no batch norm %s", c.arch, u.BN)
 			}
 		}

@@ -108,7 +108,7 @@ type Config struct {
 
 // BuildConfig is the float32 model configuration of c.
 func (c Config) BuildConfig() BuildConfig {
-	return BuildConfig{Arch: c.Arch, Channels: c.Channels, ImageSize: c.ImageSize, NumClasses: c.NumClasses, Dtype: tensor.Float32}
+	return BuildConfig{Arch: c.Arch, Channels: c.Channels, ImageSize: c.ImageSize, NumClasses: c.NumClasses}
 }
 
 // Architecture is "resnet".
@@ -251,17 +251,6 @@ func (c Config) PyTorchLoad(path string) string {
 type network struct {
 	spec Config
 	m    *Model
-}
-
-// Of returns the ResNet a network is, or an error naming the network when
-// it is another architecture: for what only a ResNet has (its layout of
-// convolutions and batch norms).
-func Of(n model.Network) (*Model, error) {
-	if r, ok := n.(*network); ok {
-		return r.m, nil
-	}
-	s := n.Spec()
-	return nil, fmt.Errorf("model %s is a %s, not a ResNet", s.Name(), s.Arch())
 }
 
 func (n *network) Spec() model.Spec { return model.SpecOf(n.spec) }

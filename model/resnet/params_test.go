@@ -266,7 +266,6 @@ func TestConfigErrors(t *testing.T) {
 		{BuildConfig{Arch: "resnet19", NumClasses: 10}, "BuildConfig.Arch \"resnet19\""},
 		{BuildConfig{Arch: "resnet20"}, "BuildConfig.NumClasses 0"},
 		{BuildConfig{Arch: "resnet20", NumClasses: 10, Channels: -1}, "BuildConfig.Channels -1"},
-		{BuildConfig{Arch: "resnet20", NumClasses: 10, Dtype: tensor.Int}, "BuildConfig.Dtype int"},
 	} {
 		_, err := New(tc.cfg, 1)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

@@ -27,11 +27,10 @@ import (
 
 // BuildConfig selects a model.
 type BuildConfig struct {
-	Arch       string       // one of Archs(): "resnet20", "resnet56", "resnet18", "resnet50", …
-	Channels   int          // input channels (3 for RGB, 1 for grey); 0 means 3
-	ImageSize  int          // input height and width that Build accepts; 0 accepts any
-	NumClasses int          // outputs of fc
-	Dtype      tensor.Dtype // parameter dtype, tensor.Float32 (the default) or tensor.Float64
+	Arch       string // one of Archs(): "resnet20", "resnet56", "resnet18", "resnet50", …
+	Channels   int    // input channels (3 for RGB, 1 for grey); 0 means 3
+	ImageSize  int    // input height and width that Build accepts; 0 accepts any
+	NumClasses int    // outputs of fc
 	// Products is the arithmetic of the convolutions' and fc's matrix
 	// products and their gradients; the zero value is float32.
 	Products blas.Variant
@@ -40,9 +39,6 @@ type BuildConfig struct {
 func (c BuildConfig) withDefaults() BuildConfig {
 	if c.Channels == 0 {
 		c.Channels = 3
-	}
-	if c.Dtype == (tensor.Dtype{}) {
-		c.Dtype = tensor.Float32
 	}
 	return c
 }
@@ -59,8 +55,6 @@ func (c BuildConfig) validate() (arch, error) {
 		return arch{}, fmt.Errorf("resnet: BuildConfig.NumClasses %d must be positive", c.NumClasses)
 	case c.ImageSize < 0:
 		return arch{}, fmt.Errorf("resnet: BuildConfig.ImageSize %d must not be negative", c.ImageSize)
-	case c.Dtype != tensor.Float32 && c.Dtype != tensor.Float64:
-		return arch{}, fmt.Errorf("resnet: BuildConfig.Dtype %v must be float32 or float64", c.Dtype)
 	}
 	return a, nil
 }
@@ -109,22 +103,16 @@ func New(cfg BuildConfig, seed uint64) (*Model, error) {
 }
 
 func (m *Model) addParam(name string, shape tensor.Shape, draw func() float64) {
-	var t *tensor.Dense
-	if m.cfg.Dtype == tensor.Float64 {
-		d := make([]float64, shape.TotalSize())
-		for i := range d {
-			d[i] = draw()
-		}
-		t = tensor.New(tensor.WithShape(shape...), tensor.WithBacking(d))
-	} else {
-		d := make([]float32, shape.TotalSize())
-		for i := range d {
-			d[i] = float32(draw())
-		}
-		t = tensor.New(tensor.WithShape(shape...), tensor.WithBacking(d))
+	d := make([]float32, shape.TotalSize())
+	for i := range d {
+		d[i] = float32(draw())
 	}
-	m.params = append(m.params, Param{Name: name, Shape: shape, Value: t})
+	m.params = append(m.params, Param{Name: name, Shape: shape, Value: tensor.New(tensor.WithShape(shape...), tensor.WithBacking(d))})
 }
+
+// dtype is the parameters' dtype, which the graphs take: float32 (float64
+// only in the gradient checks, which convert the parameters).
+func (m *Model) dtype() tensor.Dtype { return m.params[0].Value.Dtype() }
 
 func (m *Model) addBatchNorm(name string, c int) {
 	m.addParam(name+".weight", tensor.Shape{c}, func() float64 { return 1 })
@@ -136,9 +124,6 @@ func (m *Model) addBatchNorm(name string, c int) {
 		Param{Name: name + ".running_var", Shape: tensor.Shape{c}, Value: tensor.New(tensor.WithShape(c), tensor.WithBacking(st.RunningVar))})
 }
 
-// BuildConfig returns the model's configuration, defaults filled in.
-func (m *Model) BuildConfig() BuildConfig { return m.cfg }
-
 // Params returns the trainable parameters in the order of PyTorch's
 // named_parameters() for the same model.
 func (m *Model) Params() []Param { return m.params }
@@ -147,12 +132,8 @@ func (m *Model) Params() []Param { return m.params }
 // float32 whatever the parameter dtype, in the order of PyTorch's
 // named_buffers(). Their tensors share memory with the states the training
 // graphs update. (PyTorch's num_batches_tracked buffers are the states'
-// NumBatchesTracked; see BatchNorm.)
+// NumBatchesTracked.)
 func (m *Model) Buffers() []Param { return m.buffers }
-
-// BatchNorm returns the state of the named batch norm ("bn1",
-// "layer2.0.downsample.1", …), or nil.
-func (m *Model) BatchNorm(name string) *ops.BatchNormState { return m.bns[name] }
 
 // NumParams returns the number of trainable parameters cfg's model has,
 // without building it.
@@ -179,7 +160,7 @@ func (m *Model) SetProducts(v blas.Variant) { m.cfg.Products = v }
 // an optimiser's EMA weights, and whose batch norms share m's running
 // statistics, so that graphs built from it evaluate those weights.
 func (m *Model) SharingWeights(weights [][]float32) (*Model, error) {
-	if m.cfg.Dtype != tensor.Float32 {
+	if m.dtype() != tensor.Float32 {
 		return nil, fmt.Errorf("resnet: SharingWeights needs a float32 model")
 	}
 	if len(weights) != len(m.params) {

@@ -4,8 +4,6 @@ import (
 	"math"
 	"testing"
 
-	"gorgonia.org/tensor"
-
 	"github.com/vit-train/vit-train/nn"
 )
 
@@ -18,7 +16,7 @@ func TestGradCheckpointingSameGradientsLessMemory(t *testing.T) {
 		c := tiny(distilled)
 		c.Depth = 4
 		c.DropRate, c.AttnDropRate, c.DropPathRate = 0.1, 0.1, 0.2
-		m, err := NewWithDtype(c, 5, tensor.Float32)
+		m, err := New(c, 5)
 		if err != nil {
 			t.Fatal(err)
 		}

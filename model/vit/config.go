@@ -7,6 +7,8 @@ package vit
 import (
 	"errors"
 	"fmt"
+
+	"github.com/vit-train/vit-train/model"
 )
 
 // Config describes a ViT. Field names follow timm's VisionTransformer arguments.
@@ -83,6 +85,12 @@ func (c Config) NumPrefixTokens() int {
 
 // NumTokens is the sequence length T = NumPrefixTokens + NumPatches.
 func (c Config) NumTokens() int { return c.NumPrefixTokens() + c.NumPatches() }
+
+// Tokens is the sequence the encoder works on: the prefix tokens, then
+// the patches.
+func (c Config) Tokens() model.Tokens {
+	return model.Tokens{Count: c.NumTokens(), Prefix: c.NumPrefixTokens(), Grid: c.GridSize()}
+}
 
 // HeadDim is EmbedDim/Heads.
 func (c Config) HeadDim() int { return c.EmbedDim / c.Heads }

@@ -20,22 +20,3 @@ func (c Config) MACs() int64 {
 
 // ForwardFLOPs is 2·MACs: floating-point operations of one image's forward pass.
 func (c Config) ForwardFLOPs() int64 { return 2 * c.MACs() }
-
-// TrainFLOPs is the usual 3× forward estimate for forward plus backward
-// (the backward's two products per forward product).
-func (c Config) TrainFLOPs() int64 { return 3 * c.ForwardFLOPs() }
-
-// MemoryEstimate gives the bytes of float32 parameters, their gradients and
-// AdamW's two moment buffers.
-type MemoryEstimate struct {
-	Params, Grads, AdamState int64
-}
-
-// Total is the sum of all parts.
-func (m MemoryEstimate) Total() int64 { return m.Params + m.Grads + m.AdamState }
-
-// Memory estimates training memory for the parameters (activations excluded).
-func (c Config) Memory() MemoryEstimate {
-	p := int64(c.ParamCount()) * 4
-	return MemoryEstimate{Params: p, Grads: p, AdamState: 2 * p}
-}

@@ -27,16 +27,17 @@ func (m *ViT) BuildGraph(batch int, training bool, rng *ops.Randomness) (*nn.Gra
 	g := gorgonia.NewGraph()
 	gr := &nn.Graph{Training: training, Batch: batch, G: g}
 	p := map[string]*gorgonia.Node{}
+	dt := m.dtype()
 	for _, prm := range m.Params {
-		n := gorgonia.NewTensor(g, m.Dtype, prm.Value.Dims(), gorgonia.WithShape(prm.Value.Shape()...),
+		n := gorgonia.NewTensor(g, dt, prm.Value.Dims(), gorgonia.WithShape(prm.Value.Shape()...),
 			gorgonia.WithName(prm.Name), gorgonia.WithValue(prm.Value))
 		gr.ParamNodes = append(gr.ParamNodes, n)
 		p[prm.Name] = n
 	}
 	imgShape := tensor.Shape{batch, c.Channels, c.ImageSize, c.ImageSize}
-	img := tensor.New(tensor.Of(m.Dtype), tensor.WithShape(imgShape...))
+	img := tensor.New(tensor.Of(dt), tensor.WithShape(imgShape...))
 	gr.ImageData = img.Data()
-	gr.Images = gorgonia.NewTensor(g, m.Dtype, 4, gorgonia.WithShape(imgShape...), gorgonia.WithName("images"), gorgonia.WithValue(img))
+	gr.Images = gorgonia.NewTensor(g, dt, 4, gorgonia.WithShape(imgShape...), gorgonia.WithName("images"), gorgonia.WithValue(img))
 
 	b := builder{g: gr, cfg: c, p: p, training: training, rng: rng, products: m.Products}
 	x := b.do(ops.Patchify(gr.Images, c.PatchSize))

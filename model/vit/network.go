@@ -243,20 +243,6 @@ func ResamplePosEmbedTensor(t safetensors.Tensor, from, to Config) ([]float32, s
 // network is a ViT or DeiT as a model.Network.
 type network struct{ m *ViT }
 
-// AsNetwork returns m as a model.Network.
-func AsNetwork(m *ViT) model.Network { return network{m} }
-
-// Of returns the ViT a network is, or an error naming the network when it
-// is another architecture: for what only a transformer has (attention
-// maps, position embeddings).
-func Of(n model.Network) (*ViT, error) {
-	if v, ok := n.(network); ok {
-		return v.m, nil
-	}
-	s := n.Spec()
-	return nil, fmt.Errorf("model %s is a %s, not a ViT", s.Name(), s.Arch())
-}
-
 func (n network) Spec() model.Spec { return model.SpecOf(n.m.Config) }
 
 func (n network) Describe() string {
@@ -292,34 +278,3 @@ func (n network) SharingWeights(weights [][]float32) (model.Network, error) {
 // Distillable is true: DeiT's objective trains a ViT, on its distillation
 // head when it has one.
 func (c Config) Distillable() bool { return true }
-
-// Targets are the parameters model.Load fills, float32 or float64.
-func (n network) Targets() []model.Target {
-	out := make([]model.Target, len(n.m.Params))
-	for i, p := range n.m.Params {
-		out[i] = model.Target{Name: p.Name, Shape: p.Value.Shape(), Set: func(data []float32) error { return setParam(p, data) }}
-	}
-	return out
-}
-
-// setParam copies data into p, a float32 or float64 parameter of the same
-// size.
-func setParam(p *Param, data []float32) error {
-	switch dst := p.Value.Data().(type) {
-	case []float32:
-		if len(dst) == len(data) {
-			copy(dst, data)
-			return nil
-		}
-	case []float64:
-		if len(dst) == len(data) {
-			for i, v := range data {
-				dst[i] = float64(v)
-			}
-			return nil
-		}
-	default:
-		return fmt.Errorf("parameter %q is %v; checkpoints load into float32 or float64 models", p.Name, p.Value.Dtype())
-	}
-	return fmt.Errorf("checkpoint tensor %q has %d values, the model's parameter %d", p.Name, len(data), p.Value.Shape().TotalSize())
-}

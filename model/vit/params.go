@@ -105,47 +105,36 @@ func (p *Param) Float32s() []float32 { return p.Value.Data().([]float32) }
 // every graph.
 type ViT struct {
 	Config Config
-	Dtype  tensor.Dtype
 	// Products is the arithmetic of the graphs' matrix products (linear
 	// layers, the patch embedding, attention's q·kᵀ and P·v, and their
 	// gradients); the zero value is float32.
 	Products blas.Variant
-	Params   []*Param
-	index    map[string]int
+	// Params are float32 tensors (float64 ones only in the gradient
+	// checks, internal/gradcheck); graphs take their dtype.
+	Params []*Param
 }
 
 // New returns a float32 ViT initialised as timm does, reproducibly from seed.
-func New(cfg Config, seed uint64) (*ViT, error) { return NewWithDtype(cfg, seed, tensor.Float32) }
-
-// NewWithDtype is New with a chosen dtype: Float32 for training, Float64 for
-// gradient checks.
-func NewWithDtype(cfg Config, seed uint64, dt tensor.Dtype) (*ViT, error) {
+func New(cfg Config, seed uint64) (*ViT, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if dt != tensor.Float32 && dt != tensor.Float64 {
-		return nil, fmt.Errorf("model: unsupported dtype %v", dt)
-	}
-	m := &ViT{Config: cfg, Dtype: dt, index: map[string]int{}}
+	m := &ViT{Config: cfg}
 	rng := rand.New(rand.NewPCG(seed, 0x5eed))
-	for i, s := range cfg.ParamSpecs() {
+	for _, s := range cfg.ParamSpecs() {
 		vals := make([]float64, s.Size())
 		initValues(vals, s, rng)
-		var t *tensor.Dense
-		if dt == tensor.Float32 {
-			f := make([]float32, len(vals))
-			for j, v := range vals {
-				f[j] = float32(v)
-			}
-			t = tensor.New(tensor.WithShape(s.Shape...), tensor.WithBacking(f))
-		} else {
-			t = tensor.New(tensor.WithShape(s.Shape...), tensor.WithBacking(vals))
+		f := make([]float32, len(vals))
+		for j, v := range vals {
+			f[j] = float32(v)
 		}
-		m.Params = append(m.Params, &Param{Name: s.Name, Value: t})
-		m.index[s.Name] = i
+		m.Params = append(m.Params, &Param{Name: s.Name, Value: tensor.New(tensor.WithShape(s.Shape...), tensor.WithBacking(f))})
 	}
 	return m, nil
 }
+
+// dtype is the parameters' dtype, which the graphs take.
+func (m *ViT) dtype() tensor.Dtype { return m.Params[0].Value.Dtype() }
 
 func initValues(v []float64, s ParamSpec, rng *rand.Rand) {
 	switch s.init {
@@ -178,26 +167,17 @@ func truncNormal(rng *rand.Rand, std, a, b float64) float64 {
 	}
 }
 
-// Param returns the named parameter, or nil.
-func (m *ViT) Param(name string) *Param {
-	i, ok := m.index[name]
-	if !ok {
-		return nil
-	}
-	return m.Params[i]
-}
-
 // SharingWeights returns a model of the same configuration whose parameters
 // are backed by the given slices (aligned with m.Params), such as an
 // optimiser's EMA weights, so that graphs built from it evaluate them.
 func (m *ViT) SharingWeights(weights [][]float32) (*ViT, error) {
-	if m.Dtype != tensor.Float32 {
+	if m.dtype() != tensor.Float32 {
 		return nil, fmt.Errorf("model: SharingWeights needs a float32 model")
 	}
 	if len(weights) != len(m.Params) {
 		return nil, fmt.Errorf("model: %d weight slices for %d parameters", len(weights), len(m.Params))
 	}
-	out := &ViT{Config: m.Config, Dtype: m.Dtype, index: m.index}
+	out := &ViT{Config: m.Config}
 	for i, p := range m.Params {
 		shape := p.Value.Shape()
 		if len(weights[i]) != shape.TotalSize() {

@@ -82,16 +82,16 @@ func FuzzCheckpointMetadata(f *testing.F) {
 		}
 		switch c := ck.Spec.Config.(type) {
 		case vit.Config:
-			m, err := vit.New(c, 0)
+			m, err := c.Build(0)
 			if err != nil {
 				t.Fatalf("accepted model %+v does not build: %v", c, err)
 			}
-			if _, err := ck.LoadWeights(vit.AsNetwork(m), false); err != nil {
+			if _, err := ck.LoadWeights(m, false); err != nil {
 				t.Fatalf("accepted checkpoint does not load into its model: %v", err)
 			}
 			if len(ck.EMA) > 0 {
 				if ema, err := ck.EMAWeights(); err == nil {
-					ema.LoadWeights(vit.AsNetwork(m), false) // may fail, must not panic
+					ema.LoadWeights(m, false) // may fail, must not panic
 				}
 			}
 		case resnet.Config:

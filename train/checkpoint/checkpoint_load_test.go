@@ -13,8 +13,6 @@ import (
 	"strings"
 	"testing"
 
-	"gorgonia.org/tensor"
-
 	"github.com/vit-train/vit-train/augment"
 	"github.com/vit-train/vit-train/formats/safetensors"
 	"github.com/vit-train/vit-train/model"
@@ -70,8 +68,8 @@ func TestCheckpointRoundTrip(t *testing.T) {
 		got.Eval == nil || *got.Eval != *want.Eval {
 		t.Fatalf("read back %+v", got)
 	}
-	for i, p := range m.Params {
-		if !slicesEqual(p.Float32s(), want.Params[i].Data) {
+	for i, p := range m.Tensors() {
+		if !slicesEqual(p.Data, want.Params[i].Data) {
 			t.Fatalf("parameter %q differs", p.Name)
 		}
 	}
@@ -203,33 +201,6 @@ func TestCheckpointOtherDtypes(t *testing.T) {
 				t.Errorf("cls_token stored as %s: %v, want an error containing %q", dt, err, s)
 			}
 		}
-	}
-}
-
-// Weights load into a float64 model (gradient checks use one) instead of
-// panicking on a float32 type assertion.
-func TestLoadWeightsFloat64Model(t *testing.T) {
-	ck := tinyCheckpoint(t)
-	m, err := vit.NewWithDtype(tinyViT, 0, tensor.Float64)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := ck.LoadWeights(vit.AsNetwork(m), false); err != nil {
-		t.Fatal(err)
-	}
-	got := m.Params[0].Value.Data().([]float64)
-	if got[0] != float64(ck.Params[0].Data[0]) {
-		t.Fatalf("%s[0] = %g, want %g", m.Params[0].Name, got[0], ck.Params[0].Data[0])
-	}
-	// Resampling pos_embed into a float64 model of another size too.
-	big := tinyViT
-	big.ImageSize = 12
-	m, err = vit.NewWithDtype(big, 0, tensor.Float64)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if note, err := ck.LoadWeights(vit.AsNetwork(m), false); err != nil || !strings.Contains(note, "resampled") {
-		t.Fatalf("resampled load: %q, %v", note, err)
 	}
 }
 
@@ -393,7 +364,7 @@ func TestCheckpointTruncated(t *testing.T) {
 
 // openViT loads the checkpoint at path into a new ViT of its spec, with
 // its EMA weights when ema is set.
-func openViT(path string, ema bool) (*File, *vit.ViT, error) {
+func openViT(path string, ema bool) (*File, model.Network, error) {
 	ck, err := Load(path)
 	if err != nil {
 		return nil, nil, err
@@ -402,7 +373,7 @@ func openViT(path string, ema bool) (*File, *vit.ViT, error) {
 	if !ok {
 		return nil, nil, fmt.Errorf("%s holds a %s", path, ck.Spec.Arch())
 	}
-	m, err := vit.New(c, 0)
+	m, err := c.Build(0)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -412,7 +383,7 @@ func openViT(path string, ema bool) (*File, *vit.ViT, error) {
 			return nil, nil, err
 		}
 	}
-	_, err = src.LoadWeights(vit.AsNetwork(m), false)
+	_, err = src.LoadWeights(m, false)
 	return ck, m, err
 }
 

@@ -38,6 +38,9 @@ import (
 	"github.com/vit-train/vit-train/formats/onnx"
 	"github.com/vit-train/vit-train/interop/onnxexport"
 	"github.com/vit-train/vit-train/model"
+	// The architectures --model may name, registered with package model.
+	_ "github.com/vit-train/vit-train/model/resnet"
+	_ "github.com/vit-train/vit-train/model/vit"
 )
 
 func main() {
