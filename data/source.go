@@ -139,11 +139,7 @@ func (f *ImageFolder) ItemSource(i int) (ItemSource, int, error) {
 	if err != nil {
 		return nil, 0, fmt.Errorf("item %d: data: %w", i, err)
 	}
-	m, err := decodeFile(b, f.Files[i], f.opt.MaxPixels)
-	if err != nil {
-		return nil, 0, fmt.Errorf("item %d: %w", i, err)
-	}
-	src, err := newDecodedSource(m, 3, f.Files[i])
+	src, err := decodeSource(b, f.Files[i], f.opt.MaxPixels, 3)
 	if err != nil {
 		return nil, 0, fmt.Errorf("item %d: %w", i, err)
 	}
