@@ -17,10 +17,11 @@
 // At full size the samples are image/jpeg's to the bit: the same integer
 // IDCT (image/jpeg's), the same nearest-neighbour chroma upsampling and
 // image/color's fixed-point YCbCr→RGB arithmetic (decode_test.go and the
-// fuzz test check it against image/jpeg). The reduced scales compute the
-// box average of each 2×2, 4×4 or 8×8 pixel square from the block's
-// low-frequency coefficients; scaled_test.go states their tolerance
-// against the full-size image averaged over the same squares.
+// fuzz test check it against image/jpeg). A reduced scale gives each pixel
+// the mean of its 2×2, 4×4 or 8×8 square, computed from the block's
+// coefficients; subsampled chroma is reduced less, as in libjpeg (4:2:0
+// chroma at 1/2 is transformed at full size). scaled_test.go states the
+// tolerance against the full-size image averaged over the same squares.
 //
 // The package reads the formats image/jpeg reads: 8-bit sequential and
 // progressive JPEGs of 1, 3 or 4 components with image/jpeg's chroma

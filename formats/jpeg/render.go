@@ -73,6 +73,11 @@ func (m *Image) plane(i int, r image.Rectangle, scale int) plane {
 	if m.nComp == 1 {
 		hr, vr = 1, 1
 	}
+	// A subsampled component is reduced less, as libjpeg does, down to
+	// full size: 4:2:0 chroma at 1/2 is transformed at full size.
+	g := min(hr, vr, scale)
+	scale /= g
+	hr, vr = hr/g, vr/g
 	bs := 8 / scale
 	bx0, bx1 := (r.Min.X/hr)/bs, min(((r.Max.X-1)/hr)/bs+1, c.bw)
 	by0, by1 := (r.Min.Y/vr)/bs, min(((r.Max.Y-1)/vr)/bs+1, c.bh)
@@ -183,17 +188,17 @@ func clampFixed(v int32) uint8 {
 	return uint8(^(v >> 31))
 }
 
-// scaledKernels[s] holds, for scale 1<<s, the (8/scale)×(8/scale) matrix
+// scaledKernels[s] holds, for scale 1<<s, the (8/scale)×8 matrix
 // K[i][u] = mean over the scale pixels x of square i of
 // C(u)/2·cos((2x+1)uπ/16), C(0) = 1/√2, else 1: the one-dimensional
-// inverse DCT averaged over each square, on the low frequencies u < 8/scale.
+// inverse DCT averaged over each square.
 var scaledKernels = func() (k [4][]float32) {
 	for s := 1; s <= 3; s++ {
 		scale := 1 << s
 		n := 8 / scale
-		m := make([]float32, n*n)
+		m := make([]float32, n*8)
 		for i := range n {
-			for u := range n {
+			for u := range 8 {
 				cu := 1.0
 				if u == 0 {
 					cu = 1 / math.Sqrt2
@@ -202,7 +207,7 @@ var scaledKernels = func() (k [4][]float32) {
 				for x := i * scale; x < (i+1)*scale; x++ {
 					sum += cu / 2 * math.Cos(float64(2*x+1)*float64(u)*math.Pi/16)
 				}
-				m[i*n+u] = float32(sum / float64(scale))
+				m[i*8+u] = float32(sum / float64(scale))
 			}
 		}
 		k[s] = m
@@ -212,8 +217,10 @@ var scaledKernels = func() (k [4][]float32) {
 
 // scaledIDCT writes the (8/scale)² samples of a block reduced by scale (2,
 // 4 or 8) to dst: each the mean of the block's scale×scale square of
-// pixels as the low-frequency coefficients give it, level-shifted, rounded
-// and clipped to [0, 255], as libjpeg's scaled IDCT computes them.
+// pixels, computed from the coefficients directly (the separable inverse
+// DCT averaged over the squares), level-shifted, rounded and clipped to
+// [0, 255]. At 1/8 only the DC coefficient counts, as in libjpeg's 1×1
+// IDCT; rows of zero coefficients are skipped.
 func scaledIDCT(coef *[blockSize]int16, q *[blockSize]int32, dst []byte, stride, scale int) {
 	n := 8 / scale
 	var k []float32
@@ -223,25 +230,34 @@ func scaledIDCT(coef *[blockSize]int16, q *[blockSize]int32, dst []byte, stride,
 	case 4:
 		k = scaledKernels[2]
 	default:
-		k = scaledKernels[3]
+		v := (float32(int32(coef[0])*q[0]) / 8) + 128.5
+		v = min(max(v, 0), 255)
+		dst[0] = uint8(v)
+		return
 	}
 	// tmp[v][j] = Σ_u F[v][u]·K[j][u], then out[i][j] = Σ_v K[i][v]·tmp[v][j].
-	var tmp [16]float32
-	for v := range n {
+	var tmp [8 * 4]float32
+	for v := range 8 {
+		row := coef[v*8 : v*8+8 : v*8+8]
+		if row[0]|row[1]|row[2]|row[3]|row[4]|row[5]|row[6]|row[7] == 0 {
+			continue
+		}
+		var f [8]float32
+		for u, c := range row {
+			f[u] = float32(int32(c) * q[v*8+u])
+		}
 		for j := range n {
-			var s float32
-			for u := range n {
-				s += float32(int32(coef[v*8+u])*q[v*8+u]) * k[j*n+u]
-			}
-			tmp[v*n+j] = s
+			kj := k[j*8 : j*8+8 : j*8+8]
+			tmp[v*4+j] = f[0]*kj[0] + f[1]*kj[1] + f[2]*kj[2] + f[3]*kj[3] + f[4]*kj[4] + f[5]*kj[5] + f[6]*kj[6] + f[7]*kj[7]
 		}
 	}
 	for i := range n {
+		ki := k[i*8 : i*8+8 : i*8+8]
 		row := dst[i*stride : i*stride+n]
 		for j := range row {
 			s := float32(128.5)
-			for v := range n {
-				s += k[i*n+v] * tmp[v*n+j]
+			for v, kv := range ki {
+				s += kv * tmp[v*4+j]
 			}
 			row[j] = uint8(min(max(s, 0), 255))
 		}
