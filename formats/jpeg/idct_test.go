@@ -38,3 +38,26 @@ func TestIDCTMatchesGeneric(t *testing.T) {
 		}
 	}
 }
+
+// TestYCbCrRowMatchesGeneric checks that ycbcrRow (the AVX2 version where
+// the processor has it) converts every Y, Cb, Cr as ycbcrRowGeneric does,
+// in rows of every length up to 70.
+func TestYCbCrRowMatchesGeneric(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for n := range 4000 {
+		w := n % 71
+		y, cb, cr := make([]byte, w), make([]byte, w), make([]byte, w)
+		for i := range w {
+			y[i], cb[i], cr[i] = byte(rng.IntN(256)), byte(rng.IntN(256)), byte(rng.IntN(256))
+			if n < 256 && i == 0 {
+				y[i], cb[i], cr[i] = byte(n), byte(255-n), byte(n*7) // the extremes
+			}
+		}
+		want, got := make([]byte, 3*w), make([]byte, 3*w)
+		ycbcrRowGeneric(y, cb, cr, want[:w], want[w:2*w], want[2*w:])
+		ycbcrRow(y, cb, cr, got[:w], got[w:2*w], got[2*w:])
+		if !bytes.Equal(got, want) {
+			t.Fatalf("row %d: YCbCr %v %v %v: got %v, want %v", n, y, cb, cr, got, want)
+		}
+	}
+}

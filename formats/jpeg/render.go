@@ -135,6 +135,13 @@ func (p plane) copyTo(dst []byte, r image.Rectangle) {
 func ycbcrToRGB(p *[3]plane, r image.Rectangle, R, G, B []byte) {
 	w := r.Dx()
 	yp, cbp, crp := &p[0], &p[1], &p[2]
+	up, _ := upsampled.Get().(*[]byte)
+	if up == nil {
+		up = new([]byte)
+	}
+	if cap(*up) < 2*w {
+		*up = make([]byte, 2*w)
+	}
 	for y := r.Min.Y; y < r.Max.Y; y++ {
 		k := (y - r.Min.Y) * w
 		ro, gout, bo := R[k:k+w:k+w], G[k:k+w:k+w], B[k:k+w:k+w]
@@ -145,22 +152,34 @@ func ycbcrToRGB(p *[3]plane, r image.Rectangle, R, G, B []byte) {
 		switch cbp.hr {
 		case 1:
 			cbrow, crrow = cbrow[r.Min.X-cbp.x0:], crrow[r.Min.X-cbp.x0:]
-			cbrow, crrow = cbrow[:w:w], crrow[:w:w]
-			for x, yv := range yrow {
-				ro[x], gout[x], bo[x] = ycbcrPixel(yv, cbrow[x], crrow[x])
-			}
-		case 2:
-			off := r.Min.X - 2*cbp.x0 // chroma sample (off+x)/2 of cbrow
-			for x, yv := range yrow {
-				ci := (off + x) >> 1
-				ro[x], gout[x], bo[x] = ycbcrPixel(yv, cbrow[ci], crrow[ci])
-			}
+			ycbcrRow(yrow, cbrow[:w:w], crrow[:w:w], ro, gout, bo)
 		default:
-			for x, yv := range yrow {
+			// Chroma samples repeated over the pixels they cover, then
+			// converted as 4:4:4.
+			cbu, cru := (*up)[:w:w], (*up)[w:2*w:2*w]
+			for x := range w {
 				ci := (r.Min.X+x)/cbp.hr - cbp.x0
-				ro[x], gout[x], bo[x] = ycbcrPixel(yv, cbrow[ci], crrow[ci])
+				cbu[x], cru[x] = cbrow[ci], crrow[ci]
 			}
+			ycbcrRow(yrow, cbu, cru, ro, gout, bo)
 		}
+	}
+	upsampled.Put(up)
+}
+
+// upsampled holds ycbcrToRGB's rows of repeated chroma samples.
+var upsampled sync.Pool
+
+// ycbcrRow converts a row of YCbCr samples to RGB: ycbcrRowGeneric, or
+// its AVX2 version (the same bytes) where the processor has AVX2.
+var ycbcrRow = ycbcrRowGeneric
+
+// ycbcrRowGeneric converts the pixels of y, cb and cr (of one length) to
+// r, g and b.
+func ycbcrRowGeneric(y, cb, cr, r, g, b []byte) {
+	cb, cr, r, g, b = cb[:len(y)], cr[:len(y)], r[:len(y)], g[:len(y)], b[:len(y)]
+	for x, yv := range y {
+		r[x], g[x], b[x] = ycbcrPixel(yv, cb[x], cr[x])
 	}
 }
 

@@ -218,19 +218,26 @@ func (d *decoder) decodeBlock(b *[blockSize]int16, dc *int32, dcHuff, acHuff *hu
 		d.eobRun--
 		return nil
 	}
-	// Decode the AC coefficients, as specified in section F.2.2.2.
+	// Decode the AC coefficients, as specified in section F.2.2.2. The
+	// unread bits are kept in locals (acc, n) in the loop, written back
+	// to br around the calls that read it.
+	acc, n := br.acc, br.n
 	for ; zig <= zigEnd; zig++ {
-		if br.n < 32 {
+		if n < 32 {
+			br.acc, br.n = acc, n
 			br.refill()
+			acc, n = br.acc, br.n
 		}
-		if e := acHuff.ac[br.peek(lutBits)]; e != 0 && zig+(e>>8)&0x0f <= zigEnd {
+		if e := acHuff.ac[acc>>(64-lutBits)]; e != 0 && zig+(e>>8)&0x0f <= zigEnd {
 			// A coefficient whose code and bits fit the table. (A run
 			// past zigEnd takes the code alone, below.)
-			br.skip(uint(e & 0xff))
+			acc <<= uint(e & 0xff)
+			n -= uint(e & 0xff)
 			zig += (e >> 8) & 0x0f
 			b[unzig[zig&63]] = int16((e >> 16) << al)
 			continue
 		}
+		br.acc, br.n = acc, n
 		value, err := br.decodeHuffman(acHuff)
 		if err != nil {
 			return err
@@ -240,6 +247,7 @@ func (d *decoder) decodeBlock(b *[blockSize]int16, dc *int32, dcHuff, acHuff *hu
 		if val1 != 0 {
 			zig += int32(val0)
 			if zig > zigEnd {
+				acc, n = br.acc, br.n
 				break
 			}
 			b[unzig[zig&63]] = int16(br.receiveExtend(val1) << al)
@@ -250,11 +258,14 @@ func (d *decoder) decodeBlock(b *[blockSize]int16, dc *int32, dcHuff, acHuff *hu
 					d.eobRun |= uint16(br.readBits(uint(val0)))
 				}
 				d.eobRun--
+				acc, n = br.acc, br.n
 				break
 			}
 			zig += 0x0f
 		}
+		acc, n = br.acc, br.n
 	}
+	br.acc, br.n = acc, n
 	return nil
 }
 

@@ -1,0 +1,80 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// Lanes of the YCbCr→RGB constants of image/color.YCbCrToRGB: 128, 0x10101
+// (the luma scale), 91881 (Cr→R), -22554 (Cb→G), -46802 (Cr→G) and 116130
+// (Cb→B), eight int32 lanes each.
+#define LANES(off, v) \
+	DATA yccconsts<>+(off+0)(SB)/4, v; DATA yccconsts<>+(off+4)(SB)/4, v; \
+	DATA yccconsts<>+(off+8)(SB)/4, v; DATA yccconsts<>+(off+12)(SB)/4, v; \
+	DATA yccconsts<>+(off+16)(SB)/4, v; DATA yccconsts<>+(off+20)(SB)/4, v; \
+	DATA yccconsts<>+(off+24)(SB)/4, v; DATA yccconsts<>+(off+28)(SB)/4, v
+
+LANES(0, $128)
+LANES(32, $0x10101)
+LANES(64, $91881)
+LANES(96, $-22554)
+LANES(128, $-46802)
+LANES(160, $116130)
+GLOBL yccconsts<>(SB), RODATA|NOPTR, $192
+
+// PACK8 saturates the eight int32 lanes of Y to bytes and stores them at
+// (dst).
+#define PACK8(Y, X, dst) \
+	VPACKSSDW Y, Y, Y; \
+	VPERMQ    $0x08, Y, Y; \
+	VPACKUSWB X, X, X; \
+	VMOVQ     X, (dst)
+
+// func ycbcrAVX2(y, cb, cr, rd, gd, bd *byte, n int)
+//
+// Converts n (a positive multiple of 8) pixels with image/color's
+// fixed-point arithmetic: v = y·0x10101 + terms, then v>>16 saturated to
+// [0, 255], which is YCbCrToRGB's clamp.
+TEXT ·ycbcrAVX2(SB), NOSPLIT, $0-56
+	MOVQ y+0(FP), SI
+	MOVQ cb+8(FP), R8
+	MOVQ cr+16(FP), R9
+	MOVQ rd+24(FP), R10
+	MOVQ gd+32(FP), R11
+	MOVQ bd+40(FP), R12
+	MOVQ n+48(FP), CX
+	VMOVDQU yccconsts<>+0(SB), Y10
+	VMOVDQU yccconsts<>+32(SB), Y11
+	VMOVDQU yccconsts<>+64(SB), Y12
+	VMOVDQU yccconsts<>+96(SB), Y13
+	VMOVDQU yccconsts<>+128(SB), Y14
+	VMOVDQU yccconsts<>+160(SB), Y15
+
+loop:
+	VPMOVZXBD (SI), Y0
+	VPMOVZXBD (R8), Y1
+	VPMOVZXBD (R9), Y2
+	VPSUBD    Y10, Y1, Y1
+	VPSUBD    Y10, Y2, Y2
+	VPMULLD   Y11, Y0, Y0
+	VPMULLD   Y12, Y2, Y3
+	VPADDD    Y3, Y0, Y3
+	VPMULLD   Y13, Y1, Y4
+	VPMULLD   Y14, Y2, Y5
+	VPADDD    Y4, Y0, Y4
+	VPADDD    Y5, Y4, Y4
+	VPMULLD   Y15, Y1, Y5
+	VPADDD    Y5, Y0, Y5
+	VPSRAD    $16, Y3, Y3
+	VPSRAD    $16, Y4, Y4
+	VPSRAD    $16, Y5, Y5
+	PACK8(Y3, X3, R10)
+	PACK8(Y4, X4, R11)
+	PACK8(Y5, X5, R12)
+	ADDQ      $8, SI
+	ADDQ      $8, R8
+	ADDQ      $8, R9
+	ADDQ      $8, R10
+	ADDQ      $8, R11
+	ADDQ      $8, R12
+	SUBQ      $8, CX
+	JNZ       loop
+	VZEROUPPER
+	RET
