@@ -61,3 +61,25 @@ func TestYCbCrRowMatchesGeneric(t *testing.T) {
 		}
 	}
 }
+
+// TestYCbCrHalfRowMatchesGeneric checks ycbcrHalfRow against
+// ycbcrHalfRowGeneric as TestYCbCrRowMatchesGeneric does.
+func TestYCbCrHalfRowMatchesGeneric(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for n := range 4000 {
+		w := n % 71
+		y, cb, cr := make([]byte, w), make([]byte, (w+1)/2), make([]byte, (w+1)/2)
+		for i := range y {
+			y[i] = byte(rng.IntN(256))
+		}
+		for i := range cb {
+			cb[i], cr[i] = byte(rng.IntN(256)), byte(rng.IntN(256))
+		}
+		want, got := make([]byte, 3*w), make([]byte, 3*w)
+		ycbcrHalfRowGeneric(y, cb, cr, want[:w], want[w:2*w], want[2*w:])
+		ycbcrHalfRow(y, cb, cr, got[:w], got[w:2*w], got[2*w:])
+		if !bytes.Equal(got, want) {
+			t.Fatalf("row %d: YCbCr %v %v %v: got %v, want %v", n, y, cb, cr, got, want)
+		}
+	}
+}

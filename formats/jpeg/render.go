@@ -5,6 +5,7 @@ import (
 	"image"
 	"image/color"
 	"math"
+	"math/bits"
 	"sync"
 )
 
@@ -153,12 +154,27 @@ func ycbcrToRGB(p *[3]plane, r image.Rectangle, R, G, B []byte) {
 		case 1:
 			cbrow, crrow = cbrow[r.Min.X-cbp.x0:], crrow[r.Min.X-cbp.x0:]
 			ycbcrRow(yrow, cbrow[:w:w], crrow[:w:w], ro, gout, bo)
+		case 2:
+			off := r.Min.X - 2*cbp.x0 // pixel x takes chroma sample (off+x)/2
+			x0 := 0
+			if off&1 != 0 {
+				// The first pixel shares its sample with the pixel
+				// before the rectangle.
+				ro[0], gout[0], bo[0] = ycbcrPixel(yrow[0], cbrow[off>>1], crrow[off>>1])
+				x0, off = 1, off+1
+			}
+			nc := (w - x0 + 1) / 2
+			ycbcrHalfRow(yrow[x0:], cbrow[off>>1:][:nc], crrow[off>>1:][:nc], ro[x0:], gout[x0:], bo[x0:])
 		default:
 			// Chroma samples repeated over the pixels they cover, then
 			// converted as 4:4:4.
+			// hr is 4: sample (r.Min.X+x)>>sh - x0.
 			cbu, cru := (*up)[:w:w], (*up)[w:2*w:2*w]
-			for x := range w {
-				ci := (r.Min.X+x)/cbp.hr - cbp.x0
+			sh := uint(bits.TrailingZeros(uint(cbp.hr)))
+			off := r.Min.X - cbp.x0<<sh
+			cbrow, crrow = cbrow[:(off+w-1)>>sh+1], crrow[:(off+w-1)>>sh+1]
+			for x := range cbu {
+				ci := (off + x) >> sh
 				cbu[x], cru[x] = cbrow[ci], crrow[ci]
 			}
 			ycbcrRow(yrow, cbu, cru, ro, gout, bo)
@@ -173,6 +189,20 @@ var upsampled sync.Pool
 // ycbcrRow converts a row of YCbCr samples to RGB: ycbcrRowGeneric, or
 // its AVX2 version (the same bytes) where the processor has AVX2.
 var ycbcrRow = ycbcrRowGeneric
+
+// ycbcrHalfRow converts a row of Y samples whose Cb and Cr samples each
+// cover two pixels (len(cb) = (len(y)+1)/2): ycbcrHalfRowGeneric, or its
+// AVX2 version (the same bytes) where the processor has AVX2.
+var ycbcrHalfRow = ycbcrHalfRowGeneric
+
+// ycbcrHalfRowGeneric converts the pixels of y, each taking chroma sample
+// x/2 of cb and cr, to r, g and b.
+func ycbcrHalfRowGeneric(y, cb, cr, r, g, b []byte) {
+	r, g, b = r[:len(y)], g[:len(y)], b[:len(y)]
+	for x, yv := range y {
+		r[x], g[x], b[x] = ycbcrPixel(yv, cb[x>>1], cr[x>>1])
+	}
+}
 
 // ycbcrRowGeneric converts the pixels of y, cb and cr (of one length) to
 // r, g and b.
