@@ -41,11 +41,18 @@ type coeffs struct {
 // computeCoeffs computes PIL's resampling weights from an input axis of
 // inSize pixels to outSize pixels.
 func computeCoeffs(inSize, outSize int, interp Interp) coeffs {
+	return computeCoeffsBox(inSize, 0, float64(inSize), outSize, interp)
+}
+
+// computeCoeffsBox computes PIL's resampling weights from the span
+// [in0, in1) of an input axis of inSize pixels (PIL's resize box) to
+// outSize pixels; taps stay inside [0, inSize).
+func computeCoeffsBox(inSize int, in0, in1 float64, outSize int, interp Interp) coeffs {
 	filter, support := bilinearFilter, 1.0
 	if interp == Bicubic {
 		filter, support = bicubicFilter, 2.0
 	}
-	scale := float64(inSize) / float64(outSize)
+	scale := (in1 - in0) / float64(outSize)
 	filterScale := math.Max(scale, 1)
 	support *= filterScale
 	ksize := int(math.Ceil(support))*2 + 1
@@ -53,7 +60,7 @@ func computeCoeffs(inSize, outSize int, interp Interp) coeffs {
 	ss := 1 / filterScale
 	k := make([]float64, ksize)
 	for o := 0; o < outSize; o++ {
-		center := (float64(o) + 0.5) * scale
+		center := in0 + (float64(o)+0.5)*scale
 		xmin := max(int(center-support+0.5), 0)
 		xmax := min(int(center+support+0.5), inSize) - xmin
 		ww := 0.0
@@ -88,28 +95,50 @@ func resampleCrop(src Image, top, left, ch, cw, outH, outW int, interp Interp) I
 // horizontalPass resamples rows top..top+ch of src, columns left..left+cw,
 // to outW columns. It returns a (C, ch, outW) image from the pool.
 func horizontalPass(src Image, top, left, ch, cw, outW int, interp Interp) Image {
-	out := NewImage(src.C, ch, outW)
-	if cw == outW {
-		for c := 0; c < src.C; c++ {
+	rows := func(c, y int, row []float32) {
+		base := (c*src.H+top+y)*src.W + left
+		copy(row, src.Pix[base:base+cw])
+	}
+	return horizontalRows(rows, src.C, ch, cw, outW, computeCoeffs(cw, outW, interp), cw == outW, false)
+}
+
+// horizontalRows resamples the ch rows of cw values of each of c channels
+// to outW columns with the weights co (or copies them, with same),
+// mirrored left-right when flip is set. read(c, y, row) writes row y of
+// channel c into row (len cw). It returns a (c, ch, outW) image from the
+// pool.
+func horizontalRows(read func(c, y int, row []float32), c, ch, cw, outW int, co coeffs, same, flip bool) Image {
+	out := NewImage(c, ch, outW)
+	buf := NewImage(1, 4, cw)
+	defer Recycle(buf)
+	r0, r1, r2, r3 := buf.Pix[:cw], buf.Pix[cw:2*cw], buf.Pix[2*cw:3*cw], buf.Pix[3*cw:4*cw]
+	if same {
+		for k := 0; k < c; k++ {
 			for y := 0; y < ch; y++ {
-				s := src.Pix[(c*src.H+top+y)*src.W+left:]
-				copy(out.Pix[(c*ch+y)*outW:(c*ch+y+1)*outW], s[:cw])
+				dst := out.Pix[(k*ch+y)*outW : (k*ch+y+1)*outW]
+				read(k, y, dst)
+				if flip {
+					reverse(dst)
+				}
 			}
 		}
 		return out
 	}
-	co := computeCoeffs(cw, outW, interp)
-	for c := 0; c < src.C; c++ {
+	// col maps the resampled column x to where it is stored.
+	col := func(x int) int { return x }
+	if flip {
+		col = func(x int) int { return outW - 1 - x }
+	}
+	for k := 0; k < c; k++ {
 		y := 0
 		// Four rows at a time: the same taps and weights, four independent
 		// sums, each added up in the order a single row's is.
 		for ; y+4 <= ch; y += 4 {
-			base := (c*src.H+top+y)*src.W + left
-			r0 := src.Pix[base : base+cw]
-			r1 := src.Pix[base+src.W : base+src.W+cw]
-			r2 := src.Pix[base+2*src.W : base+2*src.W+cw]
-			r3 := src.Pix[base+3*src.W : base+3*src.W+cw]
-			d := out.Pix[(c*ch+y)*outW : (c*ch+y+4)*outW]
+			read(k, y, r0)
+			read(k, y+1, r1)
+			read(k, y+2, r2)
+			read(k, y+3, r3)
+			d := out.Pix[(k*ch+y)*outW : (k*ch+y+4)*outW]
 			for x := 0; x < outW; x++ {
 				st, n := co.start[x], co.size[x]
 				w := co.w[x*co.ksize : x*co.ksize+n]
@@ -121,25 +150,33 @@ func horizontalPass(src Image, top, left, ch, cw, outW int, interp Interp) Image
 					s2 += wk * a2[k]
 					s3 += wk * a3[k]
 				}
-				d[x], d[outW+x], d[2*outW+x], d[3*outW+x] = clamp01(s0), clamp01(s1), clamp01(s2), clamp01(s3)
+				o := col(x)
+				d[o], d[outW+o], d[2*outW+o], d[3*outW+o] = clamp01(s0), clamp01(s1), clamp01(s2), clamp01(s3)
 			}
 		}
 		for ; y < ch; y++ {
-			row := src.Pix[(c*src.H+top+y)*src.W+left : (c*src.H+top+y)*src.W+left+cw]
-			dst := out.Pix[(c*ch+y)*outW : (c*ch+y+1)*outW]
+			read(k, y, r0)
+			dst := out.Pix[(k*ch+y)*outW : (k*ch+y+1)*outW]
 			for x := range dst {
 				st, n := co.start[x], co.size[x]
 				w := co.w[x*co.ksize : x*co.ksize+n]
-				in := row[st : st+n]
+				in := r0[st : st+n]
 				var s float32
 				for k, wk := range w {
 					s += wk * in[k]
 				}
-				dst[x] = clamp01(s)
+				dst[col(x)] = clamp01(s)
 			}
 		}
 	}
 	return out
+}
+
+// reverse mirrors s in place.
+func reverse(s []float32) {
+	for i, j := 0, len(s)-1; i < j; i, j = i+1, j-1 {
+		s[i], s[j] = s[j], s[i]
+	}
 }
 
 // verticalPass resamples the rows of src to outH rows. It returns src itself
@@ -148,7 +185,12 @@ func verticalPass(src Image, outH int, interp Interp) Image {
 	if src.H == outH {
 		return src
 	}
-	co := computeCoeffs(src.H, outH, interp)
+	return verticalRows(src, outH, computeCoeffs(src.H, outH, interp))
+}
+
+// verticalRows resamples the rows of src to outH rows with the weights
+// co. It returns a new image from the pool.
+func verticalRows(src Image, outH int, co coeffs) Image {
 	out := NewImage(src.C, outH, src.W)
 	w := src.W
 	for c := 0; c < src.C; c++ {

@@ -127,15 +127,27 @@ func (s jpegSource) Region(top, left, h, w int) augment.Image {
 		*bp = make([]byte, 3*h*w)
 	}
 	pix := (*bp)[:3*h*w]
-	if err := s.m.RGB(pix, image.Rect(left, top, left+w, top+h), 1); err != nil {
-		panic(fmt.Sprintf("data: jpeg region: %v", err)) // Region's contract: the region lies inside
-	}
+	s.RegionBytes(pix, top, left, h, w, 1)
 	img := augment.NewImage(3, h, w)
 	for k, v := range pix {
 		img.Pix[k] = augment.ByteValue(v)
 	}
 	regionBytes.Put(bp)
 	return img
+}
+
+// MaxReduction is 8: the JPEG's DCT scaling gives 1/2, 1/4 and 1/8.
+func (s jpegSource) MaxReduction() int { return 8 }
+
+func (s jpegSource) ReducedSize(f int) (h, w int) {
+	w, h = s.m.ScaledSize(f)
+	return h, w
+}
+
+func (s jpegSource) RegionBytes(dst []byte, top, left, h, w, f int) {
+	if err := s.m.RGB(dst, image.Rect(left, top, left+w, top+h), f); err != nil {
+		panic(fmt.Sprintf("data: jpeg region: %v", err)) // the caller's contract: the region lies inside
+	}
 }
 
 // regionBytes holds jpegSource.Region's byte buffers.

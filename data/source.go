@@ -102,6 +102,19 @@ func (s rawSource) Region(top, left, h, w int) augment.Image {
 	return img
 }
 
+// MaxReduction is 1: raw bytes are read at full size.
+func (s rawSource) MaxReduction() int { return 1 }
+
+func (s rawSource) ReducedSize(int) (h, w int) { return s.h, s.w }
+
+func (s rawSource) RegionBytes(dst []byte, top, left, h, w, _ int) {
+	for c := range s.c {
+		for y := range h {
+			copy(dst[(c*h+y)*w:][:w], s.pix[(c*s.h+top+y)*s.w+left:][:w])
+		}
+	}
+}
+
 func (s rawSource) Release() {
 	if s.release != nil {
 		s.release()
