@@ -198,30 +198,40 @@ func verticalRows(src Image, outH int, co coeffs) Image {
 		for y := 0; y < outH; y++ {
 			dst := out.Pix[(c*outH+y)*w : (c*outH+y+1)*w]
 			st, n := co.start[y], co.size[y]
-			ws := co.w[y*co.ksize : y*co.ksize+n]
-			clear(dst)
-			k := 0
-			// Four taps at a time: each value is added up in the order of
-			// one tap at a time, with a quarter of the passes over dst.
-			for ; k+4 <= n; k += 4 {
-				row := func(j int) []float32 { return plane[(st+k+j)*w : (st+k+j+1)*w] }
-				a, b, c, d := row(0), row(1), row(2), row(3)
-				a, b, c, d = a[:len(dst)], b[:len(dst)], c[:len(dst)], d[:len(dst)]
-				w0, w1, w2, w3 := ws[k], ws[k+1], ws[k+2], ws[k+3]
-				for x := range dst {
-					dst[x] = dst[x] + w0*a[x] + w1*b[x] + w2*c[x] + w3*d[x]
-				}
-			}
-			for ; k < n; k++ {
-				wk := ws[k]
-				for x, v := range plane[(st+k)*w : (st+k+1)*w] {
-					dst[x] += wk * v
-				}
-			}
-			for x, v := range dst {
-				dst[x] = clamp01(v)
-			}
+			verticalTaps(dst, plane[st*w:], w, co.w[y*co.ksize:y*co.ksize+n])
 		}
 	}
 	return out
+}
+
+// verticalTaps sets dst[x] = clamp01(Σ_k w[k]·src[k·stride+x]):
+// verticalTapsGeneric, or its AVX2 version (the same values) where the
+// processor has AVX2.
+var verticalTaps = verticalTapsGeneric
+
+// verticalTapsGeneric sets dst[x] = clamp01(Σ_k w[k]·src[k·stride+x]),
+// each sum added up from 0 one tap at a time, in tap order, each product
+// rounded to float32 (never fused with the addition).
+func verticalTapsGeneric(dst, src []float32, stride int, w []float32) {
+	clear(dst)
+	k := 0
+	// Four taps at a time: each value is added up in the order of one tap
+	// at a time, with a quarter of the passes over dst.
+	for ; k+4 <= len(w); k += 4 {
+		row := func(j int) []float32 { return src[(k+j)*stride : (k+j)*stride+len(dst)] }
+		a, b, c, d := row(0), row(1), row(2), row(3)
+		w0, w1, w2, w3 := w[k], w[k+1], w[k+2], w[k+3]
+		for x := range dst {
+			dst[x] = dst[x] + float32(w0*a[x]) + float32(w1*b[x]) + float32(w2*c[x]) + float32(w3*d[x])
+		}
+	}
+	for ; k < len(w); k++ {
+		wk := w[k]
+		for x, v := range src[k*stride : k*stride+len(dst)] {
+			dst[x] += float32(wk * v)
+		}
+	}
+	for x, v := range dst {
+		dst[x] = clamp01(v)
+	}
 }
