@@ -129,8 +129,43 @@ func horizontalRows(read func(c, y int, row []float32), c, ch, cw, outW int, co 
 	if flip {
 		col = func(x int) int { return outW - 1 - x }
 	}
+	var inter []float32 // 8 rows interleaved, for horizontalTaps8
+	n8 := 0             // outputs horizontalTaps8 computes
+	if horizontalTaps8 != nil && ch >= 8 {
+		n8 = outW &^ 7
+		ib := NewImage(1, 8, cw)
+		defer Recycle(ib)
+		inter = ib.Pix
+	}
 	for k := 0; k < c; k++ {
 		y := 0
+		// Eight rows at a time where an assembly kernel does it: the rows
+		// interleaved column by column, each output's taps summed over
+		// the eight rows at once, in the order of the scalar code below.
+		for ; n8 > 0 && y+8 <= ch; y += 8 {
+			for r := range 8 {
+				read(k, y+r, r0)
+				for x, v := range r0 {
+					inter[x*8+r] = v
+				}
+			}
+			d := out.Pix[(k*ch+y)*outW : (k*ch+y+8)*outW]
+			horizontalTaps8(&d[0], outW, &inter[0], &co.start[0], &co.size[0], &co.w[0], co.ksize, n8)
+			for r := range 8 {
+				row := d[r*outW : (r+1)*outW]
+				for x := n8; x < outW; x++ {
+					st, n := co.start[x], co.size[x]
+					var s float32
+					for j, wk := range co.w[x*co.ksize : x*co.ksize+n] {
+						s += float32(wk * inter[(st+j)*8+r])
+					}
+					row[x] = clamp01(s)
+				}
+				if flip {
+					reverse(row)
+				}
+			}
+		}
 		// Four rows at a time: the same taps and weights, four independent
 		// sums, each added up in the order a single row's is.
 		for ; y+4 <= ch; y += 4 {
@@ -145,10 +180,10 @@ func horizontalRows(read func(c, y int, row []float32), c, ch, cw, outW int, co 
 				a0, a1, a2, a3 := r0[st:st+n], r1[st:st+n], r2[st:st+n], r3[st:st+n]
 				var s0, s1, s2, s3 float32
 				for k, wk := range w {
-					s0 += wk * a0[k]
-					s1 += wk * a1[k]
-					s2 += wk * a2[k]
-					s3 += wk * a3[k]
+					s0 += float32(wk * a0[k])
+					s1 += float32(wk * a1[k])
+					s2 += float32(wk * a2[k])
+					s3 += float32(wk * a3[k])
 				}
 				o := col(x)
 				d[o], d[outW+o], d[2*outW+o], d[3*outW+o] = clamp01(s0), clamp01(s1), clamp01(s2), clamp01(s3)
@@ -163,7 +198,7 @@ func horizontalRows(read func(c, y int, row []float32), c, ch, cw, outW int, co 
 				in := r0[st : st+n]
 				var s float32
 				for k, wk := range w {
-					s += wk * in[k]
+					s += float32(wk * in[k])
 				}
 				dst[col(x)] = clamp01(s)
 			}
@@ -171,6 +206,13 @@ func horizontalRows(read func(c, y int, row []float32), c, ch, cw, outW int, co 
 	}
 	return out
 }
+
+// horizontalTaps8 is nil, or an assembly kernel that resamples 8 rows
+// interleaved column by column (src[c·8+r]) to n (a multiple of 8)
+// outputs of each row with the weights start, size, w and ksize of
+// coeffs: dst[r·outStride+x] = clamp01(Σ_k w[x·ksize+k]·src[(start[x]+k)·8+r]),
+// each sum added up from 0 one tap at a time, each product rounded.
+var horizontalTaps8 func(dst *float32, outStride int, src *float32, start, size *int, w *float32, ksize, n int)
 
 // reverse mirrors s in place.
 func reverse(s []float32) {

@@ -7,6 +7,7 @@ import "golang.org/x/sys/cpu"
 func init() {
 	if cpu.X86.HasAVX2 {
 		verticalTaps = verticalTapsAVX2
+		horizontalTaps8 = htapsAVX2
 	}
 }
 
@@ -26,3 +27,9 @@ func verticalTapsAVX2(dst, src []float32, stride int, w []float32) {
 	}
 	verticalTapsGeneric(dst[n:], src[n:], stride, w)
 }
+
+// htapsAVX2 is horizontalTaps8Generic on n (a positive multiple of 8)
+// outputs (resample_amd64.s).
+//
+//go:noescape
+func htapsAVX2(dst *float32, outStride int, src *float32, start, size *int, w *float32, ksize, n int)
