@@ -15,6 +15,9 @@ const maxNCodes = 256
 // lutBits is the log-2 size of the Huffman decoder's look-up tables.
 const lutBits = 9
 
+// acEOB marks the ac table's entries of the end-of-block symbol.
+const acEOB = 0x80
+
 // huffman is a Huffman decoder, specified in section C.
 type huffman struct {
 	// nCodes is the number of codes in the tree.
@@ -24,8 +27,8 @@ type huffman struct {
 	// are the code length, or 0 if the code is longer than lutBits.
 	lut [1 << lutBits]uint16
 	// ac is the look-up table of an AC coefficient whose code and extra
-	// bits together fit in lutBits bits: value<<16 | run<<8 | total bits,
-	// or 0 where they do not.
+	// bits together fit in lutBits bits: value<<16 | run<<8 | total bits;
+	// acEOB | code length for the end-of-block symbol; 0 otherwise.
 	ac [1 << lutBits]int32
 	// vals are the decoded values, sorted by their encoding.
 	vals [maxNCodes]uint8
@@ -282,10 +285,14 @@ func (h *huffman) build(nCodes [maxCodeLength]int32) {
 }
 
 // acEntry is the ac table's entry for the AC symbol rs (run<<4 | size)
-// with a code of length bits, followed by the bits left-aligned in rest,
-// or 0 when the symbol is not a coefficient or its bits do not fit.
+// with a code of length bits, followed by the bits left-aligned in rest:
+// a coefficient, an end of block (acEOB | length), or 0 for other symbols
+// and for coefficients whose bits do not fit.
 func acEntry(rs uint8, length uint32, rest uint32) int32 {
 	run, size := uint32(rs>>4), uint32(rs&0x0f)
+	if rs == 0 {
+		return int32(acEOB | length) // end of block
+	}
 	if size == 0 || length+size > lutBits {
 		return 0
 	}

@@ -139,9 +139,9 @@ func (d *decoder) processSOS(n int) error {
 						}
 					}
 					b := comp.block(bx, by)
-					if !d.progressive {
+					if !d.progressive && comp.scans > 1 {
 						// A sequential scan decodes each block afresh, even
-						// one an earlier scan held.
+						// one an earlier scan held. (Blocks start cleared.)
 						*b = [blockSize]int16{}
 					}
 					if br.n < 32 {
@@ -228,7 +228,14 @@ func (d *decoder) decodeBlock(b *[blockSize]int16, dc *int32, dcHuff, acHuff *hu
 			br.refill()
 			acc, n = br.acc, br.n
 		}
-		if e := acHuff.ac[acc>>(64-lutBits)]; e != 0 && zig+(e>>8)&0x0f <= zigEnd {
+		e := acHuff.ac[acc>>(64-lutBits)]
+		if e&acEOB != 0 {
+			// End of block: an end-of-band run of 1, this block.
+			acc <<= uint(e & 0x7f)
+			n -= uint(e & 0x7f)
+			break
+		}
+		if e != 0 && zig+(e>>8)&0x0f <= zigEnd {
 			// A coefficient whose code and bits fit the table. (A run
 			// past zigEnd takes the code alone, below.)
 			acc <<= uint(e & 0xff)
