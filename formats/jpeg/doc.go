@@ -10,16 +10,19 @@
 //     found here.
 //   - Image.RGB then runs the inverse DCT, chroma upsampling and colour
 //     conversion on the blocks that a rectangle of the image covers alone,
-//     at full size or at 1/2, 1/4 or 1/8 (the DCT scaling of libjpeg's
-//     scaled IDCT), into planar uint8 RGB: (3, h, w) bytes, R then G then B.
+//     at full size or reduced to 1/2, 1/4 or 1/8 (the DCT scaling libjpeg
+//     offers), into planar uint8 RGB: (3, h, w) bytes, R then G then B.
 //     Image.Std returns the whole image as image/jpeg's Decode does.
 //
 // At full size the samples are image/jpeg's to the bit: the same integer
-// IDCT (image/jpeg's), the same nearest-neighbour chroma upsampling and
-// image/color's fixed-point YCbCr→RGB arithmetic (decode_test.go and the
-// fuzz test check it against image/jpeg). A reduced scale gives each pixel
-// the mean of its 2×2, 4×4 or 8×8 square, computed from the block's
-// coefficients; subsampled chroma is reduced less, as in libjpeg (4:2:0
+// IDCT (image/jpeg's, with AVX2 assembly where the processor has it), the
+// same nearest-neighbour chroma upsampling and
+// image/color's fixed-point YCbCr→RGB arithmetic (AVX2 too), checked
+// against image/jpeg by decode_test.go and the fuzz test; idct_test.go
+// checks the assembly against the Go code to the bit. A reduced scale gives each pixel
+// the mean of its 2×2, 4×4 or 8×8 square, computed from all the block's
+// coefficients in floating point (libjpeg's reduced IDCTs drop the high
+// frequencies instead); subsampled chroma is reduced less, as in libjpeg (4:2:0
 // chroma at 1/2 is transformed at full size). scaled_test.go states the
 // tolerance against the full-size image averaged over the same squares.
 //
