@@ -241,7 +241,7 @@ func (d *decoder) decodeBlock(b *[blockSize]int16, dc *int32, dcHuff, acHuff *hu
 			acc <<= uint(e & 0xff)
 			n -= uint(e & 0xff)
 			zig += (e >> 8) & 0x0f
-			b[unzig[zig&63]] = int16((e >> 16) << al)
+			b[unzig[zig&63]&63] = int16((e >> 16) << al)
 			continue
 		}
 		br.acc, br.n = acc, n
@@ -257,7 +257,7 @@ func (d *decoder) decodeBlock(b *[blockSize]int16, dc *int32, dcHuff, acHuff *hu
 				acc, n = br.acc, br.n
 				break
 			}
-			b[unzig[zig&63]] = int16(br.receiveExtend(val1) << al)
+			b[unzig[zig&63]&63] = int16(br.receiveExtend(val1) << al)
 		} else {
 			if val0 != 0x0f {
 				d.eobRun = uint16(1 << val0)
