@@ -112,9 +112,8 @@ func resampleSource(src Source, top, left, h, w, outH, outW int, interp Interp, 
 func (r Resize) ApplySource(src Source, rng *rand.Rand) Image {
 	_, ih, iw := src.Size()
 	h, w := shortSideSize(ih, iw, r.Size)
-	interp := r.Interp.pick(rng)
 	if _, ok := src.(ByteSource); !ok || (h == ih && w == iw) {
-		return ResizeTo{H: h, W: w, Interp: interp}.Apply(Whole(src), rng)
+		return r.Apply(Whole(src), rng)
 	}
-	return resampleSource(src, 0, 0, ih, iw, h, w, interp, false)
+	return resampleSource(src, 0, 0, ih, iw, h, w, r.Interp.pick(rng), false)
 }

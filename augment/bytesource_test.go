@@ -82,12 +82,14 @@ func TestByteSourceMatchesProcess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A resize of random filter draws it once, as Apply does.
+	randomResize := Pipeline{Transform: Compose(Resize{Size: 40, Interp: RandomInterp}, CenterCrop{H: 32, W: 32}), Height: 32, Width: 32}
 	src := &byteSource{c: 3, h: 75, w: 100, pix: smoothBytes(75, 100), max: 1}
 	img := Whole(src)
 	for _, c := range []struct {
 		name string
 		p    Pipeline
-	}{{"deit", deit}, {"rrc-flip", rrc}, {"eval", eval}} {
+	}{{"deit", deit}, {"rrc-flip", rrc}, {"eval", eval}, {"random resize", randomResize}} {
 		for seed := range uint64(20) {
 			want := make([]float32, 3*c.p.Height*c.p.Width)
 			got := make([]float32, len(want))
