@@ -58,15 +58,21 @@ func resampleSource(src Source, top, left, h, w, outH, outW int, interp Interp, 
 	if !ok {
 		region := src.Region(top, left, h, w)
 		out := resampleCrop(region, 0, 0, h, w, outH, outW, interp)
-		if &out.Pix[0] != &region.Pix[0] {
-			Recycle(region)
-		}
+		Recycle(region)
 		if flip {
 			flipRows(out)
 		}
 		return out
 	}
-	c, _, _ := src.Size()
+	return resampleBytes(bs, top, left, h, w, outH, outW, 0, 0, outH, outW, interp, flip)
+}
+
+// resampleBytes is resampleSource on a ByteSource, computing only the
+// (wh, ww) window whose top-left corner is (wy, wx) of the (outH, outW)
+// result: the rows and columns of the region that window reads alone are
+// resampled, with the weights of the whole result (the same values).
+func resampleBytes(bs ByteSource, top, left, h, w, outH, outW, wy, wx, wh, ww int, interp Interp, flip bool) Image {
+	c, _, _ := bs.Size()
 	f := reduction(h, w, outH, outW, bs.MaxReduction())
 	// The region read, and the span of it to resample: the whole region
 	// at full size; at a reduction, the full-size region's edges divided
@@ -81,27 +87,39 @@ func resampleSource(src Source, top, left, h, w, outH, outW int, interp Interp, 
 		boxY = [2]float64{float64(top)/ff - float64(rt), float64(top+h)/ff - float64(rt)}
 		boxX = [2]float64{float64(left)/ff - float64(rl), float64(left+w)/ff - float64(rl)}
 	}
+	whole := f == 1 && wy == 0 && wx == 0 && wh == outH && ww == outW
+	coX := computeCoeffsBox(rw, boxX[0], boxX[1], outW, interp).window(wx, ww)
+	coY := computeCoeffsBox(rh, boxY[0], boxY[1], outH, interp).window(wy, wh)
+	// The rows the window's outputs read, and the columns.
+	y0, y1 := 0, rh
+	x0, x1 := 0, rw
+	if !whole {
+		y0, y1 = coY.span()
+		x0, x1 = coX.span()
+		coY, coX = coY.shifted(y0), coX.shifted(x0)
+	}
+	nh, nw := y1-y0, x1-x0
 	bp, _ := bytePool.Get().(*[]byte)
 	if bp == nil {
 		bp = new([]byte)
 	}
-	if cap(*bp) < c*rh*rw {
-		*bp = make([]byte, c*rh*rw)
+	if cap(*bp) < c*nh*nw {
+		*bp = make([]byte, c*nh*nw)
 	}
-	pix := (*bp)[:c*rh*rw]
-	bs.RegionBytes(pix, rt, rl, rh, rw, f)
+	pix := (*bp)[:c*nh*nw]
+	bs.RegionBytes(pix, rt+y0, rl+x0, nh, nw, f)
 	rows := func(ch, y int, dst []float32) {
-		for x, v := range pix[(ch*rh+y)*rw:][:rw] {
+		for x, v := range pix[(ch*nh+y)*nw:][:nw] {
 			dst[x] = levelValue[v]
 		}
 	}
-	tmp := horizontalRows(rows, c, rh, rw, outW, computeCoeffsBox(rw, boxX[0], boxX[1], outW, interp), f == 1 && rw == outW, flip)
+	tmp := horizontalRows(rows, c, nh, nw, ww, coX, whole && nw == ww, flip)
 	bytePool.Put(bp)
-	out := tmp
-	if f > 1 || rh != outH {
-		out = verticalRows(tmp, outH, computeCoeffsBox(rh, boxY[0], boxY[1], outH, interp))
-		Recycle(tmp)
+	if whole && nh == wh {
+		return tmp
 	}
+	out := verticalRows(tmp, wh, coY)
+	Recycle(tmp)
 	return out
 }
 
@@ -110,10 +128,30 @@ func resampleSource(src Source, top, left, h, w, outH, outW int, interp Interp, 
 // the image at least the output size. Otherwise it is Apply on the whole
 // image.
 func (r Resize) ApplySource(src Source, rng *rand.Rand) Image {
+	return r.applySource(src, rng, nil)
+}
+
+// applySource is ApplySource followed by crop (when not nil): a
+// ByteSource resamples the crop's window of the resized image alone.
+func (r Resize) applySource(src Source, rng *rand.Rand, crop *CenterCrop) Image {
 	_, ih, iw := src.Size()
 	h, w := shortSideSize(ih, iw, r.Size)
-	if _, ok := src.(ByteSource); !ok || (h == ih && w == iw) {
-		return r.Apply(Whole(src), rng)
+	bs, ok := src.(ByteSource)
+	if !ok || (h == ih && w == iw) {
+		out := r.Apply(Whole(src), rng)
+		if crop != nil {
+			out = crop.Apply(out, rng)
+		}
+		return out
 	}
-	return resampleSource(src, 0, 0, ih, iw, h, w, r.Interp.pick(rng), false)
+	interp := r.Interp.pick(rng)
+	if crop == nil || crop.H > h || crop.W > w {
+		out := resampleBytes(bs, 0, 0, ih, iw, h, w, 0, 0, h, w, interp, false)
+		if crop != nil {
+			out = crop.Apply(out, rng)
+		}
+		return out
+	}
+	top, left := crop.offsets(h, w)
+	return resampleBytes(bs, 0, 0, ih, iw, h, w, top, left, crop.H, crop.W, interp, false)
 }

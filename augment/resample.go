@@ -38,6 +38,35 @@ type coeffs struct {
 	w           []float32
 }
 
+// window returns the weights of outputs [o, o+n) alone.
+func (c coeffs) window(o, n int) coeffs {
+	return coeffs{ksize: c.ksize, start: c.start[o : o+n], size: c.size[o : o+n], w: c.w[o*c.ksize : (o+n)*c.ksize]}
+}
+
+// span returns the input pixels [lo, hi) that c's outputs read.
+func (c coeffs) span() (lo, hi int) {
+	lo, hi = math.MaxInt, 0
+	for o, st := range c.start {
+		if c.size[o] > 0 {
+			lo, hi = min(lo, st), max(hi, st+c.size[o])
+		}
+	}
+	if lo > hi {
+		return 0, 0
+	}
+	return lo, hi
+}
+
+// shifted returns c with every tap's start moved by -d.
+func (c coeffs) shifted(d int) coeffs {
+	start := make([]int, len(c.start))
+	for o, st := range c.start {
+		start[o] = st - d
+	}
+	c.start = start
+	return c
+}
+
 // computeCoeffs computes PIL's resampling weights from an input axis of
 // inSize pixels to outSize pixels.
 func computeCoeffs(inSize, outSize int, interp Interp) coeffs {

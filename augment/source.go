@@ -52,7 +52,8 @@ func (r RandomResizedCrop) applySource(src Source, rng *rand.Rand, flip *HFlip) 
 // ApplySource runs the first transform on src when it is a
 // SourceTransform, on the whole image converted otherwise, then the rest.
 // A RandomResizedCrop followed by an HFlip crops, resizes and flips in one
-// pass over the region.
+// pass over the region; a Resize followed by a CenterCrop resamples the
+// crop's window alone.
 func (c Composed) ApplySource(src Source, rng *rand.Rand) Image {
 	if len(c) == 0 {
 		return Whole(src)
@@ -60,6 +61,11 @@ func (c Composed) ApplySource(src Source, rng *rand.Rand) Image {
 	if rrc, ok := c[0].(RandomResizedCrop); ok && len(c) > 1 {
 		if flip, ok := c[1].(HFlip); ok {
 			return c[2:].Apply(rrc.applySource(src, rng, &flip), rng)
+		}
+	}
+	if r, ok := c[0].(Resize); ok && len(c) > 1 {
+		if crop, ok := c[1].(CenterCrop); ok {
+			return c[2:].Apply(r.applySource(src, rng, &crop), rng)
 		}
 	}
 	return c[1:].Apply(applySource(c[0], src, rng), rng)
