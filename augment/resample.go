@@ -38,14 +38,50 @@ type coeffs struct {
 	w           []float32
 }
 
+// window returns the weights of outputs [o, o+n) alone.
+func (c coeffs) window(o, n int) coeffs {
+	return coeffs{ksize: c.ksize, start: c.start[o : o+n], size: c.size[o : o+n], w: c.w[o*c.ksize : (o+n)*c.ksize]}
+}
+
+// span returns the input pixels [lo, hi) that c's outputs read.
+func (c coeffs) span() (lo, hi int) {
+	lo, hi = math.MaxInt, 0
+	for o, st := range c.start {
+		if c.size[o] > 0 {
+			lo, hi = min(lo, st), max(hi, st+c.size[o])
+		}
+	}
+	if lo > hi {
+		return 0, 0
+	}
+	return lo, hi
+}
+
+// shifted returns c with every tap's start moved by -d.
+func (c coeffs) shifted(d int) coeffs {
+	start := make([]int, len(c.start))
+	for o, st := range c.start {
+		start[o] = st - d
+	}
+	c.start = start
+	return c
+}
+
 // computeCoeffs computes PIL's resampling weights from an input axis of
 // inSize pixels to outSize pixels.
 func computeCoeffs(inSize, outSize int, interp Interp) coeffs {
+	return computeCoeffsBox(inSize, 0, float64(inSize), outSize, interp)
+}
+
+// computeCoeffsBox computes PIL's resampling weights from the span
+// [in0, in1) of an input axis of inSize pixels (PIL's resize box) to
+// outSize pixels; taps stay inside [0, inSize).
+func computeCoeffsBox(inSize int, in0, in1 float64, outSize int, interp Interp) coeffs {
 	filter, support := bilinearFilter, 1.0
 	if interp == Bicubic {
 		filter, support = bicubicFilter, 2.0
 	}
-	scale := float64(inSize) / float64(outSize)
+	scale := (in1 - in0) / float64(outSize)
 	filterScale := math.Max(scale, 1)
 	support *= filterScale
 	ksize := int(math.Ceil(support))*2 + 1
@@ -53,7 +89,7 @@ func computeCoeffs(inSize, outSize int, interp Interp) coeffs {
 	ss := 1 / filterScale
 	k := make([]float64, ksize)
 	for o := 0; o < outSize; o++ {
-		center := (float64(o) + 0.5) * scale
+		center := in0 + (float64(o)+0.5)*scale
 		xmin := max(int(center-support+0.5), 0)
 		xmax := min(int(center+support+0.5), inSize) - xmin
 		ww := 0.0
@@ -88,58 +124,130 @@ func resampleCrop(src Image, top, left, ch, cw, outH, outW int, interp Interp) I
 // horizontalPass resamples rows top..top+ch of src, columns left..left+cw,
 // to outW columns. It returns a (C, ch, outW) image from the pool.
 func horizontalPass(src Image, top, left, ch, cw, outW int, interp Interp) Image {
-	out := NewImage(src.C, ch, outW)
-	if cw == outW {
-		for c := 0; c < src.C; c++ {
+	rows := func(c, y int, row []float32) {
+		base := (c*src.H+top+y)*src.W + left
+		copy(row, src.Pix[base:base+cw])
+	}
+	return horizontalRows(rows, src.C, ch, cw, outW, computeCoeffs(cw, outW, interp), cw == outW, false)
+}
+
+// horizontalRows resamples the ch rows of cw values of each of c channels
+// to outW columns with the weights co (or copies them, with same),
+// mirrored left-right when flip is set. read(c, y, row) writes row y of
+// channel c into row (len cw). It returns a (c, ch, outW) image from the
+// pool.
+func horizontalRows(read func(c, y int, row []float32), c, ch, cw, outW int, co coeffs, same, flip bool) Image {
+	out := NewImage(c, ch, outW)
+	buf := NewImage(1, 4, cw)
+	defer Recycle(buf)
+	r0, r1, r2, r3 := buf.Pix[:cw], buf.Pix[cw:2*cw], buf.Pix[2*cw:3*cw], buf.Pix[3*cw:4*cw]
+	if same {
+		for k := 0; k < c; k++ {
 			for y := 0; y < ch; y++ {
-				s := src.Pix[(c*src.H+top+y)*src.W+left:]
-				copy(out.Pix[(c*ch+y)*outW:(c*ch+y+1)*outW], s[:cw])
+				dst := out.Pix[(k*ch+y)*outW : (k*ch+y+1)*outW]
+				read(k, y, dst)
+				if flip {
+					reverse(dst)
+				}
 			}
 		}
 		return out
 	}
-	co := computeCoeffs(cw, outW, interp)
-	for c := 0; c < src.C; c++ {
+	// col maps the resampled column x to where it is stored.
+	col := func(x int) int { return x }
+	if flip {
+		col = func(x int) int { return outW - 1 - x }
+	}
+	var inter []float32 // 8 rows interleaved, for horizontalTaps8
+	n8 := 0             // outputs horizontalTaps8 computes
+	if horizontalTaps8 != nil && ch >= 8 {
+		n8 = outW &^ 7
+		ib := NewImage(1, 8, cw)
+		defer Recycle(ib)
+		inter = ib.Pix
+	}
+	for k := 0; k < c; k++ {
 		y := 0
+		// Eight rows at a time where an assembly kernel does it: the rows
+		// interleaved column by column, each output's taps summed over
+		// the eight rows at once, in the order of the scalar code below.
+		for ; n8 > 0 && y+8 <= ch; y += 8 {
+			for r := range 8 {
+				read(k, y+r, r0)
+				for x, v := range r0 {
+					inter[x*8+r] = v
+				}
+			}
+			d := out.Pix[(k*ch+y)*outW : (k*ch+y+8)*outW]
+			horizontalTaps8(&d[0], outW, &inter[0], &co.start[0], &co.size[0], &co.w[0], co.ksize, n8)
+			for r := range 8 {
+				row := d[r*outW : (r+1)*outW]
+				for x := n8; x < outW; x++ {
+					st, n := co.start[x], co.size[x]
+					var s float32
+					for j, wk := range co.w[x*co.ksize : x*co.ksize+n] {
+						s += float32(wk * inter[(st+j)*8+r])
+					}
+					row[x] = clamp01(s)
+				}
+				if flip {
+					reverse(row)
+				}
+			}
+		}
 		// Four rows at a time: the same taps and weights, four independent
 		// sums, each added up in the order a single row's is.
 		for ; y+4 <= ch; y += 4 {
-			base := (c*src.H+top+y)*src.W + left
-			r0 := src.Pix[base : base+cw]
-			r1 := src.Pix[base+src.W : base+src.W+cw]
-			r2 := src.Pix[base+2*src.W : base+2*src.W+cw]
-			r3 := src.Pix[base+3*src.W : base+3*src.W+cw]
-			d := out.Pix[(c*ch+y)*outW : (c*ch+y+4)*outW]
+			read(k, y, r0)
+			read(k, y+1, r1)
+			read(k, y+2, r2)
+			read(k, y+3, r3)
+			d := out.Pix[(k*ch+y)*outW : (k*ch+y+4)*outW]
 			for x := 0; x < outW; x++ {
 				st, n := co.start[x], co.size[x]
 				w := co.w[x*co.ksize : x*co.ksize+n]
 				a0, a1, a2, a3 := r0[st:st+n], r1[st:st+n], r2[st:st+n], r3[st:st+n]
 				var s0, s1, s2, s3 float32
 				for k, wk := range w {
-					s0 += wk * a0[k]
-					s1 += wk * a1[k]
-					s2 += wk * a2[k]
-					s3 += wk * a3[k]
+					s0 += float32(wk * a0[k])
+					s1 += float32(wk * a1[k])
+					s2 += float32(wk * a2[k])
+					s3 += float32(wk * a3[k])
 				}
-				d[x], d[outW+x], d[2*outW+x], d[3*outW+x] = clamp01(s0), clamp01(s1), clamp01(s2), clamp01(s3)
+				o := col(x)
+				d[o], d[outW+o], d[2*outW+o], d[3*outW+o] = clamp01(s0), clamp01(s1), clamp01(s2), clamp01(s3)
 			}
 		}
 		for ; y < ch; y++ {
-			row := src.Pix[(c*src.H+top+y)*src.W+left : (c*src.H+top+y)*src.W+left+cw]
-			dst := out.Pix[(c*ch+y)*outW : (c*ch+y+1)*outW]
+			read(k, y, r0)
+			dst := out.Pix[(k*ch+y)*outW : (k*ch+y+1)*outW]
 			for x := range dst {
 				st, n := co.start[x], co.size[x]
 				w := co.w[x*co.ksize : x*co.ksize+n]
-				in := row[st : st+n]
+				in := r0[st : st+n]
 				var s float32
 				for k, wk := range w {
-					s += wk * in[k]
+					s += float32(wk * in[k])
 				}
-				dst[x] = clamp01(s)
+				dst[col(x)] = clamp01(s)
 			}
 		}
 	}
 	return out
+}
+
+// horizontalTaps8 is nil, or an assembly kernel that resamples 8 rows
+// interleaved column by column (src[c·8+r]) to n (a multiple of 8)
+// outputs of each row with the weights start, size, w and ksize of
+// coeffs: dst[r·outStride+x] = clamp01(Σ_k w[x·ksize+k]·src[(start[x]+k)·8+r]),
+// each sum added up from 0 one tap at a time, each product rounded.
+var horizontalTaps8 func(dst *float32, outStride int, src *float32, start, size *int, w *float32, ksize, n int)
+
+// reverse mirrors s in place.
+func reverse(s []float32) {
+	for i, j := 0, len(s)-1; i < j; i, j = i+1, j-1 {
+		s[i], s[j] = s[j], s[i]
+	}
 }
 
 // verticalPass resamples the rows of src to outH rows. It returns src itself
@@ -148,7 +256,12 @@ func verticalPass(src Image, outH int, interp Interp) Image {
 	if src.H == outH {
 		return src
 	}
-	co := computeCoeffs(src.H, outH, interp)
+	return verticalRows(src, outH, computeCoeffs(src.H, outH, interp))
+}
+
+// verticalRows resamples the rows of src to outH rows with the weights
+// co. It returns a new image from the pool.
+func verticalRows(src Image, outH int, co coeffs) Image {
 	out := NewImage(src.C, outH, src.W)
 	w := src.W
 	for c := 0; c < src.C; c++ {
@@ -156,30 +269,40 @@ func verticalPass(src Image, outH int, interp Interp) Image {
 		for y := 0; y < outH; y++ {
 			dst := out.Pix[(c*outH+y)*w : (c*outH+y+1)*w]
 			st, n := co.start[y], co.size[y]
-			ws := co.w[y*co.ksize : y*co.ksize+n]
-			clear(dst)
-			k := 0
-			// Four taps at a time: each value is added up in the order of
-			// one tap at a time, with a quarter of the passes over dst.
-			for ; k+4 <= n; k += 4 {
-				row := func(j int) []float32 { return plane[(st+k+j)*w : (st+k+j+1)*w] }
-				a, b, c, d := row(0), row(1), row(2), row(3)
-				a, b, c, d = a[:len(dst)], b[:len(dst)], c[:len(dst)], d[:len(dst)]
-				w0, w1, w2, w3 := ws[k], ws[k+1], ws[k+2], ws[k+3]
-				for x := range dst {
-					dst[x] = dst[x] + w0*a[x] + w1*b[x] + w2*c[x] + w3*d[x]
-				}
-			}
-			for ; k < n; k++ {
-				wk := ws[k]
-				for x, v := range plane[(st+k)*w : (st+k+1)*w] {
-					dst[x] += wk * v
-				}
-			}
-			for x, v := range dst {
-				dst[x] = clamp01(v)
-			}
+			verticalTaps(dst, plane[st*w:], w, co.w[y*co.ksize:y*co.ksize+n])
 		}
 	}
 	return out
+}
+
+// verticalTaps sets dst[x] = clamp01(Σ_k w[k]·src[k·stride+x]):
+// verticalTapsGeneric, or its AVX2 version (the same values) where the
+// processor has AVX2.
+var verticalTaps = verticalTapsGeneric
+
+// verticalTapsGeneric sets dst[x] = clamp01(Σ_k w[k]·src[k·stride+x]),
+// each sum added up from 0 one tap at a time, in tap order, each product
+// rounded to float32 (never fused with the addition).
+func verticalTapsGeneric(dst, src []float32, stride int, w []float32) {
+	clear(dst)
+	k := 0
+	// Four taps at a time: each value is added up in the order of one tap
+	// at a time, with a quarter of the passes over dst.
+	for ; k+4 <= len(w); k += 4 {
+		row := func(j int) []float32 { return src[(k+j)*stride : (k+j)*stride+len(dst)] }
+		a, b, c, d := row(0), row(1), row(2), row(3)
+		w0, w1, w2, w3 := w[k], w[k+1], w[k+2], w[k+3]
+		for x := range dst {
+			dst[x] = dst[x] + float32(w0*a[x]) + float32(w1*b[x]) + float32(w2*c[x]) + float32(w3*d[x])
+		}
+	}
+	for ; k < len(w); k++ {
+		wk := w[k]
+		for x, v := range src[k*stride : k*stride+len(dst)] {
+			dst[x] += float32(wk * v)
+		}
+	}
+	for x, v := range dst {
+		dst[x] = clamp01(v)
+	}
 }

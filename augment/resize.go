@@ -66,11 +66,17 @@ func (cc CenterCrop) Apply(img Image, _ *rand.Rand) Image {
 		padTop = (cc.H - ih) / 2
 		ih = cc.H
 	}
-	top := roundHalfEven(float64(ih-cc.H)/2) - padTop
-	left := roundHalfEven(float64(iw-cc.W)/2) - padLeft
+	top, left := cc.offsets(ih, iw)
+	top, left = top-padTop, left-padLeft
 	out := cropFill(img, top, left, cc.H, cc.W, 0)
 	Recycle(img)
 	return out
+}
+
+// offsets returns the top-left corner of the crop of an (ih, iw) image at
+// least the crop's size.
+func (cc CenterCrop) offsets(ih, iw int) (top, left int) {
+	return roundHalfEven(float64(ih-cc.H) / 2), roundHalfEven(float64(iw-cc.W) / 2)
 }
 
 // cropFill returns the (h, w) region of img whose top-left corner is (top,

@@ -32,23 +32,41 @@ func Whole(src Source) Image {
 	return src.Region(0, 0, h, w)
 }
 
-// ApplySource crops the region the crop draws from src's size and converts
-// that region alone: the same image, and the same draws, as Apply.
+// ApplySource crops the region the crop draws from src's size and
+// resamples that region alone (see resampleSource): the same image, and
+// the same draws, as Apply, except where a ByteSource is read reduced.
 func (r RandomResizedCrop) ApplySource(src Source, rng *rand.Rand) Image {
+	return r.applySource(src, rng, nil)
+}
+
+// applySource is ApplySource followed by flip (when not nil), the flip
+// drawn after the crop and done as the region is resampled.
+func (r RandomResizedCrop) applySource(src Source, rng *rand.Rand, flip *HFlip) Image {
 	_, ih, iw := src.Size()
 	top, left, h, w := rrcParams(ih, iw, r.Scale, r.Ratio, rng)
 	interp := r.Interp.pick(rng)
-	region := src.Region(top, left, h, w)
-	out := resampleCrop(region, 0, 0, h, w, r.H, r.W, interp)
-	Recycle(region)
-	return out
+	flipped := flip != nil && rng.Float64() < flip.P
+	return resampleSource(src, top, left, h, w, r.H, r.W, interp, flipped)
 }
 
 // ApplySource runs the first transform on src when it is a
 // SourceTransform, on the whole image converted otherwise, then the rest.
+// A RandomResizedCrop followed by an HFlip crops, resizes and flips in one
+// pass over the region; a Resize followed by a CenterCrop resamples the
+// crop's window alone.
 func (c Composed) ApplySource(src Source, rng *rand.Rand) Image {
 	if len(c) == 0 {
 		return Whole(src)
+	}
+	if rrc, ok := c[0].(RandomResizedCrop); ok && len(c) > 1 {
+		if flip, ok := c[1].(HFlip); ok {
+			return c[2:].Apply(rrc.applySource(src, rng, &flip), rng)
+		}
+	}
+	if r, ok := c[0].(Resize); ok && len(c) > 1 {
+		if crop, ok := c[1].(CenterCrop); ok {
+			return c[2:].Apply(r.applySource(src, rng, &crop), rng)
+		}
 	}
 	return c[1:].Apply(applySource(c[0], src, rng), rng)
 }

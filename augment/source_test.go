@@ -47,12 +47,13 @@ func TestProcessSourceMatchesProcess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	randomResize := Pipeline{Transform: Compose(Resize{Size: 40, Interp: RandomInterp}, CenterCrop{H: 32, W: 32}), Height: 32, Width: 32}
 	img := randomImage(newRNG(1), 3, 75, 100)
 	for _, c := range []struct {
 		name string
 		p    Pipeline
 		crop bool // whether only a crop should be converted
-	}{{"deit", deit, true}, {"rrc-flip", rrc, true}, {"rrc alone", alone, true}, {"eval", eval, false}, {"cifar", cifar, false}} {
+	}{{"deit", deit, true}, {"rrc-flip", rrc, true}, {"rrc alone", alone, true}, {"eval", eval, false}, {"cifar", cifar, false}, {"random resize", randomResize, false}} {
 		converted := 0
 		for seed := range uint64(20) {
 			want := make([]float32, 3*c.p.Height*c.p.Width)

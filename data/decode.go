@@ -5,10 +5,11 @@ import (
 	"fmt"
 	"image"
 	"image/color"
-	_ "image/jpeg" // JPEG decoder
-	_ "image/png"  // PNG decoder
+	_ "image/png" // PNG decoder
+	"sync"
 
 	"github.com/vit-train/vit-train/augment"
+	"github.com/vit-train/vit-train/formats/jpeg"
 )
 
 // DefaultMaxPixels bounds the width*height of an image the decoders accept.
@@ -20,18 +21,79 @@ const DefaultMaxPixels = 1 << 26
 // more than maxPixels pixels (0: DefaultMaxPixels) are rejected before
 // decoding. name is used in messages.
 func DecodeImage(b []byte, name string, maxPixels int) (augment.Image, error) {
-	src, err := decodeFile(b, name, maxPixels)
+	src, err := decodeSource(b, name, maxPixels, 3)
 	if err != nil {
 		return augment.Image{}, err
 	}
-	return toRGB(src), nil
+	img := augment.Whole(src)
+	src.Release()
+	return img, nil
+}
+
+// isJPEG reports whether b starts with a JPEG's SOI marker.
+func isJPEG(b []byte) bool { return bytes.HasPrefix(b, []byte{0xff, 0xd8}) }
+
+// decodeSource decodes a JPEG or PNG file's bytes for a data set of
+// channels 3 (RGB, grey replicated) or 1 (grey images only), as
+// DecodeImage does, without converting them: a JPEG of 1 or 3 components
+// in a colour data set is held as its DCT coefficients (formats/jpeg), so
+// that Region transforms only the blocks it covers. name is used in
+// messages.
+func decodeSource(b []byte, name string, maxPixels, channels int) (ItemSource, error) {
+	if !isJPEG(b) || channels == 1 {
+		m, err := decodeFile(b, name, maxPixels)
+		if err != nil {
+			return nil, err
+		}
+		return newDecodedSource(m, channels, name)
+	}
+	m, err := decodeJPEG(b, name, maxPixels)
+	if err != nil {
+		return nil, err
+	}
+	if m.Components() == 4 {
+		std := m.Std()
+		m.Release()
+		return newDecodedSource(std, channels, name)
+	}
+	return jpegSource{m}, nil
+}
+
+// decodeJPEG checks a JPEG's size against maxPixels (0: DefaultMaxPixels)
+// and decodes it.
+func decodeJPEG(b []byte, name string, maxPixels int) (*jpeg.Image, error) {
+	if maxPixels <= 0 {
+		maxPixels = DefaultMaxPixels
+	}
+	cfg, err := jpeg.DecodeConfig(b)
+	if err != nil {
+		return nil, fmt.Errorf("data: %s: %w", name, err)
+	}
+	if cfg.Width <= 0 || cfg.Height <= 0 || cfg.Width > maxPixels/cfg.Height {
+		return nil, fmt.Errorf("data: %s: jpeg image of %dx%d pixels (limit %d pixels)", name, cfg.Width, cfg.Height, maxPixels)
+	}
+	m, err := jpeg.Decode(b)
+	if err != nil {
+		return nil, fmt.Errorf("data: %s: jpeg: %w", name, err)
+	}
+	return m, nil
 }
 
 // decodeFile decodes a JPEG or PNG file's bytes as DecodeImage does,
-// without converting them.
+// without converting them, into an image.Image (a JPEG as image/jpeg gives
+// it).
 func decodeFile(b []byte, name string, maxPixels int) (image.Image, error) {
 	if maxPixels <= 0 {
 		maxPixels = DefaultMaxPixels
+	}
+	if isJPEG(b) {
+		m, err := decodeJPEG(b, name, maxPixels)
+		if err != nil {
+			return nil, err
+		}
+		std := m.Std()
+		m.Release()
+		return std, nil
 	}
 	cfg, format, err := image.DecodeConfig(bytes.NewReader(b))
 	if err != nil {
@@ -47,6 +109,52 @@ func decodeFile(b []byte, name string, maxPixels int) (image.Image, error) {
 	return src, nil
 }
 
+// jpegSource is a decoded JPEG of 1 or 3 components; Region transforms and
+// converts the blocks a region covers.
+type jpegSource struct{ m *jpeg.Image }
+
+func (s jpegSource) Size() (c, h, w int) {
+	r := s.m.Bounds()
+	return 3, r.Dy(), r.Dx()
+}
+
+func (s jpegSource) Region(top, left, h, w int) augment.Image {
+	bp, _ := regionBytes.Get().(*[]byte)
+	if bp == nil {
+		bp = new([]byte)
+	}
+	if cap(*bp) < 3*h*w {
+		*bp = make([]byte, 3*h*w)
+	}
+	pix := (*bp)[:3*h*w]
+	s.RegionBytes(pix, top, left, h, w, 1)
+	img := augment.NewImage(3, h, w)
+	for k, v := range pix {
+		img.Pix[k] = augment.ByteValue(v)
+	}
+	regionBytes.Put(bp)
+	return img
+}
+
+// MaxReduction is 8: the JPEG's DCT scaling gives 1/2, 1/4 and 1/8.
+func (s jpegSource) MaxReduction() int { return 8 }
+
+func (s jpegSource) ReducedSize(f int) (h, w int) {
+	w, h = s.m.ScaledSize(f)
+	return h, w
+}
+
+func (s jpegSource) RegionBytes(dst []byte, top, left, h, w, f int) {
+	if err := s.m.RGB(dst, image.Rect(left, top, left+w, top+h), f); err != nil {
+		panic(fmt.Sprintf("data: jpeg region: %v", err)) // the caller's contract: the region lies inside
+	}
+}
+
+// regionBytes holds jpegSource.Region's byte buffers.
+var regionBytes sync.Pool
+
+func (s jpegSource) Release() { s.m.Release() }
+
 // toRGB converts a decoded image to a planar RGB float image. A sub-image
 // (SubImage) converts its rectangle alone.
 func toRGB(src image.Image) augment.Image {
@@ -56,7 +164,13 @@ func toRGB(src image.Image) augment.Image {
 	R, G, B := out.Plane(0), out.Plane(1), out.Plane(2)
 	switch m := src.(type) {
 	case *image.YCbCr:
-		ycbcrToRGB(m, R, G, B)
+		for y := 0; y < h; y++ {
+			for x := 0; x < w; x++ {
+				yi, ci := m.YOffset(r.Min.X+x, r.Min.Y+y), m.COffset(r.Min.X+x, r.Min.Y+y)
+				cr, cg, cb := color.YCbCrToRGB(m.Y[yi], m.Cb[ci], m.Cr[ci])
+				R[y*w+x], G[y*w+x], B[y*w+x] = augment.ByteValue(cr), augment.ByteValue(cg), augment.ByteValue(cb)
+			}
+		}
 	case *image.Gray:
 		for y := 0; y < h; y++ {
 			row := m.Pix[y*m.Stride : y*m.Stride+w]
@@ -110,69 +224,4 @@ func copyRGBX(pix []uint8, stride, w, h int, R, G, B []float32) {
 			R[y*w+x], G[y*w+x], B[y*w+x] = augment.ByteValue(row[4*x]), augment.ByteValue(row[4*x+1]), augment.ByteValue(row[4*x+2])
 		}
 	}
-}
-
-// ycbcrToRGB converts a JPEG YCbCr image with any chroma subsampling to RGB
-// planes, with image/color.YCbCrToRGB's fixed-point JFIF arithmetic (same
-// results), the chroma terms looked up in tables.
-func ycbcrToRGB(m *image.YCbCr, R, G, B []float32) {
-	r := m.Rect
-	w, h := r.Dx(), r.Dy()
-	shift := -1 // log2 of the horizontal chroma subsampling; -1: COffset per pixel
-	switch m.SubsampleRatio {
-	case image.YCbCrSubsampleRatio444, image.YCbCrSubsampleRatio440:
-		shift = 0
-	case image.YCbCrSubsampleRatio422, image.YCbCrSubsampleRatio420:
-		shift = 1
-	case image.YCbCrSubsampleRatio411, image.YCbCrSubsampleRatio410:
-		shift = 2
-	}
-	if r.Min.X < 0 {
-		shift = -1 // shifts would round negative coordinates the wrong way
-	}
-	for y := 0; y < h; y++ {
-		yrow := m.Y[m.YOffset(r.Min.X, r.Min.Y+y):]
-		yrow = yrow[:w]
-		ro, go_, bo := R[y*w:(y+1)*w], G[y*w:(y+1)*w], B[y*w:(y+1)*w]
-		if shift < 0 {
-			for x, yv := range yrow {
-				ci := m.COffset(r.Min.X+x, r.Min.Y+y)
-				ro[x], go_[x], bo[x] = ycbcrPixel(yv, m.Cb[ci], m.Cr[ci])
-			}
-			continue
-		}
-		c0 := m.COffset(r.Min.X, r.Min.Y+y) - r.Min.X>>shift
-		for x, yv := range yrow {
-			ci := c0 + (r.Min.X+x)>>shift
-			cb, cr := m.Cb[ci], m.Cr[ci]
-			yy := int32(yv) * 0x10101 // ycbcrPixel, inlined by hand
-			ro[x] = augment.ByteValue(clampFixed(yy + crToR[cr]))
-			go_[x] = augment.ByteValue(clampFixed(yy + cbToG[cb] + crToG[cr]))
-			bo[x] = augment.ByteValue(clampFixed(yy + cbToB[cb]))
-		}
-	}
-}
-
-// ycbcrPixel converts one pixel to RGB values in [0, 1].
-func ycbcrPixel(yv, cb, cr uint8) (r, g, b float32) {
-	yy := int32(yv) * 0x10101
-	return augment.ByteValue(clampFixed(yy + crToR[cr])), augment.ByteValue(clampFixed(yy + cbToG[cb] + crToG[cr])), augment.ByteValue(clampFixed(yy + cbToB[cb]))
-}
-
-// Chroma terms of image/color.YCbCrToRGB, by chroma byte.
-var crToR, cbToG, crToG, cbToB = func() (a, b, c, d [256]int32) {
-	for i := range 256 {
-		v := int32(i) - 128
-		a[i], b[i], c[i], d[i] = 91881*v, -22554*v, -46802*v, 116130*v
-	}
-	return
-}()
-
-// clampFixed converts a 16.16 fixed-point value to a byte, saturating, as
-// image/color.YCbCrToRGB does.
-func clampFixed(v int32) uint8 {
-	if uint32(v)&0xff000000 == 0 {
-		return uint8(v >> 16)
-	}
-	return uint8(^(v >> 31))
 }

@@ -25,14 +25,24 @@ func LoadInput(path string, channels int, p *augment.Pipeline, dst []float32) er
 	if err != nil {
 		return err
 	}
+	if channels == 3 {
+		// The pipeline reads what it needs of the decoded file (a JPEG's
+		// bytes, resized in one pass; see augment.ByteSource).
+		src, err := decodeSource(raw, path, 0, 3)
+		if err != nil {
+			return err
+		}
+		defer src.Release()
+		if err := p.ProcessSource(src, nil, dst); err != nil {
+			return fmt.Errorf("data: %s: %w", path, err)
+		}
+		return nil
+	}
 	img, err := DecodeImage(raw, path, 0)
 	if err != nil {
 		return err
 	}
-	if channels == 1 {
-		img = augment.Grey(img)
-	}
-	if err := p.Process(img, nil, dst); err != nil {
+	if err := p.Process(augment.Grey(img), nil, dst); err != nil {
 		return fmt.Errorf("data: %s: %w", path, err)
 	}
 	return nil

@@ -35,7 +35,8 @@ func openPhotos(b *testing.B) *ImageFolder {
 // ("deit": + RandAugment rand-m9-mstd0.5-inc1 + erasing 0.25), from the
 // JPEG folder, from a prepared JPEG file and from a prepared raw file, both
 // with the longer side at most 512: the photos' sizes, so the JPEG file
-// holds the photos' own JPEGs.
+// holds the photos' own JPEGs. "eval" is the evaluation pipeline (resize
+// to 256, centre crop 224, bicubic, normalise).
 // "decode" is the read and decode alone. The pipelines convert only the
 // crop to float32, as the loader does (augment.Source); "folder-whole"
 // converts the whole image first, as the loader did before. cpu-ms/image
@@ -74,11 +75,19 @@ func BenchmarkPhotos(b *testing.B) {
 		{"decode", nil},
 		{"rrc-flip", &augment.TrainConfig{Size: 224, HFlip: 0.5, Interp: augment.Bicubic, Mean: mean, Std: std}},
 		{"deit", new(augment.DeiTTrainConfig(224, mean, std))},
+		{"eval", nil},
+	}
+	eval, err := augment.EvalPipeline(augment.EvalConfig{Size: 224, CropPct: 0.875, Interp: augment.Bicubic, Mean: mean, Std: std})
+	if err != nil {
+		b.Fatal(err)
 	}
 	for _, s := range sources {
 		for _, pc := range pipes {
 			b.Run(s.name+"/"+pc.name, func(b *testing.B) {
 				var p *augment.Pipeline
+				if pc.name == "eval" {
+					p = &eval
+				}
 				if pc.cfg != nil {
 					tp, err := augment.TrainPipeline(*pc.cfg)
 					if err != nil {

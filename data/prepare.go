@@ -157,15 +157,16 @@ func readItem(ds Dataset, i int, opt PrepareOptions) (img augment.Image, label i
 	if err != nil {
 		return img, 0, nil, fmt.Errorf("item %d: data: %w", i, err)
 	}
-	m, err := decodeFile(b, f.Files[i], f.opt.MaxPixels)
+	src, err := decodeSource(b, f.Files[i], f.opt.MaxPixels, 3)
 	if err != nil {
 		return img, 0, nil, fmt.Errorf("item %d: %w", i, err)
 	}
-	h, w := m.Bounds().Dy(), m.Bounds().Dx()
-	if opt.Encoding == imageshard.JPEG && bytes.HasPrefix(b, []byte{0xff, 0xd8}) && (opt.MaxSide == 0 || max(h, w) <= opt.MaxSide) {
+	defer src.Release()
+	_, h, w := src.Size()
+	if opt.Encoding == imageshard.JPEG && isJPEG(b) && (opt.MaxSide == 0 || max(h, w) <= opt.MaxSide) {
 		return augment.Image{C: 3, H: h, W: w}, f.Labels[i], b, nil
 	}
-	return toRGB(m), f.Labels[i], nil, nil
+	return augment.Whole(src), f.Labels[i], nil, nil
 }
 
 // fitSide returns the size (h, w) scaled so that its longer side is at

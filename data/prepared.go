@@ -1,14 +1,13 @@
 package data
 
 import (
-	"bytes"
 	"fmt"
-	"image/jpeg"
 	"path/filepath"
 	"sync"
 
 	"github.com/vit-train/vit-train/augment"
 	"github.com/vit-train/vit-train/formats/imageshard"
+	"github.com/vit-train/vit-train/formats/jpeg"
 )
 
 // PreparedExt is the file suffix of a prepared split: a prepared data set
@@ -139,16 +138,12 @@ func (p *Prepared) ItemSource(i int) (ItemSource, int, error) {
 // the record's.
 func (p *Prepared) decodeJPEG(b []byte, i int, rec imageshard.Record) (ItemSource, error) {
 	name := fmt.Sprintf("%s: item %d", p.r.Name(), i)
-	cfg, err := jpeg.DecodeConfig(bytes.NewReader(b))
+	cfg, err := jpeg.DecodeConfig(b)
 	if err != nil {
 		return nil, fmt.Errorf("data: %s: %w", name, err)
 	}
 	if cfg.Height != rec.Height || cfg.Width != rec.Width {
 		return nil, fmt.Errorf("data: %s: the JPEG is %d × %d, the index records %d × %d", name, cfg.Height, cfg.Width, rec.Height, rec.Width)
 	}
-	m, err := jpeg.Decode(bytes.NewReader(b))
-	if err != nil {
-		return nil, fmt.Errorf("data: %s: %w", name, err)
-	}
-	return newDecodedSource(m, p.c, name)
+	return decodeSource(b, name, 0, p.c)
 }

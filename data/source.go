@@ -102,6 +102,19 @@ func (s rawSource) Region(top, left, h, w int) augment.Image {
 	return img
 }
 
+// MaxReduction is 1: raw bytes are read at full size.
+func (s rawSource) MaxReduction() int { return 1 }
+
+func (s rawSource) ReducedSize(int) (h, w int) { return s.h, s.w }
+
+func (s rawSource) RegionBytes(dst []byte, top, left, h, w, _ int) {
+	for c := range s.c {
+		for y := range h {
+			copy(dst[(c*h+y)*w:][:w], s.pix[(c*s.h+top+y)*s.w+left:][:w])
+		}
+	}
+}
+
 func (s rawSource) Release() {
 	if s.release != nil {
 		s.release()
@@ -139,11 +152,7 @@ func (f *ImageFolder) ItemSource(i int) (ItemSource, int, error) {
 	if err != nil {
 		return nil, 0, fmt.Errorf("item %d: data: %w", i, err)
 	}
-	m, err := decodeFile(b, f.Files[i], f.opt.MaxPixels)
-	if err != nil {
-		return nil, 0, fmt.Errorf("item %d: %w", i, err)
-	}
-	src, err := newDecodedSource(m, 3, f.Files[i])
+	src, err := decodeSource(b, f.Files[i], f.opt.MaxPixels, 3)
 	if err != nil {
 		return nil, 0, fmt.Errorf("item %d: %w", i, err)
 	}
