@@ -941,10 +941,11 @@ done:
 	VZEROUPPER
 	RET
 
-// ADAMW updates Z1 = m, Z3 = v and Z6 = p from Z0 = g, with the
-// coefficients in Z16–Z23 (the fields of AdamWCoef in order). Clobbers
-// Z2, Z4, Z5.
+// ADAMW scales Z0 = g by GradScale (Z24) and updates Z1 = m, Z3 = v and
+// Z6 = p from it, with the other coefficients in Z16–Z23 (the fields of
+// AdamWCoef in order). Clobbers Z0, Z2, Z4, Z5.
 #define ADAMW \
+	VMULPS Z24, Z0, Z0; \
 	VMULPS Z16, Z1, Z1; \
 	VMULPS Z17, Z0, Z2; \
 	VADDPS Z2, Z1, Z1; \
@@ -976,6 +977,7 @@ TEXT ·adamwAVX512(SB), NOSPLIT, $0-48
 	VBROADCASTSS 20(AX), Z21
 	VBROADCASTSS 24(AX), Z22
 	VBROADCASTSS 28(AX), Z23
+	VBROADCASTSS 32(AX), Z24
 
 loop:
 	CMPQ CX, $16

@@ -134,6 +134,12 @@ func lnGradWeightAVX2(acc *float64, x, dy *float32, n int, mean, rstd float32)
 //go:noescape
 func adamwAVX2(p, grad, m, v *float32, n int, c *AdamWCoef)
 
+// sumSquares64AVX2 serves both SIMD levels: SumSquares64's four running
+// sums are the lanes of one 256-bit register.
+//
+//go:noescape
+func sumSquares64AVX2(x *float32, n int) float64
+
 // The dispatchers below take non-empty slices, already cut to a common length.
 
 func exp(dst, x []float32) {
@@ -336,6 +342,13 @@ func adamw(p, g, m, v []float32, c *AdamWCoef) {
 	default:
 		adamwGeneric(p, g, m, v, c)
 	}
+}
+
+func sumSquares64(x []float32) float64 {
+	if level >= levelAVX2 {
+		return sumSquares64AVX2(&x[0], len(x))
+	}
+	return sumSquares64Generic(x)
 }
 
 // availableLevels lists the kernel sets this CPU can run, best last.
