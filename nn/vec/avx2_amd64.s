@@ -583,6 +583,52 @@ done:
 	VZEROUPPER
 	RET
 
+// func addAVX2(dst, x, y *float32, n int)
+TEXT ·addAVX2(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ y+16(FP), DX
+	MOVQ n+24(FP), CX
+
+loop2:
+	CMPQ CX, $16
+	JLT  loop1
+	VMOVUPS (SI), Y0
+	VMOVUPS 32(SI), Y1
+	VADDPS (DX), Y0, Y0
+	VADDPS 32(DX), Y1, Y1
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	ADDQ $64, SI
+	ADDQ $64, DX
+	ADDQ $64, DI
+	SUBQ $16, CX
+	JMP  loop2
+
+loop1:
+	CMPQ CX, $8
+	JLT  tail
+	VMOVUPS (SI), Y0
+	VADDPS (DX), Y0, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DX
+	ADDQ $32, DI
+	SUBQ $8, CX
+
+tail:
+	TESTQ CX, CX
+	JZ    done
+	TAILMASK
+	VMASKMOVPS (SI), Y15, Y0
+	VMASKMOVPS (DX), Y15, Y1
+	VADDPS Y1, Y0, Y0
+	VMASKMOVPS Y0, Y15, (DI)
+
+done:
+	VZEROUPPER
+	RET
+
 // func mulDiffAVX2(dst, y, x *float32, n int, c float32)
 TEXT ·mulDiffAVX2(SB), NOSPLIT, $0-36
 	MOVQ dst+0(FP), DI

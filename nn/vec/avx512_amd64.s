@@ -574,6 +574,52 @@ done:
 	VZEROUPPER
 	RET
 
+// func addAVX512(dst, x, y *float32, n int)
+TEXT ·addAVX512(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ y+16(FP), DX
+	MOVQ n+24(FP), CX
+
+loop2:
+	CMPQ CX, $32
+	JLT  loop1
+	VMOVUPS (SI), Z0
+	VMOVUPS 64(SI), Z1
+	VADDPS (DX), Z0, Z0
+	VADDPS 64(DX), Z1, Z1
+	VMOVUPS Z0, (DI)
+	VMOVUPS Z1, 64(DI)
+	ADDQ $128, SI
+	ADDQ $128, DX
+	ADDQ $128, DI
+	SUBQ $32, CX
+	JMP  loop2
+
+loop1:
+	CMPQ CX, $16
+	JLT  tail
+	VMOVUPS (SI), Z0
+	VADDPS (DX), Z0, Z0
+	VMOVUPS Z0, (DI)
+	ADDQ $64, SI
+	ADDQ $64, DX
+	ADDQ $64, DI
+	SUBQ $16, CX
+
+tail:
+	TESTQ CX, CX
+	JZ    done
+	TAILMASK
+	VMOVUPS.Z (SI), K1, Z0
+	VMOVUPS.Z (DX), K1, Z1
+	VADDPS Z1, Z0, Z0
+	VMOVUPS Z0, K1, (DI)
+
+done:
+	VZEROUPPER
+	RET
+
 // func mulDiffAVX512(dst, y, x *float32, n int, c float32)
 TEXT ·mulDiffAVX512(SB), NOSPLIT, $0-36
 	MOVQ dst+0(FP), DI

@@ -55,6 +55,7 @@ func BenchmarkKernels(b *testing.B) {
 		{"SumSqDev", 4, func() { sink += SumSqDev(x, 0.5) }},
 		{"Scale", 8, func() { Scale(d, x, 0.5) }},
 		{"AXPY", 12, func() { AXPY(d, x, 1e-9) }},
+		{"Add", 12, func() { Add(d, x, y) }},
 		{"Mul", 12, func() { Mul(d, x, y) }},
 		{"MulDiff", 12, func() { MulDiff(d, y, x, 0.5) }},
 		{"Erf", 8, func() { Erf(d, x) }},

@@ -53,6 +53,9 @@ func axpyAVX512(dst, x *float32, n int, a float32)
 func mulAVX512(dst, x, y *float32, n int)
 
 //go:noescape
+func addAVX512(dst, x, y *float32, n int)
+
+//go:noescape
 func mulDiffAVX512(dst, y, x *float32, n int, c float32)
 
 //go:noescape
@@ -107,6 +110,9 @@ func axpyAVX2(dst, x *float32, n int, a float32)
 
 //go:noescape
 func mulAVX2(dst, x, y *float32, n int)
+
+//go:noescape
+func addAVX2(dst, x, y *float32, n int)
 
 //go:noescape
 func mulDiffAVX2(dst, y, x *float32, n int, c float32)
@@ -233,6 +239,17 @@ func axpy(dst, x []float32, a float32) {
 		axpyAVX2(&dst[0], &x[0], len(x), a)
 	default:
 		axpyGeneric(dst, x, a)
+	}
+}
+
+func add(dst, x, y []float32) {
+	switch level {
+	case levelAVX512:
+		addAVX512(&dst[0], &x[0], &y[0], len(x))
+	case levelAVX2:
+		addAVX2(&dst[0], &x[0], &y[0], len(x))
+	default:
+		addGeneric(dst, x, y)
 	}
 }
 

@@ -215,6 +215,10 @@ func FuzzAddConst(f *testing.F) {
 	fuzzExact(f, 1, func(d []float32, in [][]float32, c float32) { AddConst(d, in[0], c) })
 }
 
+func FuzzAdd(f *testing.F) {
+	fuzzExact(f, 2, func(d []float32, in [][]float32, _ float32) { Add(d, in[0], in[1]) })
+}
+
 func FuzzMul(f *testing.F) {
 	fuzzExact(f, 2, func(d []float32, in [][]float32, _ float32) { Mul(d, in[0], in[1]) })
 }

@@ -140,6 +140,13 @@ func axpyGeneric(dst, x []float32, a float32) {
 	}
 }
 
+func addGeneric(dst, x, y []float32) {
+	dst, y = dst[:len(x)], y[:len(x)]
+	for i, v := range x {
+		dst[i] = v + y[i]
+	}
+}
+
 func mulGeneric(dst, x, y []float32) {
 	dst, y = dst[:len(x)], y[:len(x)]
 	for i, v := range x {

@@ -70,6 +70,7 @@ func TestNoAccessPastEnd(t *testing.T) {
 			Scale(d, x, 2)
 			AddConst(d, x, 2)
 			AXPY(d, x, 2)
+			Add(d, x, y)
 			Mul(d, x, y)
 			MulDiff(d, y, x, 0.5)
 			Erf(d, x)

@@ -1,6 +1,6 @@
 // Package vec holds float32 slice kernels for the element-wise and per-row
 // work of a training step: exp and softmax pieces, erf and GELU, LayerNorm
-// rows and the AdamW update.
+// rows, the AdamW update and the gradient norm's sum of squares.
 //
 // On amd64 each kernel has an AVX-512 (F, BW, DQ, VL) and an AVX2+FMA
 // version in assembly, picked once at start-up from the CPU's features;
@@ -109,6 +109,14 @@ func AXPY(dst, x []float32, a float32) {
 		return
 	}
 	axpy(dst[:len(x)], x, a)
+}
+
+// Add sets dst[i] = x[i] + y[i] for i < len(x).
+func Add(dst, x, y []float32) {
+	if len(x) == 0 {
+		return
+	}
+	add(dst[:len(x)], x, y[:len(x)])
 }
 
 // Mul sets dst[i] = x[i]·y[i] for i < len(x).

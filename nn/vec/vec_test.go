@@ -282,6 +282,7 @@ func TestElementwise(t *testing.T) {
 				}{
 					{"Scale", func(dst []float32) { Scale(dst, x, a) }, func(i int, _ float32) float32 { return a * x[i] }},
 					{"AddConst", func(dst []float32) { AddConst(dst, x, a) }, func(i int, _ float32) float32 { return x[i] + a }},
+					{"Add", func(dst []float32) { Add(dst, x, y) }, func(i int, _ float32) float32 { return x[i] + y[i] }},
 					{"Mul", func(dst []float32) { Mul(dst, x, y) }, func(i int, _ float32) float32 { return x[i] * y[i] }},
 					{"MulDiff", func(dst []float32) { MulDiff(dst, y, x, a) }, func(i int, _ float32) float32 { return y[i] * float32(x[i]-a) }},
 				} {
