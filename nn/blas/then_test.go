@@ -62,3 +62,41 @@ func TestGemmAsThen(t *testing.T) {
 		}
 	}
 }
+
+// TestGemmPackedThen checks GemmPackedThen as TestGemmAsThen checks
+// GemmAsThen, on B packed for every variant that runs.
+func TestGemmPackedThen(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 8))
+	for _, v := range Variants() {
+		if !v.Runs() {
+			continue
+		}
+		for _, sh := range []struct{ m, n, k int }{{1, 1, 1}, {37, 45, 70}, {65, 129, 3 * kcMax}, {300, 200, 768}} {
+			a, b, bias := randFloats(rng, sh.m*sh.k), randFloats(rng, sh.k*sh.n), randFloats(rng, sh.n)
+			packed := PackBAs(v, true, sh.k, sh.n, b, sh.k)
+			want := make([]float32, sh.m*sh.n)
+			GemmPacked(false, sh.m, 1, a, sh.k, packed, 0, want, sh.n, bias)
+			got := make([]float32, sh.m*sh.n)
+			visits := make([]int, sh.m*sh.n)
+			var mu sync.Mutex
+			GemmPackedThen(false, sh.m, 1, a, sh.k, packed, 0, got, sh.n, bias, func(i0, i1, j0, j1 int) {
+				mu.Lock()
+				defer mu.Unlock()
+				for i := i0; i < i1; i++ {
+					for j := j0; j < j1; j++ {
+						if got[i*sh.n+j] != want[i*sh.n+j] {
+							t.Errorf("%s %v: then saw C[%d, %d] = %g, want %g", v, sh, i, j, got[i*sh.n+j], want[i*sh.n+j])
+						}
+						visits[i*sh.n+j]++
+						got[i*sh.n+j] = -got[i*sh.n+j]
+					}
+				}
+			})
+			for i := range want {
+				if visits[i] != 1 || got[i] != -want[i] {
+					t.Fatalf("%s %v: element %d visited %d times, %g, want %g", v, sh, i, visits[i], got[i], -want[i])
+				}
+			}
+		}
+	}
+}

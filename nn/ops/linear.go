@@ -125,14 +125,13 @@ func (op *linearOp) result(prealloc gorgonia.Value, dt tensor.Dtype, in []gorgon
 // linearForwardThen is linearForward calling then on blocks of out that
 // tile it, once each, as their values become final (blas.GemmAsThen).
 func linearForwardThen[T Float](v blas.Variant, frozen *frozenWeight, x, w, b gorgonia.Value, out *tensor.Dense, m, n, k int, then blas.Then) {
-	if frozen != nil {
-		linearForward[T](v, frozen, x, w, b, out, m, n, k)
-		blas.ThenRows(m, n, then)
-		return
-	}
 	var bias []T
 	if b != nil {
 		bias = floats[T](b)
+	}
+	if frozen != nil {
+		blas.GemmPackedThen(false, m, 1, floats[T](x), k, packedWeight(v, frozen, floats[T](w), n, k), 0, floats[T](out), n, bias, then)
+		return
 	}
 	blas.GemmAsThen(v, false, true, m, n, k, 1, floats[T](x), k, floats[T](w), k, 0, floats[T](out), n, bias, then)
 }

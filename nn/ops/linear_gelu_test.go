@@ -89,3 +89,39 @@ func TestLinearGELUIsLinearThenGELU(t *testing.T) {
 		}
 	}
 }
+
+// TestLinearGELUFrozenWeight checks that a frozen LinearGELU (an
+// evaluation graph's) gives the unfrozen op's values bit for bit, in
+// float32 and each low-precision variant this CPU runs.
+func TestLinearGELUFrozenWeight(t *testing.T) {
+	rng := rand.New(rand.NewPCG(15, 16))
+	x := opstest.Convert(opstest.Rand(rng, -2, 2, 3, 50, 96), tensor.Float32)
+	w := opstest.Convert(opstest.Rand(rng, -0.1, 0.1, 130, 96), tensor.Float32)
+	b := opstest.Convert(opstest.Rand(rng, -1, 1, 130), tensor.Float32)
+	for _, v := range blas.Variants() {
+		if !v.Runs() {
+			continue
+		}
+		g := gorgonia.NewGraph()
+		node, err := ops.LinearGELUAs(v, gorgonia.NodeFromAny(g, x), gorgonia.NodeFromAny(g, w), gorgonia.NodeFromAny(g, b))
+		if err != nil {
+			t.Fatal(err)
+		}
+		op := node.Op().(ops.WeightFreezer)
+		run := func() []float64 {
+			t.Helper()
+			y, err := op.Do(x, w, b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return floats64(y.(*tensor.Dense))
+		}
+		plain := run()
+		op.FreezeWeight(true)
+		for i, got := range run() {
+			if math.Float64bits(got) != math.Float64bits(plain[i]) {
+				t.Fatalf("%s: frozen y[%d] = %v, unfrozen %v", v, i, got, plain[i])
+			}
+		}
+	}
+}
