@@ -40,6 +40,7 @@ type AdamW struct {
 	grads      [][]float32
 	coef       []adamCoef
 	invSqrtBC2 float32
+	gradScale  float32
 	sh         sharded
 }
 
@@ -79,7 +80,14 @@ func NewAdamW(params []Param, groups []Group, cfg AdamWConfig) (*AdamW, error) {
 }
 
 // Step applies one AdamW update with learning rate lr.
-func (o *AdamW) Step(lr float64, grads [][]float32) error {
+func (o *AdamW) Step(lr float64, grads [][]float32) error { return o.StepScaled(lr, 1, grads) }
+
+// StepScaled applies one AdamW update with learning rate lr from the
+// gradients multiplied by gradScale, each product rounded to float32 as
+// it is read; grads are not changed. With gradScale from
+// Clipper.NormScale it updates as Clip and then Step do, bit for bit,
+// without Clip's pass over the gradients.
+func (o *AdamW) StepScaled(lr float64, gradScale float32, grads [][]float32) error {
 	if err := checkLR(lr); err != nil {
 		return err
 	}
@@ -95,7 +103,7 @@ func (o *AdamW) Step(lr float64, grads [][]float32) error {
 		o.coef[i] = adamCoef{decayMul: float32(1 - eta*h.weightDecay), stepSize: float32(eta / bc1)}
 	}
 	o.invSqrtBC2 = float32(1 / math.Sqrt(bc2))
-	o.grads = grads
+	o.grads, o.gradScale = grads, gradScale
 	o.sh.job.run()
 	o.grads = nil
 	return nil
@@ -105,7 +113,7 @@ func (o *AdamW) updateUnit(u int) {
 	k := adamConst{
 		b1: float32(o.cfg.Beta1), ob1: float32(1 - o.cfg.Beta1),
 		b2: float32(o.cfg.Beta2), ob2: float32(1 - o.cfg.Beta2),
-		eps: float32(o.cfg.Eps), invSqrtBC2: o.invSqrtBC2,
+		eps: float32(o.cfg.Eps), invSqrtBC2: o.invSqrtBC2, gradScale: o.gradScale,
 	}
 	for _, s := range o.sh.part.unit(u) {
 		adamwKernel(o.params[s.t].Data[s.lo:s.hi], o.grads[s.t][s.lo:s.hi], o.m[s.t][s.lo:s.hi], o.v[s.t][s.lo:s.hi], o.coef[s.t], k)
@@ -116,11 +124,13 @@ func (o *AdamW) updateUnit(u int) {
 // computed in float64 before rounding, as PyTorch does.
 type adamConst struct {
 	b1, ob1, b2, ob2, eps, invSqrtBC2 float32
+	gradScale                         float32
 }
 
 // adamwKernel updates p, m and v (all of len(p)) in one pass with
 // vec.AdamW (SIMD where the CPU has it):
 //
+//	g ← gradScale·g   (read, not stored)
 //	m ← β1·m + (1−β1)·g
 //	v ← β2·v + ((1−β2)·g)·g
 //	p ← p·decayMul − (stepSize·m) / (√v·invSqrtBC2 + eps)
@@ -132,7 +142,7 @@ func adamwKernel(p, g, m, v []float32, c adamCoef, k adamConst) {
 		Beta1: k.b1, OneMinusBeta1: k.ob1,
 		Beta2: k.b2, OneMinusBeta2: k.ob2,
 		Eps: k.eps, InvSqrtBC2: k.invSqrtBC2,
-		DecayMul: c.decayMul, StepSize: c.stepSize,
+		DecayMul: c.decayMul, StepSize: c.stepSize, GradScale: k.gradScale,
 	})
 }
 

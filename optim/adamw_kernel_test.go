@@ -11,7 +11,7 @@ import (
 // that cover every vector tail.
 func TestAdamWKernelMatchesScalar(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
-	k := adamConst{b1: 0.9, ob1: float32(1 - 0.9), b2: 0.999, ob2: float32(1 - 0.999), eps: 1e-8, invSqrtBC2: float32(1 / math.Sqrt(1-math.Pow(0.999, 7)))}
+	k := adamConst{b1: 0.9, ob1: float32(1 - 0.9), b2: 0.999, ob2: float32(1 - 0.999), eps: 1e-8, invSqrtBC2: float32(1 / math.Sqrt(1-math.Pow(0.999, 7))), gradScale: 1}
 	c := adamCoef{decayMul: float32(1 - 3e-3*0.05), stepSize: float32(3e-3 / (1 - math.Pow(0.9, 7)))}
 	for n := 0; n <= 100; n++ {
 		p, g, m, v := make([]float32, n), make([]float32, n), make([]float32, n), make([]float32, n)

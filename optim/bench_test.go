@@ -75,3 +75,60 @@ func BenchmarkEMAViTB(b *testing.B) {
 	}
 	b.ReportMetric(float64(12*n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
 }
+
+// BenchmarkClipStepViTB times the clipped AdamW update of ViT-B/16 two
+// ways: Clip (the norm, then scaling the gradients in place) and Step, as
+// train's step once did, and NormScale and StepScaled, which reads the
+// clipping factor with the gradients. The limit shrinks by 1% a step, so
+// that every step clips.
+func BenchmarkClipStepViTB(b *testing.B) {
+	params := vitBParams()
+	grads := randomGrads(rand.New(rand.NewPCG(1, 2)), params, 1)
+	for _, fused := range []bool{false, true} {
+		name := "Clip+Step"
+		if fused {
+			name = "NormScale+StepScaled"
+		}
+		b.Run(name, func(b *testing.B) {
+			o, err := NewAdamW(params, WeightDecayGroups(params, 0.05, vitNoDecayNames), DefaultAdamWConfig())
+			if err != nil {
+				b.Fatal(err)
+			}
+			c, err := NewClipper(params)
+			if err != nil {
+				b.Fatal(err)
+			}
+			limit, err := c.Norm(grads)
+			if err != nil {
+				b.Fatal(err)
+			}
+			step := func() {
+				limit *= 0.99
+				if fused {
+					_, scale, err := c.NormScale(grads, limit)
+					if err == nil {
+						err = o.StepScaled(1e-3, scale, grads)
+					}
+					if err != nil {
+						b.Fatal(err)
+					}
+					return
+				}
+				_, err := c.Clip(grads, limit)
+				if err == nil {
+					err = o.Step(1e-3, grads)
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+			for range 2 { // fault in the moments
+				step()
+			}
+			for b.Loop() {
+				step()
+			}
+			b.ReportMetric(float64(numValues(params))*float64(b.N)/float64(b.Elapsed().Nanoseconds()), "values/ns")
+		})
+	}
+}

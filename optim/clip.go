@@ -3,6 +3,8 @@ package optim
 import (
 	"fmt"
 	"math"
+
+	"github.com/vit-train/vit-train/nn/vec"
 )
 
 // clipEps is added to the norm before dividing, as in
@@ -63,19 +65,31 @@ func (c *Clipper) Norm(grads [][]float32) (float64, error) {
 // before clipping. A maxNorm ≤ 0 only measures the norm. As in PyTorch, a
 // non-finite norm is not an error: the gradients become NaN or zero.
 func (c *Clipper) Clip(grads [][]float32, maxNorm float64) (float64, error) {
-	norm, err := c.Norm(grads)
-	if err != nil || maxNorm <= 0 {
-		return norm, err
-	}
-	if math.IsNaN(maxNorm) {
-		return norm, fmt.Errorf("optim: max gradient norm is NaN")
-	}
-	if coef := ClipCoef(norm, maxNorm); !(coef >= 1) {
-		c.grads, c.scale = grads, float32(coef)
+	norm, scale, err := c.NormScale(grads, maxNorm)
+	if err == nil && scale != 1 {
+		c.grads, c.scale = grads, scale
 		c.mulJob.run()
 		c.grads = nil
 	}
-	return norm, nil
+	return norm, err
+}
+
+// NormScale returns the global L2 norm of grads and the factor Clip would
+// scale them by, float32(ClipCoef(norm, maxNorm)), or 1 where Clip leaves
+// them alone (maxNorm ≤ 0, or a coefficient of 1 or more). It does not
+// change grads: an optimizer's StepScaled applies the factor as it reads
+// them.
+func (c *Clipper) NormScale(grads [][]float32, maxNorm float64) (norm float64, scale float32, err error) {
+	if norm, err = c.Norm(grads); err != nil || maxNorm <= 0 {
+		return norm, 1, err
+	}
+	if math.IsNaN(maxNorm) {
+		return norm, 1, fmt.Errorf("optim: max gradient norm is NaN")
+	}
+	if coef := ClipCoef(norm, maxNorm); !(coef >= 1) {
+		return norm, float32(coef), nil
+	}
+	return norm, 1, nil
 }
 
 func (c *Clipper) sumSquaresUnit(u int) {
@@ -95,20 +109,6 @@ func (c *Clipper) scaleUnit(u int) {
 	}
 }
 
-// sumSquares returns Σ x² in float64 with four independent accumulators.
-func sumSquares(x []float32) float64 {
-	var s0, s1, s2, s3 float64
-	i := 0
-	for ; i+4 <= len(x); i += 4 {
-		a, b, c, d := float64(x[i]), float64(x[i+1]), float64(x[i+2]), float64(x[i+3])
-		s0 += a * a
-		s1 += b * b
-		s2 += c * c
-		s3 += d * d
-	}
-	for ; i < len(x); i++ {
-		v := float64(x[i])
-		s0 += v * v
-	}
-	return (s0 + s1) + (s2 + s3)
-}
+// sumSquares returns Σ x² in float64 with four running sums, in a fixed
+// order (vec.SumSquares64).
+func sumSquares(x []float32) float64 { return vec.SumSquares64(x) }

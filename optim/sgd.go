@@ -32,9 +32,10 @@ type SGD struct {
 	step   int
 
 	// Per-step values read by the work units.
-	grads [][]float32
-	lr    float64
-	sh    sharded
+	grads     [][]float32
+	lr        float64
+	gradScale float32
+	sh        sharded
 }
 
 // NewSGD builds an SGD optimizer over params (whose Data it updates in
@@ -62,14 +63,20 @@ func NewSGD(params []Param, groups []Group, cfg SGDConfig) (*SGD, error) {
 }
 
 // Step applies one SGD update with learning rate lr.
-func (o *SGD) Step(lr float64, grads [][]float32) error {
+func (o *SGD) Step(lr float64, grads [][]float32) error { return o.StepScaled(lr, 1, grads) }
+
+// StepScaled applies one SGD update with learning rate lr from the
+// gradients multiplied by gradScale, each product rounded to float32 as
+// it is read; grads are not changed. With gradScale from
+// Clipper.NormScale it updates as Clip and then Step do, bit for bit.
+func (o *SGD) StepScaled(lr float64, gradScale float32, grads [][]float32) error {
 	if err := checkLR(lr); err != nil {
 		return err
 	}
 	if err := checkGrads(o.params, grads); err != nil {
 		return err
 	}
-	o.grads, o.lr = grads, lr
+	o.grads, o.lr, o.gradScale = grads, lr, gradScale
 	o.sh.job.run()
 	o.grads = nil
 	o.step++
@@ -84,24 +91,25 @@ func (o *SGD) updateUnit(u int) {
 		lr, wd := float32(o.lr*h.lrScale), float32(h.weightDecay)
 		p, g := o.params[s.t].Data[s.lo:s.hi], o.grads[s.t][s.lo:s.hi]
 		if o.buf == nil {
-			sgdKernel(p, g, lr, wd)
+			sgdKernel(p, g, o.gradScale, lr, wd)
 		} else {
-			sgdMomentumKernel(p, g, o.buf[s.t][s.lo:s.hi], lr, wd, mom, first, o.cfg.Nesterov)
+			sgdMomentumKernel(p, g, o.buf[s.t][s.lo:s.hi], o.gradScale, lr, wd, mom, first, o.cfg.Nesterov)
 		}
 	}
 }
 
-// sgdKernel is plain SGD with L2 weight decay over len(p) elements.
-func sgdKernel(p, g []float32, lr, wd float32) {
+// sgdKernel is plain SGD with L2 weight decay over len(p) elements, from
+// the gradient g times scale.
+func sgdKernel(p, g []float32, scale, lr, wd float32) {
 	g = g[:len(p)]
 	for i := range p {
-		p[i] -= lr * (g[i] + wd*p[i])
+		p[i] -= lr * (float32(g[i]*scale) + wd*p[i])
 	}
 }
 
-// sgdMomentumKernel is SGD with (Nesterov) momentum; first marks the step
-// that initialises the buffer b.
-func sgdMomentumKernel(p, g, b []float32, lr, wd, mom float32, first, nesterov bool) {
+// sgdMomentumKernel is SGD with (Nesterov) momentum from the gradient g
+// times scale; first marks the step that initialises the buffer b.
+func sgdMomentumKernel(p, g, b []float32, scale, lr, wd, mom float32, first, nesterov bool) {
 	n := len(p)
 	g, b = g[:n], b[:n]
 	keep := mom
@@ -109,7 +117,7 @@ func sgdMomentumKernel(p, g, b []float32, lr, wd, mom float32, first, nesterov b
 		keep = 0
 	}
 	for i := range p {
-		d := g[i] + wd*p[i]
+		d := float32(g[i]*scale) + wd*p[i]
 		bi := keep*b[i] + d
 		b[i] = bi
 		if nesterov {

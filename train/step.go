@@ -305,11 +305,13 @@ func (s *Stepper) update(pos *checkpoint.State, r *StepResult) error {
 			return err
 		}
 	}
-	if r.GradNorm, err = s.clip.Clip(grads, s.cfg.Optim.ClipGrad); err != nil {
+	// The optimiser applies the clipping factor as it reads the gradients.
+	var scale float32
+	if r.GradNorm, scale, err = s.clip.NormScale(grads, s.cfg.Optim.ClipGrad); err != nil {
 		return err
 	}
 	r.LR = s.sched.LR(pos.Step)
-	if err := s.opt.Step(r.LR, grads); err != nil {
+	if err := s.opt.StepScaled(r.LR, scale, grads); err != nil {
 		return err
 	}
 	if s.ema != nil {

@@ -142,6 +142,15 @@ func (b *builder) linear(x *gorgonia.Node, name string) *gorgonia.Node {
 	return b.do(ops.LinearAs(b.products, x, b.p[name+".weight"], b.p[name+".bias"]))
 }
 
+// linearGELU is linear followed by GELU, as one op that applies GELU to
+// the product as the matrix kernel stores it.
+func (b *builder) linearGELU(x *gorgonia.Node, name string) *gorgonia.Node {
+	if !b.ok() {
+		return nil
+	}
+	return b.do(ops.LinearGELUAs(b.products, x, b.p[name+".weight"], b.p[name+".bias"]))
+}
+
 // block is a pre-LN encoder block:
 //
 //	x = x + drop_path(proj_drop(proj(attn(qkv(norm1(x))))))
@@ -162,10 +171,7 @@ func (b *builder) block(x *gorgonia.Node, prefix string, dpr float64) *gorgonia.
 		x = b.do(ops.Add(x, h))
 	}
 	h = b.layerNorm(x, prefix+"norm2")
-	h = b.linear(h, prefix+"mlp.fc1")
-	if b.ok() {
-		h = b.do(ops.GELU(h))
-	}
+	h = b.linearGELU(h, prefix+"mlp.fc1")
 	h = b.dropout(h, c.DropRate)
 	h = b.linear(h, prefix+"mlp.fc2")
 	h = b.dropout(h, c.DropRate)

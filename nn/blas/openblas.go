@@ -97,10 +97,14 @@ func variantGemm(v Variant, tA, tB bool, m, n, k int, alpha float32, a []float32
 	panic("blas: no low-precision products in this build")
 }
 
+func variantGemmThen(v Variant, tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int, bias []float32, then Then) {
+	panic("blas: no low-precision products in this build")
+}
+
 // packPanels returns nil: PackB keeps op(B) as a plain matrix.
 func packPanels(kern *panelKernel, tB bool, k, n int, b []float32, ldb int) *panels { return nil }
 
 // gemmPanels is never reached, packPanels making no panels.
-func gemmPanels(p *panels, tA bool, m int, alpha float32, a []float32, lda int, beta float32, c []float32, ldc int, bias []float32) {
+func gemmPanels(p *panels, tA bool, m int, alpha float32, a []float32, lda int, beta float32, c []float32, ldc int, bias []float32, then Then) {
 	panic("blas: no packed panels in this build")
 }

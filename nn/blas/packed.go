@@ -50,6 +50,14 @@ func (p *PackedB[T]) Dims() (k, n int) { return p.k, p.n }
 // assembly kernel for the CPU), whose rounding depends on where its
 // operands lie in memory: there it may differ in the last bit.
 func GemmPacked[T float32 | float64](transA bool, m int, alpha T, a []T, lda int, b *PackedB[T], beta T, c []T, ldc int, bias []T) {
+	GemmPackedThen(transA, m, alpha, a, lda, b, beta, c, ldc, bias, nil)
+}
+
+// GemmPackedThen is GemmPacked followed by then (nil: none) on blocks of
+// C that tile it, each once, as GemmAsThen calls it: on each row strip as
+// the kernel stores it where B is packed in panels, else on rows of C
+// after the product.
+func GemmPackedThen[T float32 | float64](transA bool, m int, alpha T, a []T, lda int, b *PackedB[T], beta T, c []T, ldc int, bias []T, then Then) {
 	if m == 0 || b.n == 0 {
 		return
 	}
@@ -57,13 +65,16 @@ func GemmPacked[T float32 | float64](transA bool, m int, alpha T, a []T, lda int
 		panic("blas: insufficient length of bias")
 	}
 	if b.panels != nil {
-		gemmPanels(b.panels, transA, m, float32(alpha), any(a).([]float32), lda, float32(beta), any(c).([]float32), ldc, any(bias).([]float32))
+		gemmPanels(b.panels, transA, m, float32(alpha), any(a).([]float32), lda, float32(beta), any(c).([]float32), ldc, any(bias).([]float32), then)
 		return
 	}
 	_, ldb := storedShape(b.transB, b.k, b.n)
 	if bias == nil {
 		Gemm(transA, b.transB, m, b.n, b.k, alpha, a, lda, b.plain, max(1, ldb), beta, c, ldc)
-		return
+	} else {
+		GemmBias(transA, b.transB, m, b.n, b.k, alpha, a, lda, b.plain, max(1, ldb), beta, c, ldc, bias)
 	}
-	GemmBias(transA, b.transB, m, b.n, b.k, alpha, a, lda, b.plain, max(1, ldb), beta, c, ldc, bias)
+	if then != nil {
+		ThenRows(m, b.n, then)
+	}
 }

@@ -138,6 +138,9 @@ type gemmCall struct {
 	rowBlock, colBlock int
 	rowTasks, colTasks int
 	directB            bool
+	// then, if set, is called on each row strip of C once its values are
+	// final (see GemmAsThen).
+	then Then
 
 	taskFn, packFn func(lo, hi int)
 }
@@ -194,7 +197,7 @@ func getCall() *gemmCall {
 }
 
 func putCall(g *gemmCall) {
-	g.a, g.b, g.c, g.bias, g.panels = nil, nil, nil, nil, nil
+	g.a, g.b, g.c, g.bias, g.panels, g.then = nil, nil, nil, nil, nil, nil
 	if g.convA != nil {
 		convPool.put(g.convA)
 		g.convA, g.aRowWords = nil, 0
@@ -248,9 +251,15 @@ func ceilDiv(a, b int) int { return (a + b - 1) / b }
 // sgemmKernel computes C = alpha·op(A)·op(B) + beta·C + 1·biasᵀ with kern,
 // adding bias (n, or nil for none) to every row of C; m, n > 0.
 func sgemmKernel(kern *kernel, tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int, bias []float32) {
+	sgemmKernelThen(kern, tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, bias, nil)
+}
+
+// sgemmKernelThen is sgemmKernel calling then (nil: none) on each row
+// strip of C as its values become final.
+func sgemmKernelThen(kern *kernel, tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int, bias []float32, then Then) {
 	checkGemm(tA, tB, m, n, k, len(a), lda, len(b), ldb, len(c), ldc)
 	g := getCall()
-	g.kern = kern
+	g.kern, g.then = kern, then
 	g.tA, g.tB, g.m, g.n, g.k = tA, tB, m, n, k
 	g.alpha, g.beta = alpha, beta
 	g.a, g.b, g.c, g.lda, g.ldb, g.ldc, g.bias = a, b, c, lda, ldb, ldc, bias
@@ -263,6 +272,9 @@ func (g *gemmCall) run() {
 	if g.k == 0 || g.alpha == 0 {
 		for i := range g.m {
 			scaleAddRow(g.c[i*g.ldc:i*g.ldc+g.n], g.beta, g.bias)
+		}
+		if g.then != nil {
+			g.then(0, g.m, 0, g.n)
 		}
 		return
 	}
@@ -375,7 +387,8 @@ type workspace struct{ ap, bp, tile []float32 }
 // block computes C[i0:i1, j0:j1]: for each K block it packs the block's
 // B panels into w.bp (kept in L2 while every A panel of the block passes
 // over them), then runs the kernel on each (A panel, B panel) pair. The
-// bias is added with the first K block. B panels packed in advance are
+// bias is added with the first K block; g.then, if set, runs on each row
+// strip as the last K block finishes it. B panels packed in advance are
 // read as they are: the hardware prefetcher follows them, one run of
 // memory each.
 func (g *gemmCall) block(w workspace, i0, i1, j0, j1 int) {
@@ -396,12 +409,19 @@ func (g *gemmCall) block(w workspace, i0, i1, j0, j1 int) {
 		}
 		next := g.nextB(pc, j0, j1)
 		perCall := ceilDiv(2*next.rows, ceilDiv(i1-i0, mr)*ceilDiv(j1-j0, nr))
+		then := g.then
+		if pc+kc < g.k {
+			then = nil
+		}
 		for i := i0; i < i1; i += mr {
 			rows := min(mr, i1-i)
 			pa, rsa, csa := g.aPanel(w.ap, i, rows, pc, kc)
 			if kern.strip != nil {
 				g.prefetch(&next, perCall*ceilDiv(j1-j0, nr))
 				g.strip(w.bp, i, rows, pa, rsa, j0, j1, pc, kc, beta, bias)
+				if then != nil {
+					then(i, i+rows, j0, j1)
+				}
 				continue
 			}
 			for j := j0; j < j1; j += nr {
@@ -424,6 +444,9 @@ func (g *gemmCall) block(w workspace, i0, i1, j0, j1 int) {
 				// aside and merge its valid part.
 				kern.fn(kc, pa, rsa, csa, pb, ldbk, &w.tile[0], nr, 1, 0, rows, colMask(nr), nil)
 				g.mergeTile(w.tile, i, j, rows, cols, beta, bias)
+			}
+			if then != nil {
+				then(i, i+rows, j0, j1)
 			}
 		}
 	}

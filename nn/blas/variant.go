@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/vit-train/vit-train/nn/fmapeak"
+	"github.com/vit-train/vit-train/nn/parallel"
 )
 
 // Variant is the arithmetic of a float32 matrix product. The zero
@@ -117,6 +118,49 @@ func GemmAs[T float32 | float64](v Variant, transA, transB bool, m, n, k int, al
 	}
 	variantGemm(v, transA, transB, m, n, k, float32(alpha), a32, lda, any(b).([]float32), ldb, float32(beta), any(c).([]float32), ldc, any(bias).([]float32))
 }
+
+// Then is work on a block C[i0:i1, j0:j1] of a product whose values are
+// final, such as an activation applied in place (see GemmAsThen).
+type Then = func(i0, i1, j0, j1 int)
+
+// GemmAsThen is GemmAs followed by then on blocks of C that tile it, each
+// once. In the low-precision variants' kernels each block is a strip of
+// rows that the kernel has just stored, still in cache, and then runs on
+// the goroutine that computed it: calls for different blocks may run at
+// once. Other products call then on rows of the whole C after it. C holds
+// GemmAs's values when then sees them.
+func GemmAsThen[T float32 | float64](v Variant, transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int, bias []T, then Then) {
+	if m == 0 || n == 0 {
+		return
+	}
+	a32, low := any(a).([]float32)
+	if lv := v.arithmetic(k); low && !lv.IsFP32() && lv.Runs() {
+		if bias != nil && len(bias) < n {
+			panic("blas: insufficient length of bias")
+		}
+		variantGemmThen(lv, transA, transB, m, n, k, float32(alpha), a32, lda, any(b).([]float32), ldb, float32(beta), any(c).([]float32), ldc, any(bias).([]float32), then)
+		return
+	}
+	GemmAs(v, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, bias)
+	ThenRows(m, n, then)
+}
+
+// ThenRows calls then on blocks of whole rows that tile an (m, n) C, in
+// parallel: the blocks of a product computed without calling then.
+func ThenRows(m, n int, then Then) {
+	parallel.Loop(m, max(1, thenGrain/max(n, 1)), thenRows{then, n})
+}
+
+// thenGrain is about the fewest elements one ThenRows block holds.
+const thenGrain = 1 << 14
+
+// thenRows is ThenRows's loop body.
+type thenRows struct {
+	then Then
+	n    int
+}
+
+func (t *thenRows) Range(lo, hi int) { t.then(lo, hi, 0, t.n) }
 
 // PackBAs is PackB for GemmPacked products in v's arithmetic: float32
 // operands of k ≥ 64 steps are packed in v's format, so that GemmPacked

@@ -6,6 +6,7 @@ import (
 	"gorgonia.org/gorgonia"
 
 	"github.com/vit-train/vit-train/nn/parallel"
+	"github.com/vit-train/vit-train/nn/vec"
 )
 
 // Add returns a + b elementwise for two tensors of the same shape, such as a
@@ -37,6 +38,10 @@ func addKernel[T Float](a, b, out []T) {
 type addElems[T Float] struct{ a, b, out []T }
 
 func (k *addElems[T]) Range(lo, hi int) {
+	if a32, ok := any(k.a).([]float32); ok {
+		vec.Add(any(k.out).([]float32)[lo:hi], a32[lo:hi], any(k.b).([]float32)[lo:hi])
+		return
+	}
 	bs, os := k.b[lo:hi], k.out[lo:hi]
 	for i, v := range k.a[lo:hi] {
 		os[i] = v + bs[i]

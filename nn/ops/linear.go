@@ -24,24 +24,34 @@ func Linear(x, w, b *gorgonia.Node) (*gorgonia.Node, error) { return LinearAs(bl
 // gradients) in v's arithmetic for float32 values (blas.GemmAs); float64
 // values multiply in float64. The bias is added in float32.
 func LinearAs(v blas.Variant, x, w, b *gorgonia.Node) (*gorgonia.Node, error) {
+	op, args, err := newLinearOp(v, x, w, b)
+	if err != nil {
+		return nil, err
+	}
+	return gorgonia.ApplyOp(op, args...)
+}
+
+// newLinearOp checks LinearAs's operands and returns its op and arguments
+// (x, w and, when b is not nil, b).
+func newLinearOp(v blas.Variant, x, w, b *gorgonia.Node) (*linearOp, []*gorgonia.Node, error) {
 	xs, ws := x.Shape(), w.Shape()
 	if len(xs) < 1 || len(ws) < 2 {
-		return nil, fmt.Errorf("Linear: x %v and w %v need at least 1 and 2 dims", xs, ws)
+		return nil, nil, fmt.Errorf("Linear: x %v and w %v need at least 1 and 2 dims", xs, ws)
 	}
 	k := xs[len(xs)-1]
 	if wk := ws.TotalSize() / ws[0]; wk != k {
-		return nil, fmt.Errorf("Linear: x %v has %d features but w %v takes %d", xs, k, ws, wk)
+		return nil, nil, fmt.Errorf("Linear: x %v has %d features but w %v takes %d", xs, k, ws, wk)
 	}
 	op := &linearOp{xDims: len(xs), wDims: len(ws), bias: b != nil, gemm: v}
 	op.base = base{name: "Linear", arity: 2, params: func(h hash.Hash) { fmt.Fprint(h, op.xDims, op.wDims, op.bias, variantKey(v)) }}
 	if b == nil {
-		return gorgonia.ApplyOp(op, x, w)
+		return op, []*gorgonia.Node{x, w}, nil
 	}
 	if bs := b.Shape(); len(bs) != 1 || bs[0] != ws[0] {
-		return nil, fmt.Errorf("Linear: bias %v does not match w %v", bs, ws)
+		return nil, nil, fmt.Errorf("Linear: bias %v does not match w %v", bs, ws)
 	}
 	op.arity = 3
-	return gorgonia.ApplyOp(op, x, w, b)
+	return op, []*gorgonia.Node{x, w, b}, nil
 }
 
 type linearOp struct {
@@ -83,16 +93,7 @@ func (op *linearOp) UsePreallocDo(prealloc gorgonia.Value, in ...gorgonia.Value)
 	if err != nil {
 		return nil, err
 	}
-	xs, ws := in[0].Shape(), in[1].Shape()
-	n := ws[0]
-	k := ws.TotalSize() / n
-	m := xs.TotalSize() / k
-	out := reuse(prealloc, dt, m*n)
-	if out == nil {
-		outShape := xs.Clone()
-		outShape[len(outShape)-1] = n
-		out = output(nil, dt, outShape)
-	}
+	out, m, n, k := op.result(prealloc, dt, in)
 	var b gorgonia.Value
 	if op.bias {
 		b = in[2]
@@ -103,6 +104,36 @@ func (op *linearOp) UsePreallocDo(prealloc gorgonia.Value, in ...gorgonia.Value)
 		linearForward[float64](op.gemm, op.frozen, in[0], in[1], b, out, m, n, k)
 	}
 	return out, nil
+}
+
+// result returns the op's output tensor (prealloc when it fits) for the
+// inputs in and the product's sizes: x (m, k), W (n, k).
+func (op *linearOp) result(prealloc gorgonia.Value, dt tensor.Dtype, in []gorgonia.Value) (out *tensor.Dense, m, n, k int) {
+	xs, ws := in[0].Shape(), in[1].Shape()
+	n = ws[0]
+	k = ws.TotalSize() / n
+	m = xs.TotalSize() / k
+	out = reuse(prealloc, dt, m*n)
+	if out == nil {
+		outShape := xs.Clone()
+		outShape[len(outShape)-1] = n
+		out = output(nil, dt, outShape)
+	}
+	return out, m, n, k
+}
+
+// linearForwardThen is linearForward calling then on blocks of out that
+// tile it, once each, as their values become final (blas.GemmAsThen).
+func linearForwardThen[T Float](v blas.Variant, frozen *frozenWeight, x, w, b gorgonia.Value, out *tensor.Dense, m, n, k int, then blas.Then) {
+	var bias []T
+	if b != nil {
+		bias = floats[T](b)
+	}
+	if frozen != nil {
+		blas.GemmPackedThen(false, m, 1, floats[T](x), k, packedWeight(v, frozen, floats[T](w), n, k), 0, floats[T](out), n, bias, then)
+		return
+	}
+	blas.GemmAsThen(v, false, true, m, n, k, 1, floats[T](x), k, floats[T](w), k, 0, floats[T](out), n, bias, then)
 }
 
 // linearForward computes out = x·Wᵀ (+ b): x (m, k), W (n, k), b (n),

@@ -583,6 +583,52 @@ done:
 	VZEROUPPER
 	RET
 
+// func addAVX2(dst, x, y *float32, n int)
+TEXT ·addAVX2(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ y+16(FP), DX
+	MOVQ n+24(FP), CX
+
+loop2:
+	CMPQ CX, $16
+	JLT  loop1
+	VMOVUPS (SI), Y0
+	VMOVUPS 32(SI), Y1
+	VADDPS (DX), Y0, Y0
+	VADDPS 32(DX), Y1, Y1
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	ADDQ $64, SI
+	ADDQ $64, DX
+	ADDQ $64, DI
+	SUBQ $16, CX
+	JMP  loop2
+
+loop1:
+	CMPQ CX, $8
+	JLT  tail
+	VMOVUPS (SI), Y0
+	VADDPS (DX), Y0, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DX
+	ADDQ $32, DI
+	SUBQ $8, CX
+
+tail:
+	TESTQ CX, CX
+	JZ    done
+	TAILMASK
+	VMASKMOVPS (SI), Y15, Y0
+	VMASKMOVPS (DX), Y15, Y1
+	VADDPS Y1, Y0, Y0
+	VMASKMOVPS Y0, Y15, (DI)
+
+done:
+	VZEROUPPER
+	RET
+
 // func mulDiffAVX2(dst, y, x *float32, n int, c float32)
 TEXT ·mulDiffAVX2(SB), NOSPLIT, $0-36
 	MOVQ dst+0(FP), DI
@@ -945,10 +991,12 @@ done:
 	VZEROUPPER
 	RET
 
-// ADAMW updates Y1 = m, Y3 = v and Y6 = p from Y0 = g, with the
-// coefficients in Y7–Y14 (the fields of AdamWCoef in order). Clobbers
-// Y2, Y4, Y5.
+// ADAMW scales Y0 = g by GradScale (read through R8, the AdamWCoef) and
+// updates Y1 = m, Y3 = v and Y6 = p from it, with the other coefficients
+// in Y7–Y14 (the fields of AdamWCoef in order). Clobbers Y0, Y2, Y4, Y5.
 #define ADAMW \
+	VBROADCASTSS 32(R8), Y2; \
+	VMULPS Y2, Y0, Y0; \
 	VMULPS Y7, Y1, Y1; \
 	VMULPS Y8, Y0, Y2; \
 	VADDPS Y2, Y1, Y1; \
@@ -972,6 +1020,7 @@ TEXT ·adamwAVX2(SB), NOSPLIT, $0-48
 	MOVQ v+24(FP), BX
 	MOVQ n+32(FP), CX
 	MOVQ c+40(FP), AX
+	MOVQ AX, R8
 	VBROADCASTSS 0(AX), Y7
 	VBROADCASTSS 4(AX), Y8
 	VBROADCASTSS 8(AX), Y9
@@ -1014,4 +1063,66 @@ tail:
 
 done:
 	VZEROUPPER
+	RET
+
+// func sumSquares64AVX2(x *float32, n int) float64
+// Y0 holds SumSquares64's running sums s0…s3, one per lane: 16 elements a
+// trip as four groups of four, in order, then groups of four, then the
+// last n mod 4 into s0 alone.
+TEXT ·sumSquares64AVX2(SB), NOSPLIT, $0-24
+	MOVQ   x+0(FP), SI
+	MOVQ   n+8(FP), CX
+	VXORPD Y0, Y0, Y0
+
+loop16:
+	CMPQ      CX, $16
+	JLT       loop4
+	VCVTPS2PD 0(SI), Y1
+	VCVTPS2PD 16(SI), Y2
+	VCVTPS2PD 32(SI), Y3
+	VCVTPS2PD 48(SI), Y4
+	VMULPD    Y1, Y1, Y1
+	VMULPD    Y2, Y2, Y2
+	VMULPD    Y3, Y3, Y3
+	VMULPD    Y4, Y4, Y4
+	VADDPD    Y1, Y0, Y0
+	VADDPD    Y2, Y0, Y0
+	VADDPD    Y3, Y0, Y0
+	VADDPD    Y4, Y0, Y0
+	ADDQ      $64, SI
+	SUBQ      $16, CX
+	JMP       loop16
+
+loop4:
+	CMPQ      CX, $4
+	JLT       rest
+	VCVTPS2PD (SI), Y1
+	VMULPD    Y1, Y1, Y1
+	VADDPD    Y1, Y0, Y0
+	ADDQ      $16, SI
+	SUBQ      $4, CX
+	JMP       loop4
+
+rest:
+	VEXTRACTF128 $1, Y0, X3 // s2, s3
+	VPERMILPD    $1, X0, X4 // s1
+
+single:
+	TESTQ     CX, CX
+	JZ        done
+	VXORPD    X5, X5, X5
+	VCVTSS2SD (SI), X5, X5
+	VMULSD    X5, X5, X5
+	VADDSD    X5, X0, X0   // s0 += x²
+	ADDQ      $4, SI
+	DECQ      CX
+	JMP       single
+
+done:
+	VADDSD    X4, X0, X0 // s0 + s1
+	VPERMILPD $1, X3, X5 // s3
+	VADDSD    X5, X3, X3 // s2 + s3
+	VADDSD    X3, X0, X0
+	VZEROUPPER
+	MOVSD     X0, ret+16(FP)
 	RET

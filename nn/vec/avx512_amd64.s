@@ -574,6 +574,52 @@ done:
 	VZEROUPPER
 	RET
 
+// func addAVX512(dst, x, y *float32, n int)
+TEXT ·addAVX512(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ y+16(FP), DX
+	MOVQ n+24(FP), CX
+
+loop2:
+	CMPQ CX, $32
+	JLT  loop1
+	VMOVUPS (SI), Z0
+	VMOVUPS 64(SI), Z1
+	VADDPS (DX), Z0, Z0
+	VADDPS 64(DX), Z1, Z1
+	VMOVUPS Z0, (DI)
+	VMOVUPS Z1, 64(DI)
+	ADDQ $128, SI
+	ADDQ $128, DX
+	ADDQ $128, DI
+	SUBQ $32, CX
+	JMP  loop2
+
+loop1:
+	CMPQ CX, $16
+	JLT  tail
+	VMOVUPS (SI), Z0
+	VADDPS (DX), Z0, Z0
+	VMOVUPS Z0, (DI)
+	ADDQ $64, SI
+	ADDQ $64, DX
+	ADDQ $64, DI
+	SUBQ $16, CX
+
+tail:
+	TESTQ CX, CX
+	JZ    done
+	TAILMASK
+	VMOVUPS.Z (SI), K1, Z0
+	VMOVUPS.Z (DX), K1, Z1
+	VADDPS Z1, Z0, Z0
+	VMOVUPS Z0, K1, (DI)
+
+done:
+	VZEROUPPER
+	RET
+
 // func mulDiffAVX512(dst, y, x *float32, n int, c float32)
 TEXT ·mulDiffAVX512(SB), NOSPLIT, $0-36
 	MOVQ dst+0(FP), DI
@@ -941,10 +987,11 @@ done:
 	VZEROUPPER
 	RET
 
-// ADAMW updates Z1 = m, Z3 = v and Z6 = p from Z0 = g, with the
-// coefficients in Z16–Z23 (the fields of AdamWCoef in order). Clobbers
-// Z2, Z4, Z5.
+// ADAMW scales Z0 = g by GradScale (Z24) and updates Z1 = m, Z3 = v and
+// Z6 = p from it, with the other coefficients in Z16–Z23 (the fields of
+// AdamWCoef in order). Clobbers Z0, Z2, Z4, Z5.
 #define ADAMW \
+	VMULPS Z24, Z0, Z0; \
 	VMULPS Z16, Z1, Z1; \
 	VMULPS Z17, Z0, Z2; \
 	VADDPS Z2, Z1, Z1; \
@@ -976,6 +1023,7 @@ TEXT ·adamwAVX512(SB), NOSPLIT, $0-48
 	VBROADCASTSS 20(AX), Z21
 	VBROADCASTSS 24(AX), Z22
 	VBROADCASTSS 28(AX), Z23
+	VBROADCASTSS 32(AX), Z24
 
 loop:
 	CMPQ CX, $16

@@ -55,6 +55,7 @@ func BenchmarkKernels(b *testing.B) {
 		{"SumSqDev", 4, func() { sink += SumSqDev(x, 0.5) }},
 		{"Scale", 8, func() { Scale(d, x, 0.5) }},
 		{"AXPY", 12, func() { AXPY(d, x, 1e-9) }},
+		{"Add", 12, func() { Add(d, x, y) }},
 		{"Mul", 12, func() { Mul(d, x, y) }},
 		{"MulDiff", 12, func() { MulDiff(d, y, x, 0.5) }},
 		{"Erf", 8, func() { Erf(d, x) }},
@@ -64,6 +65,7 @@ func BenchmarkKernels(b *testing.B) {
 		{"LayerNormGradSums", 12, func() { a, c := LayerNormGradSums(x, y, w, 0.1, 1.1); sink += a + c }},
 		{"LayerNormGradRow", 16, func() { LayerNormGradRow(d, x, y, w, 0.1, 1.1, 0.2, 0.3) }},
 		{"LayerNormGradWeightAcc", 24, func() { LayerNormGradWeightAcc(acc, x, y, 0.1, 1.1) }},
+		{"SumSquares64", 4, func() { sink += float32(SumSquares64(x)) }},
 	} {
 		b.Run(k.name, func(b *testing.B) { benchKernel(b, benchN, k.bytes, k.fn) })
 	}
@@ -75,7 +77,7 @@ func BenchmarkKernels(b *testing.B) {
 // 8M values stream from memory.
 func BenchmarkAdamW(b *testing.B) {
 	rng := rand.New(rand.NewPCG(2, 1))
-	c := AdamWCoef{0.9, 0.1, 0.999, 0.001, 1e-8, 1.2, 0.9999, 1e-3}
+	c := AdamWCoef{0.9, 0.1, 0.999, 0.001, 1e-8, 1.2, 0.9999, 1e-3, 0.5}
 	for _, n := range []int{benchN, 8 << 20} {
 		p, g, m := benchSlice(rng, n, -1, 1), benchSlice(rng, n, -1, 1), benchSlice(rng, n, -0.1, 0.1)
 		v := benchSlice(rng, n, 0, 0.01)

@@ -53,6 +53,9 @@ func axpyAVX512(dst, x *float32, n int, a float32)
 func mulAVX512(dst, x, y *float32, n int)
 
 //go:noescape
+func addAVX512(dst, x, y *float32, n int)
+
+//go:noescape
 func mulDiffAVX512(dst, y, x *float32, n int, c float32)
 
 //go:noescape
@@ -109,6 +112,9 @@ func axpyAVX2(dst, x *float32, n int, a float32)
 func mulAVX2(dst, x, y *float32, n int)
 
 //go:noescape
+func addAVX2(dst, x, y *float32, n int)
+
+//go:noescape
 func mulDiffAVX2(dst, y, x *float32, n int, c float32)
 
 //go:noescape
@@ -133,6 +139,12 @@ func lnGradWeightAVX2(acc *float64, x, dy *float32, n int, mean, rstd float32)
 
 //go:noescape
 func adamwAVX2(p, grad, m, v *float32, n int, c *AdamWCoef)
+
+// sumSquares64AVX2 serves both SIMD levels: SumSquares64's four running
+// sums are the lanes of one 256-bit register.
+//
+//go:noescape
+func sumSquares64AVX2(x *float32, n int) float64
 
 // The dispatchers below take non-empty slices, already cut to a common length.
 
@@ -227,6 +239,17 @@ func axpy(dst, x []float32, a float32) {
 		axpyAVX2(&dst[0], &x[0], len(x), a)
 	default:
 		axpyGeneric(dst, x, a)
+	}
+}
+
+func add(dst, x, y []float32) {
+	switch level {
+	case levelAVX512:
+		addAVX512(&dst[0], &x[0], &y[0], len(x))
+	case levelAVX2:
+		addAVX2(&dst[0], &x[0], &y[0], len(x))
+	default:
+		addGeneric(dst, x, y)
 	}
 }
 
@@ -336,6 +359,13 @@ func adamw(p, g, m, v []float32, c *AdamWCoef) {
 	default:
 		adamwGeneric(p, g, m, v, c)
 	}
+}
+
+func sumSquares64(x []float32) float64 {
+	if level >= levelAVX2 {
+		return sumSquares64AVX2(&x[0], len(x))
+	}
+	return sumSquares64Generic(x)
 }
 
 // availableLevels lists the kernel sets this CPU can run, best last.

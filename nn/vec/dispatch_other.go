@@ -14,6 +14,7 @@ func sumSqDev(x []float32, m float32) float32        { return sumSqDevGeneric(x,
 func scale(dst, x []float32, a float32)              { scaleGeneric(dst, x, a) }
 func addConst(dst, x []float32, c float32)           { addConstGeneric(dst, x, c) }
 func axpy(dst, x []float32, a float32)               { axpyGeneric(dst, x, a) }
+func add(dst, x, y []float32)                        { addGeneric(dst, x, y) }
 func mul(dst, x, y []float32)                        { mulGeneric(dst, x, y) }
 func mulDiff(dst, y, x []float32, c float32)         { mulDiffGeneric(dst, y, x, c) }
 func erf(dst, x []float32)                           { erfGeneric(dst, x) }
@@ -29,6 +30,7 @@ func lnGradRow(dx, x, dy, w []float32, mean, rstd, a, c float32) {
 	lnGradRowGeneric(dx, x, dy, w, mean, rstd, a, c)
 }
 func adamw(p, g, m, v []float32, c *AdamWCoef) { adamwGeneric(p, g, m, v, c) }
+func sumSquares64(x []float32) float64         { return sumSquares64Generic(x) }
 
 // availableLevels lists the kernel sets this build can run.
 func availableLevels() []int { return []int{levelGeneric} }

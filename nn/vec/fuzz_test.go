@@ -215,6 +215,10 @@ func FuzzAddConst(f *testing.F) {
 	fuzzExact(f, 1, func(d []float32, in [][]float32, c float32) { AddConst(d, in[0], c) })
 }
 
+func FuzzAdd(f *testing.F) {
+	fuzzExact(f, 2, func(d []float32, in [][]float32, _ float32) { Add(d, in[0], in[1]) })
+}
+
 func FuzzMul(f *testing.F) {
 	fuzzExact(f, 2, func(d []float32, in [][]float32, _ float32) { Mul(d, in[0], in[1]) })
 }
@@ -378,6 +382,7 @@ func FuzzAdamW(f *testing.F) {
 			Beta1: b1, OneMinusBeta1: 1 - b1, Beta2: b2, OneMinusBeta2: 1 - b2,
 			Eps: param(uint32(p>>8), 0, 1e-6), InvSqrtBC2: param(uint32(p>>16), 1, 100),
 			DecayMul: param(uint32(p>>24), 0.9, 1), StepSize: param(uint32(p>>40), 0, 1),
+			GradScale: param(uint32(p>>48), 0, 1),
 		}
 		var want [3][]float32
 		bothLevels(func(l int) {
@@ -391,6 +396,19 @@ func FuzzAdamW(f *testing.F) {
 				if !sameBits(pp[i], want[0][i]) || !sameBits(m[i], want[1][i]) || !sameBits(v[i], want[2][i]) {
 					t.Fatalf("%s: AdamW [%d] = %g, %g, %g, generic %g, %g, %g", levelNames[l], i, pp[i], m[i], v[i], want[0][i], want[1][i], want[2][i])
 				}
+			}
+		})
+	})
+}
+
+func FuzzSumSquares64(f *testing.F) {
+	fuzzSeeds(f)
+	f.Fuzz(func(t *testing.T, b []byte, off uint8, _ uint64) {
+		x := rawFloats(b, off)
+		want := sumSquaresRef(x)
+		bothLevels(func(l int) {
+			if got := SumSquares64(x); math.Float64bits(got) != math.Float64bits(want) && !(math.IsNaN(got) && math.IsNaN(want)) {
+				t.Fatalf("%s: SumSquares64 = %v, want %v", levelNames[l], got, want)
 			}
 		})
 	})

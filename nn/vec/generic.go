@@ -140,6 +140,13 @@ func axpyGeneric(dst, x []float32, a float32) {
 	}
 }
 
+func addGeneric(dst, x, y []float32) {
+	dst, y = dst[:len(x)], y[:len(x)]
+	for i, v := range x {
+		dst[i] = v + y[i]
+	}
+}
+
 func mulGeneric(dst, x, y []float32) {
 	dst, y = dst[:len(x)], y[:len(x)]
 	for i, v := range x {
@@ -275,11 +282,29 @@ func lnGradWeightGeneric(acc []float64, x, dy []float32, mean, rstd float32) {
 func adamwGeneric(p, g, m, v []float32, c *AdamWCoef) {
 	g, m, v = g[:len(p)], m[:len(p)], v[:len(p)]
 	for i := range p {
-		gi := g[i]
+		gi := float32(g[i] * c.GradScale)
 		mi := float32(c.Beta1*m[i]) + float32(c.OneMinusBeta1*gi)
 		vi := float32(c.Beta2*v[i]) + float32(float32(c.OneMinusBeta2*gi)*gi)
 		m[i], v[i] = mi, vi
 		denom := float32(float32(math.Sqrt(float64(vi)))*c.InvSqrtBC2) + c.Eps
 		p[i] = float32(p[i]*c.DecayMul) - float32(c.StepSize*mi)/denom
 	}
+}
+
+// sumSquares64Generic is SumSquares64 in Go.
+func sumSquares64Generic(x []float32) float64 {
+	var s0, s1, s2, s3 float64
+	i := 0
+	for ; i+4 <= len(x); i += 4 {
+		a, b, c, d := float64(x[i]), float64(x[i+1]), float64(x[i+2]), float64(x[i+3])
+		s0 += a * a
+		s1 += b * b
+		s2 += c * c
+		s3 += d * d
+	}
+	for ; i < len(x); i++ {
+		v := float64(x[i])
+		s0 += v * v
+	}
+	return (s0 + s1) + (s2 + s3)
 }

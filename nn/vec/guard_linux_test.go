@@ -70,6 +70,7 @@ func TestNoAccessPastEnd(t *testing.T) {
 			Scale(d, x, 2)
 			AddConst(d, x, 2)
 			AXPY(d, x, 2)
+			Add(d, x, y)
 			Mul(d, x, y)
 			MulDiff(d, y, x, 0.5)
 			Erf(d, x)
@@ -80,7 +81,8 @@ func TestNoAccessPastEnd(t *testing.T) {
 			LayerNormGradSums(x, y, w, 0.1, 1.2)
 			LayerNormGradRow(d, x, y, w, 0.1, 1.2, 0.3, 0.4)
 			LayerNormGradWeightAcc(acc, x, y, 0.1, 1.2)
-			AdamW(d, y, b, e, AdamWCoef{0.9, 0.1, 0.999, 0.001, 1e-8, 1, 1, 1e-3})
+			AdamW(d, y, b, e, AdamWCoef{0.9, 0.1, 0.999, 0.001, 1e-8, 1, 1, 1e-3, 0.5})
+			SumSquares64(x)
 			for _, free := range frees {
 				free()
 			}

@@ -1,6 +1,6 @@
 // Package vec holds float32 slice kernels for the element-wise and per-row
 // work of a training step: exp and softmax pieces, erf and GELU, LayerNorm
-// rows and the AdamW update.
+// rows, the AdamW update and the gradient norm's sum of squares.
 //
 // On amd64 each kernel has an AVX-512 (F, BW, DQ, VL) and an AVX2+FMA
 // version in assembly, picked once at start-up from the CPU's features;
@@ -109,6 +109,14 @@ func AXPY(dst, x []float32, a float32) {
 		return
 	}
 	axpy(dst[:len(x)], x, a)
+}
+
+// Add sets dst[i] = x[i] + y[i] for i < len(x).
+func Add(dst, x, y []float32) {
+	if len(x) == 0 {
+		return
+	}
+	add(dst[:len(x)], x, y[:len(x)])
 }
 
 // Mul sets dst[i] = x[i]·y[i] for i < len(x).
@@ -229,11 +237,14 @@ type AdamWCoef struct {
 	InvSqrtBC2           float32 // 1/√(1 − β2^t)
 	DecayMul             float32 // 1 − η·λ, the decoupled weight decay
 	StepSize             float32 // η/(1 − β1^t)
+	GradScale            float32 // the gradient's factor: 1, or a clipping coefficient
 }
 
 // AdamW applies one AdamW update to p, with the moments m and v, from the
-// gradient g, for i < len(p) (g, m and v hold at least len(p) values):
+// gradient g scaled by GradScale, for i < len(p) (g, m and v hold at least
+// len(p) values; g is only read):
 //
+//	g ← GradScale·g
 //	m ← β1·m + (1−β1)·g
 //	v ← β2·v + ((1−β2)·g)·g
 //	p ← p·DecayMul − (StepSize·m) / (√v·InvSqrtBC2 + Eps)
@@ -248,4 +259,16 @@ func AdamW(p, g, m, v []float32, c AdamWCoef) {
 	}
 	n := len(p)
 	adamw(p, g[:n], m[:n], v[:n], &c)
+}
+
+// SumSquares64 returns Σ x[i]² in float64. Each square is exact; the sum
+// is kept in four running sums, sum j adding x[j], x[j+4], x[j+8], … in
+// order and sum 0 then the elements after the last whole group of four,
+// and returned as (s0 + s1) + (s2 + s3). Unlike the float32 sums above,
+// the order is fixed: every implementation gives the same bits.
+func SumSquares64(x []float32) float64 {
+	if len(x) == 0 {
+		return 0
+	}
+	return sumSquares64(x)
 }

@@ -3,6 +3,7 @@ package vec
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -281,6 +282,7 @@ func TestElementwise(t *testing.T) {
 				}{
 					{"Scale", func(dst []float32) { Scale(dst, x, a) }, func(i int, _ float32) float32 { return a * x[i] }},
 					{"AddConst", func(dst []float32) { AddConst(dst, x, a) }, func(i int, _ float32) float32 { return x[i] + a }},
+					{"Add", func(dst []float32) { Add(dst, x, y) }, func(i int, _ float32) float32 { return x[i] + y[i] }},
 					{"Mul", func(dst []float32) { Mul(dst, x, y) }, func(i int, _ float32) float32 { return x[i] * y[i] }},
 					{"MulDiff", func(dst []float32) { MulDiff(dst, y, x, a) }, func(i int, _ float32) float32 { return y[i] * float32(x[i]-a) }},
 				} {
@@ -508,8 +510,10 @@ func TestLayerNormKernels(t *testing.T) {
 	})
 }
 
-// adamwRef64 is the AdamW update in float64 from the float32 inputs.
+// adamwRef64 is the AdamW update in float64 from the float32 inputs, the
+// gradient scaled in float32 as the kernels scale it.
 func adamwRef64(p, g, m, v float32, c AdamWCoef) (pn, mn, vn float64) {
+	g *= c.GradScale
 	mn = float64(c.Beta1)*float64(m) + float64(c.OneMinusBeta1)*float64(g)
 	vn = float64(c.Beta2)*float64(v) + float64(c.OneMinusBeta2)*float64(g)*float64(g)
 	den := math.Sqrt(vn)*float64(c.InvSqrtBC2) + float64(c.Eps)
@@ -518,13 +522,14 @@ func adamwRef64(p, g, m, v float32, c AdamWCoef) (pn, mn, vn float64) {
 
 func TestAdamW(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 1))
-	coef := func(step int) AdamWCoef {
+	coef := func(step int, gradScale float32) AdamWCoef {
 		b1, b2, lr, wd := 0.9, 0.999, 1e-3, 0.05
 		return AdamWCoef{
 			Beta1: float32(b1), OneMinusBeta1: float32(1 - b1),
 			Beta2: float32(b2), OneMinusBeta2: float32(1 - b2),
 			Eps: 1e-8, InvSqrtBC2: float32(1 / math.Sqrt(1-math.Pow(b2, float64(step)))),
 			DecayMul: float32(1 - lr*wd), StepSize: float32(lr / (1 - math.Pow(b1, float64(step)))),
+			GradScale: gradScale,
 		}
 	}
 	for _, n := range testLengths {
@@ -536,7 +541,12 @@ func TestAdamW(t *testing.T) {
 			if n > 0 {
 				v0[0], m0[0] = 0, 0 // a first step
 			}
-			c := coef(1 + rng.IntN(100))
+			// Every other case clips: a scale below 1 that rounds g.
+			gradScale := float32(1)
+			if (n+off)%2 == 1 {
+				gradScale = float32(0.1 + 0.8*rng.Float64())
+			}
+			c := coef(1+rng.IntN(100), gradScale)
 			// The reference: the scalar formula, one rounding per operation.
 			rp, rm, rv := append([]float32(nil), p0...), append([]float32(nil), m0...), append([]float32(nil), v0...)
 			if n > 0 {
@@ -567,6 +577,70 @@ func TestAdamW(t *testing.T) {
 			})
 		}
 	}
+}
+
+// TestAdamWGradScale checks that AdamW with a GradScale updates as AdamW
+// with 1 does from the gradient scaled beforehand, bit for bit.
+func TestAdamWGradScale(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 2))
+	const n = 1000
+	p0, g := randGuarded(rng, n, 0, -1, 1).s(), randGuarded(rng, n, 1, -1, 1).s()
+	m0, v0 := randGuarded(rng, n, 2, -0.1, 0.1).s(), randGuarded(rng, n, 3, 0, 0.01).s()
+	c := AdamWCoef{0.9, 0.1, 0.999, 0.001, 1e-8, 1.2, 0.9999, 1e-3, 0.37}
+	forEachLevel(t, func(t *testing.T) {
+		scaled := make([]float32, n)
+		for i := range g {
+			scaled[i] = g[i] * c.GradScale
+		}
+		ones := c
+		ones.GradScale = 1
+		p1, m1, v1 := slices.Clone(p0), slices.Clone(m0), slices.Clone(v0)
+		AdamW(p1, scaled, m1, v1, ones)
+		p2, m2, v2 := slices.Clone(p0), slices.Clone(m0), slices.Clone(v0)
+		gc := slices.Clone(g)
+		AdamW(p2, gc, m2, v2, c)
+		for i := range p1 {
+			if !sameBits(p1[i], p2[i]) || !sameBits(m1[i], m2[i]) || !sameBits(v1[i], v2[i]) || !sameBits(gc[i], g[i]) {
+				t.Fatalf("[%d]: p, m, v, g = %g, %g, %g, %g; from the scaled gradient %g, %g, %g, %g", i, p2[i], m2[i], v2[i], gc[i], p1[i], m1[i], v1[i], g[i])
+			}
+		}
+	})
+}
+
+// sumSquaresRef is SumSquares64's definition written out: four running
+// sums over the strided elements, the rest into the first.
+func sumSquaresRef(x []float32) float64 {
+	var s [4]float64
+	whole := len(x) &^ 3
+	for i, v := range x[:whole] {
+		s[i%4] += float64(v) * float64(v)
+	}
+	for _, v := range x[whole:] {
+		s[0] += float64(v) * float64(v)
+	}
+	return (s[0] + s[1]) + (s[2] + s[3])
+}
+
+func TestSumSquares64(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 3))
+	forEachLevel(t, func(t *testing.T) {
+		for _, n := range testLengths {
+			for _, off := range offsets {
+				g := randGuarded(rng, n, off, -3, 3)
+				x := g.s()
+				for i := range x {
+					if rng.IntN(17) == 0 {
+						x[i] = specials[rng.IntN(len(specials))]
+					}
+				}
+				got, want := SumSquares64(x), sumSquaresRef(x)
+				g.check(t, "SumSquares64")
+				if math.Float64bits(got) != math.Float64bits(want) && !(math.IsNaN(got) && math.IsNaN(want)) {
+					t.Fatalf("SumSquares64 %s = %v, want %v", name(n, off), got, want)
+				}
+			}
+		}
+	})
 }
 
 func TestEmptyAndShort(t *testing.T) {

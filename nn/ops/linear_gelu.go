@@ -1,0 +1,106 @@
+package ops
+
+import (
+	"fmt"
+	"hash"
+
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+
+	"github.com/vit-train/vit-train/nn/blas"
+	"github.com/vit-train/vit-train/nn/vec"
+)
+
+// LinearGELUAs returns GELU(x·Wᵀ + b), LinearAs followed by GELU, as one
+// op: GELU runs on each strip of the product as the matrix kernel stores
+// it, while the strip is in cache (blas.GemmAsThen), so that x·Wᵀ + b is
+// never written to memory and read back, nor kept: a ViT's fc1 with its
+// activation. Shapes are LinearAs's. Values and gradients are those of
+// LinearAs and GELU applied in turn, bit for bit.
+func LinearGELUAs(v blas.Variant, x, w, b *gorgonia.Node) (*gorgonia.Node, error) {
+	lin, args, err := newLinearOp(v, x, w, b)
+	if err != nil {
+		return nil, err
+	}
+	op := &linearGELUOp{linearOp: lin, act: newGELUOp(x.Dims(), false)}
+	lin.base = base{name: "LinearGELU", arity: lin.arity, params: func(h hash.Hash) {
+		fmt.Fprint(h, lin.xDims, lin.wDims, lin.bias, variantKey(v))
+	}}
+	op.then = op.activate
+	return gorgonia.ApplyOp(op, args...)
+}
+
+// linearGELUOp is LinearGELUAs's op: linearOp's product (and its weight
+// freezing) with act's GELU applied to the product's blocks in place. act
+// is never applied itself; it holds the slope GELU'(x·Wᵀ + b) that its
+// backward op reads.
+type linearGELUOp struct {
+	*linearOp
+	act  *geluOp
+	then blas.Then // activate, bound once
+
+	// Per-run values read by activate.
+	y, slope []float32
+	n        int
+}
+
+func (op *linearGELUOp) Do(in ...gorgonia.Value) (gorgonia.Value, error) {
+	return op.UsePreallocDo(nil, in...)
+}
+
+func (op *linearGELUOp) UsePreallocDo(prealloc gorgonia.Value, in ...gorgonia.Value) (gorgonia.Value, error) {
+	dt, err := checkDtypes(op.name, in...)
+	if err != nil {
+		return nil, err
+	}
+	out, m, n, k := op.result(prealloc, dt, in)
+	var b gorgonia.Value
+	if op.bias {
+		b = in[2]
+	}
+	act := op.act
+	if dt == tensor.Float32 {
+		op.y, op.slope, op.n = floats[float32](out), nil, n
+		if act.keep {
+			act.slope32 = grow(act.slope32, m*n)
+			op.slope = act.slope32
+		}
+		linearForwardThen[float32](op.gemm, op.frozen, in[0], in[1], b, out, m, n, k, op.then)
+		op.y, op.slope = nil, nil
+		return out, nil
+	}
+	linearForward[float64](op.gemm, op.frozen, in[0], in[1], b, out, m, n, k)
+	y := floats[float64](out)
+	if act.keep {
+		act.slope64 = grow(act.slope64, m*n)
+		geluDo(y, y, act.slope64[:m*n])
+	} else {
+		geluDo(y, y, nil)
+	}
+	return out, nil
+}
+
+// activate applies GELU in place to y[i0:i1, j0:j1], keeping its slope
+// when the backward needs it.
+func (op *linearGELUOp) activate(i0, i1, j0, j1 int) {
+	for i := i0; i < i1; i++ {
+		row := op.y[i*op.n+j0 : i*op.n+j1]
+		if op.slope != nil {
+			vec.GELUAndDeriv(row, op.slope[i*op.n+j0:i*op.n+j1], row)
+		} else {
+			vec.GELU(row, row)
+		}
+	}
+}
+
+// SymDiff is GELU's backward, dh = dy·GELU'(h), then Linear's from dh.
+func (op *linearGELUOp) SymDiff(inputs gorgonia.Nodes, output, grad *gorgonia.Node) (gorgonia.Nodes, error) {
+	back := newGELUOp(output.Dims(), true)
+	back.fwd = op.act
+	op.act.keep = true
+	dh, err := gorgonia.ApplyOp(back, output, grad)
+	if err != nil {
+		return nil, err
+	}
+	return op.linearOp.SymDiff(inputs, output, dh)
+}

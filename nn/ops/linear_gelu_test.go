@@ -1,0 +1,127 @@
+package ops_test
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+
+	"github.com/vit-train/vit-train/nn/blas"
+	"github.com/vit-train/vit-train/nn/ops"
+	"github.com/vit-train/vit-train/nn/ops/opstest"
+)
+
+func linearGELUFunc(v blas.Variant, bias bool) opstest.Func {
+	return func(g *gorgonia.ExprGraph, in []*gorgonia.Node) (*gorgonia.Node, error) {
+		var b *gorgonia.Node
+		if bias {
+			b = in[2]
+		}
+		return ops.LinearGELUAs(v, in[0], in[1], b)
+	}
+}
+
+// linearThenGELU is LinearAs and GELU as two ops.
+func linearThenGELU(v blas.Variant, bias bool) opstest.Func {
+	return func(g *gorgonia.ExprGraph, in []*gorgonia.Node) (*gorgonia.Node, error) {
+		var b *gorgonia.Node
+		if bias {
+			b = in[2]
+		}
+		h, err := ops.LinearAs(v, in[0], in[1], b)
+		if err != nil {
+			return nil, err
+		}
+		return ops.GELU(h)
+	}
+}
+
+func TestLinearGELUGradient(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	for _, bias := range []bool{true, false} {
+		inputs := []*tensor.Dense{opstest.Rand(rng, -1, 1, 2, 3, 5), opstest.Rand(rng, -1, 1, 7, 5), opstest.Rand(rng, -1, 1, 7)}
+		wrt := []int{0, 1, 2}
+		if !bias {
+			inputs, wrt = inputs[:2], wrt[:2]
+		}
+		opstest.GradCheck(t, linearGELUFunc(blas.FP32, bias), inputs, wrt, opstest.Options{})
+		opstest.AgreeF32(t, linearGELUFunc(blas.FP32, bias), inputs, wrt, 2e-6)
+	}
+}
+
+// TestLinearGELUIsLinearThenGELU checks LinearGELUAs against LinearAs and
+// GELU as separate ops, values and every gradient bit for bit, in float32
+// and each low-precision variant this CPU runs, on products long and wide
+// enough to take several K blocks, row strips and workers.
+func TestLinearGELUIsLinearThenGELU(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	for _, v := range blas.Variants() {
+		if !v.Runs() {
+			t.Logf("the %s product does not run here", v)
+			continue
+		}
+		for _, sh := range []struct{ m, n, k int }{{3, 5, 4}, {70, 129, 96}, {200, 384, 1600}} {
+			inputs := []*tensor.Dense{opstest.Rand(rng, -2, 2, 2, sh.m, sh.k), opstest.Rand(rng, -0.1, 0.1, sh.n, sh.k), opstest.Rand(rng, -1, 1, sh.n)}
+			for _, dt := range []tensor.Dtype{tensor.Float32, tensor.Float64} {
+				want, err := opstest.Eval(linearThenGELU(v, true), inputs, []int{0, 1, 2}, dt, 1)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := opstest.Eval(linearGELUFunc(v, true), inputs, []int{0, 1, 2}, dt, 1)
+				if err != nil {
+					t.Fatal(err)
+				}
+				same := func(what string, got, want []float64) {
+					t.Helper()
+					for i := range want {
+						if math.Float64bits(got[i]) != math.Float64bits(want[i]) {
+							t.Fatalf("%s %v %s: %s[%d] = %v, Linear then GELU %v", v, sh, dt, what, i, got[i], want[i])
+						}
+					}
+				}
+				same("y", got.Out, want.Out)
+				for i, name := range []string{"dx", "dw", "db"} {
+					same(name, got.Grads[i], want.Grads[i])
+				}
+			}
+		}
+	}
+}
+
+// TestLinearGELUFrozenWeight checks that a frozen LinearGELU (an
+// evaluation graph's) gives the unfrozen op's values bit for bit, in
+// float32 and each low-precision variant this CPU runs.
+func TestLinearGELUFrozenWeight(t *testing.T) {
+	rng := rand.New(rand.NewPCG(15, 16))
+	x := opstest.Convert(opstest.Rand(rng, -2, 2, 3, 50, 96), tensor.Float32)
+	w := opstest.Convert(opstest.Rand(rng, -0.1, 0.1, 130, 96), tensor.Float32)
+	b := opstest.Convert(opstest.Rand(rng, -1, 1, 130), tensor.Float32)
+	for _, v := range blas.Variants() {
+		if !v.Runs() {
+			continue
+		}
+		g := gorgonia.NewGraph()
+		node, err := ops.LinearGELUAs(v, gorgonia.NodeFromAny(g, x), gorgonia.NodeFromAny(g, w), gorgonia.NodeFromAny(g, b))
+		if err != nil {
+			t.Fatal(err)
+		}
+		op := node.Op().(ops.WeightFreezer)
+		run := func() []float64 {
+			t.Helper()
+			y, err := op.Do(x, w, b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return floats64(y.(*tensor.Dense))
+		}
+		plain := run()
+		op.FreezeWeight(true)
+		for i, got := range run() {
+			if math.Float64bits(got) != math.Float64bits(plain[i]) {
+				t.Fatalf("%s: frozen y[%d] = %v, unfrozen %v", v, i, got, plain[i])
+			}
+		}
+	}
+}
