@@ -15,12 +15,6 @@ type AdamWConfig struct {
 	WeightDecay  float64
 }
 
-// DefaultAdamWConfig returns torch.optim.AdamW's betas and eps with DeiT's
-// weight decay: β1 0.9, β2 0.999, eps 1e-8, weight decay 0.05.
-func DefaultAdamWConfig() AdamWConfig {
-	return AdamWConfig{Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, WeightDecay: 0.05}
-}
-
 // AdamW is Adam with decoupled weight decay, exactly torch.optim.AdamW
 // (amsgrad off). For step t ≥ 1 and per-parameter learning rate
 // η = lr×LRScale and weight decay λ:

@@ -53,17 +53,6 @@ func (e *EMA) updateUnit(u int) {
 // buffers, not copies).
 func (e *EMA) Weights() [][]float32 { return e.shadow }
 
-// Params returns the averaged weights as parameters with the original
-// names and shapes (and no gradients), ready for evaluation or saving as a
-// model.
-func (e *EMA) Params() []Param {
-	out := make([]Param, len(e.params))
-	for i, p := range e.params {
-		out[i] = Param{Name: p.Name, Shape: p.Shape, Data: e.shadow[i]}
-	}
-	return out
-}
-
 // StateTensors returns the averages named "ema.<param name>" (live
 // buffers).
 func (e *EMA) StateTensors() []Tensor { return stateTensors(EMAPrefix, e.params, e.shadow) }

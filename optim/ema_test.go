@@ -17,10 +17,6 @@ func TestEMAFormula(t *testing.T) {
 	p.Data[0], p.Data[1] = 3, 1
 	e.Update() // 0.9·1.1 + 0.3 = 1.29; −0.81 + 0.1 = −0.71
 	assertClose(t, "after 2", e.Weights()[0], []float64{1.29, -0.71}, 1e-7)
-	ps := e.Params()
-	if ps[0].Name != "w" || &ps[0].Data[0] != &e.Weights()[0][0] {
-		t.Fatalf("Params() = %+v, want the EMA buffer named w", ps[0])
-	}
 	if st := e.StateTensors(); st[0].Name != "ema.w" {
 		t.Fatalf("state name %q", st[0].Name)
 	}

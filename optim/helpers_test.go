@@ -131,3 +131,15 @@ func numValues(params []Param) int {
 // vitNoDecayNames is the no-weight-decay set a ViT supplies (timm's
 // VisionTransformer.no_weight_decay(), plus DeiT's dist_token).
 var vitNoDecayNames = []string{"pos_embed", "cls_token", "dist_token"}
+
+// DefaultAdamWConfig returns torch.optim.AdamW's betas and eps with
+// DeiT's weight decay: β1 0.9, β2 0.999, eps 1e-8, weight decay 0.05.
+func DefaultAdamWConfig() AdamWConfig {
+	return AdamWConfig{Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, WeightDecay: 0.05}
+}
+
+// DefaultSGDConfig returns timm's "sgd" optimizer settings (Nesterov
+// momentum 0.9) with DeiT's weight decay 0.05.
+func DefaultSGDConfig() SGDConfig {
+	return SGDConfig{Momentum: 0.9, Nesterov: true, WeightDecay: 0.05}
+}

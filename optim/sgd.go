@@ -10,12 +10,6 @@ type SGDConfig struct {
 	WeightDecay float64
 }
 
-// DefaultSGDConfig returns timm's "sgd" optimizer settings (Nesterov
-// momentum 0.9) with DeiT's weight decay 0.05.
-func DefaultSGDConfig() SGDConfig {
-	return SGDConfig{Momentum: 0.9, Nesterov: true, WeightDecay: 0.05}
-}
-
 // SGD is stochastic gradient descent with momentum, exactly torch.optim.SGD
 // with dampening 0. With per-parameter learning rate η = lr×LRScale, weight
 // decay λ (L2, added to the gradient) and momentum μ:

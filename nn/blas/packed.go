@@ -40,9 +40,6 @@ func packB[T float32 | float64](kern *panelKernel, transB bool, k, n int, b []T,
 	return p
 }
 
-// Dims returns op(B)'s shape (k, n).
-func (p *PackedB[T]) Dims() (k, n int) { return p.k, p.n }
-
 // GemmPacked computes C = alpha·op(A)·B + beta·C + 1·biasᵀ for B packed
 // by PackB: op(A) is (m, k), C is (m, n) and bias is (n), or nil for
 // none. The result is bit for bit GemmBias's (Gemm's without a bias) on

@@ -96,8 +96,8 @@ func TestPackBIsASnapshot(t *testing.T) {
 				t.Fatalf("C[%d] = %v after B was cleared, want %v", i, got[i], want[i])
 			}
 		}
-		if pk, pn := p.Dims(); pk != k || pn != n {
-			t.Fatalf("Dims = %d, %d, want %d, %d", pk, pn, k, n)
+		if p.k != k || p.n != n {
+			t.Fatalf("packed B is (%d, %d), want (%d, %d)", p.k, p.n, k, n)
 		}
 	}
 	forEachKernelAndGonum(t, run)
