@@ -16,6 +16,7 @@ import (
 func affineLevels(src ByteImage, m [6]float64, interp Interp, fill []uint8) ByteImage {
 	out := newByteImage(src.C, src.H, src.W)
 	n := src.H * src.W
+	var t affineTaps
 	for y := range src.H {
 		yc := float64(y) + 0.5
 		for x := range src.W {
@@ -29,62 +30,74 @@ func affineLevels(src ByteImage, m [6]float64, interp Interp, fill []uint8) Byte
 				}
 				continue
 			}
-			u -= 0.5
-			v -= 0.5
-			fx, fy := math.Floor(u), math.Floor(v)
-			t := affineTaps{dx: u - fx, dy: v - fy, x: int(fx), y: int(fy), w: src.W, h: src.H}
+			t.place(u-0.5, v-0.5, src.W, src.H)
 			for c := range src.C {
 				plane := src.Pix[c*n : (c+1)*n]
-				var s float64
 				if interp == Bicubic {
-					s = t.bicubic(plane)
+					out.Pix[c*n+o] = truncLevel(t.bicubic(plane))
 				} else {
-					s = t.bilinear(plane)
+					out.Pix[c*n+o] = truncLevel(t.bilinear(plane))
 				}
-				out.Pix[c*n+o] = truncLevel(s)
 			}
 		}
 	}
 	return out
 }
 
-// affineTaps is the sampling position of one output pixel: the tap at or
-// before it (x, y), its offsets dx, dy in [0, 1), and the plane's size.
+// affineTaps is where one output pixel samples a (h, w) plane: the
+// offsets dx, dy in [0, 1) past the tap at or before the position, the
+// columns of the taps at -1, 0, 1 and 2 from it and the offsets of their
+// rows in the plane, clamped to the image.
 type affineTaps struct {
 	dx, dy float64
-	x, y   int
-	w, h   int
+	col    [4]int
+	row    [4]int
 }
 
-// at returns the level at column x, row y of plane, clamped to the image.
-func (t *affineTaps) at(plane []uint8, x, y int) float64 {
-	return float64(plane[min(max(y, 0), t.h-1)*t.w+min(max(x, 0), t.w-1)])
-}
-
-// bilinear interpolates the 2×2 taps (PIL's BILINEAR_BODY).
-func (t *affineTaps) bilinear(plane []uint8) float64 {
-	row := func(y int) float64 {
-		a, b := t.at(plane, t.x, y), t.at(plane, t.x+1, y)
-		return a + (b-a)*t.dx
+// place sets t for the position (u, v) of a (h, w) plane (PIL's taps, the
+// pixel centres at integers).
+func (t *affineTaps) place(u, v float64, w, h int) {
+	fx, fy := math.Floor(u), math.Floor(v)
+	t.dx, t.dy = u-fx, v-fy
+	x, y := int(fx)-1, int(fy)-1
+	for k := range 4 {
+		t.col[k] = min(max(x+k, 0), w-1)
+		t.row[k] = min(max(y+k, 0), h-1) * w
 	}
-	v1, v2 := row(t.y), row(t.y+1)
+}
+
+// bilinear interpolates the 2×2 taps at 0 and 1 (PIL's BILINEAR_BODY; a
+// row past the bottom repeats the last, as clamping does).
+func (t *affineTaps) bilinear(plane []uint8) float64 {
+	r0, r1 := plane[t.row[1]:], plane[t.row[2]:]
+	a, b := float64(r0[t.col[1]]), float64(r0[t.col[2]])
+	v1 := a + (b-a)*t.dx
+	a, b = float64(r1[t.col[1]]), float64(r1[t.col[2]])
+	v2 := a + (b-a)*t.dx
 	return v1 + (v2-v1)*t.dy
 }
 
 // bicubic interpolates the 4×4 taps (PIL's BICUBIC_BODY), rows first.
-// Where dy is 0 the result is the row at y alone, and where dx is 0 each
-// row's value is its tap at x: those taps alone are read (the same value).
+// Where dy is 0 the result is the row at 0 alone, and where dx is 0 each
+// row's value is its tap at 0: those taps alone are read (the same value).
 func (t *affineTaps) bicubic(plane []uint8) float64 {
-	row := func(y int) float64 {
-		if t.dx == 0 {
-			return t.at(plane, t.x, y)
-		}
-		return cubicConv(t.at(plane, t.x-1, y), t.at(plane, t.x, y), t.at(plane, t.x+1, y), t.at(plane, t.x+2, y), t.dx)
-	}
 	if t.dy == 0 {
-		return row(t.y)
+		return t.cubicRow(plane[t.row[1]:])
 	}
-	return cubicConv(row(t.y-1), row(t.y), row(t.y+1), row(t.y+2), t.dy)
+	if t.dx == 0 {
+		c := t.col[1]
+		return cubicConv(float64(plane[t.row[0]+c]), float64(plane[t.row[1]+c]), float64(plane[t.row[2]+c]), float64(plane[t.row[3]+c]), t.dy)
+	}
+	return cubicConv(t.cubicRow(plane[t.row[0]:]), t.cubicRow(plane[t.row[1]:]), t.cubicRow(plane[t.row[2]:]), t.cubicRow(plane[t.row[3]:]), t.dy)
+}
+
+// cubicRow interpolates the four taps of one row (its tap at 0 where dx
+// is 0).
+func (t *affineTaps) cubicRow(row []uint8) float64 {
+	if t.dx == 0 {
+		return float64(row[t.col[1]])
+	}
+	return cubicConv(float64(row[t.col[0]]), float64(row[t.col[1]]), float64(row[t.col[2]]), float64(row[t.col[3]]), t.dx)
 }
 
 // cubicConv is PIL's BICUBIC macro: the cubic through v1…v4 (taps at -1,
