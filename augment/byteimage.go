@@ -19,11 +19,36 @@ func (m ByteImage) Plane(c int) []uint8 {
 // new (C, H, W) ByteImage from the pool, and recycles img.
 func toLevels(img Image) ByteImage {
 	out := newByteImage(img.C, img.H, img.W)
-	for i, v := range img.Pix {
-		out.Pix[i] = uint8(levelOf(v))
-	}
+	levelsOf(out.Pix, img.Pix)
 	Recycle(img)
 	return out
+}
+
+// levelsOf sets dst[i] to the level of src[i] (levelOf): levelsOfGeneric,
+// or its AVX2 version (the same values) where the processor has AVX2.
+var levelsOf = levelsOfGeneric
+
+// levelsOfGeneric sets dst[i] to levelOf(src[i]).
+func levelsOfGeneric(dst []uint8, src []float32) {
+	dst = dst[:len(src)]
+	for i, v := range src {
+		dst[i] = uint8(levelOf(v))
+	}
+}
+
+// normLevels sets dst[i] to the normalised value of level src[i],
+// (src[i]/255 - mean)·inv: normLevelsGeneric, or its AVX2 version (the
+// same values) where the processor has AVX2.
+var normLevels = normLevelsGeneric
+
+// normLevelsGeneric sets dst[i] = (float32(src[i])/255 - mean)·inv, each
+// operation rounded to float32: the value normalize gives level src[i]'s
+// value levelValue[src[i]].
+func normLevelsGeneric(dst []float32, src []uint8, mean, inv float32) {
+	dst = dst[:len(src)]
+	for i, l := range src {
+		dst[i] = float32(float32(float32(l)/255-mean) * inv)
+	}
 }
 
 // toValues returns img's values, level/255, in a new (C, H, W) Image from

@@ -5,10 +5,17 @@ package augment
 // contrast, brightness) stay in float and are clamped to [0, 1].
 // RandAugment's operations work on levels (levelops.go).
 
-// levelOf returns the 8-bit level of v: round(v*255) clamped to [0, 255].
+// levelOf returns the 8-bit level of v: v*255 + 0.5 in float32, clamped to
+// [0, 255] (NaN to 0) and truncated, which is round(v*255) for v in [0, 1].
 func levelOf(v float32) int {
-	l := int(v*255 + 0.5)
-	return min(max(l, 0), 255)
+	x := v*255 + 0.5
+	if !(x > 0) {
+		return 0
+	}
+	if x >= 255 {
+		return 255
+	}
+	return int(x)
 }
 
 // levelValue[l] is l/255.

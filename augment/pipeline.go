@@ -122,16 +122,12 @@ func (p *Pipeline) postNorm(c, h, w int, rng *rand.Rand, dst []float32) error {
 }
 
 // finishLevels checks the transformed image of levels and writes it into
-// dst normalised, with PostNorm's erased box when PostNorm is a
-// RandomErasing of one box (the box drawn first, its values as the rows
-// are written), or followed by PostNorm otherwise; it recycles img.
+// dst normalised, each channel's plane followed by its part of PostNorm's
+// box when PostNorm is a RandomErasing of one box (the box drawn first),
+// or followed by PostNorm otherwise; it recycles img.
 func (p *Pipeline) finishLevels(img ByteImage, rng *rand.Rand, dst []float32) error {
 	defer recycleBytes(img)
 	if err := p.checkSize(img.C, img.H, img.W, len(img.Pix), dst); err != nil {
-		return err
-	}
-	luts, err := levelNorms(img.C, p.Mean, p.Std)
-	if err != nil {
 		return err
 	}
 	re, fused := p.PostNorm.(RandomErasing)
@@ -143,20 +139,18 @@ func (p *Pipeline) finishLevels(img ByteImage, rng *rand.Rand, dst []float32) er
 	}
 	n := img.H * img.W
 	for c := range img.C {
-		var v float32
-		if erase {
-			v = re.channelValue(rng)
+		m, inv, err := channelNorm(c, img.C, p.Mean, p.Std)
+		if err != nil {
+			return err
 		}
-		lut := &luts[c]
-		src, out := img.Plane(c), dst[c*n:(c+1)*n]
-		for y := range img.H {
-			row := out[y*img.W : (y+1)*img.W]
-			for x, l := range src[y*img.W : (y+1)*img.W] {
-				row[x] = lut[l]
-			}
-			if erase && y >= box.top && y < box.top+box.h {
-				re.eraseRow(row[box.left:box.left+box.w], v, rng)
-			}
+		out := dst[c*n : (c+1)*n]
+		normLevels(out, img.Plane(c), m, inv)
+		if !erase {
+			continue
+		}
+		v := re.channelValue(rng)
+		for y := box.top; y < box.top+box.h; y++ {
+			re.eraseRow(out[y*img.W+box.left:y*img.W+box.left+box.w], v, rng)
 		}
 	}
 	if fused {
@@ -200,25 +194,4 @@ func normalize(img Image, mean, std []float32, dst []float32) error {
 		}
 	}
 	return nil
-}
-
-// levelNorms returns, for each of c channels, the normalised value of each
-// level: (l/255 - mean[c]) / std[c] as normalize computes it, or l/255
-// when mean and std are empty.
-func levelNorms(c int, mean, std []float32) ([][256]float32, error) {
-	luts := make([][256]float32, c)
-	for ch := range luts {
-		m, inv, err := channelNorm(ch, c, mean, std)
-		if err != nil {
-			return nil, err
-		}
-		for l, v := range levelValue {
-			if len(mean) == 0 && len(std) == 0 {
-				luts[ch][l] = v
-			} else {
-				luts[ch][l] = (v - m) * inv
-			}
-		}
-	}
-	return luts, nil
 }

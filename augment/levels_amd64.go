@@ -1,0 +1,42 @@
+//go:build amd64 && !purego
+
+package augment
+
+import "golang.org/x/sys/cpu"
+
+func init() {
+	if cpu.X86.HasAVX2 {
+		levelsOf = levelsOfAVX2
+		normLevels = normLevelsWithAVX2
+	}
+}
+
+// levelsAVX2 is levelsOfGeneric on n (a positive multiple of 16) values
+// (levels_amd64.s).
+//
+//go:noescape
+func levelsAVX2(dst *uint8, src *float32, n int)
+
+func levelsOfAVX2(dst []uint8, src []float32) {
+	n := len(src) &^ 15
+	if n > 0 {
+		_ = dst[n-1]
+		levelsAVX2(&dst[0], &src[0], n)
+	}
+	levelsOfGeneric(dst[n:], src[n:])
+}
+
+// normLevelsAVX2 is normLevelsGeneric on n (a positive multiple of 8)
+// levels (levels_amd64.s).
+//
+//go:noescape
+func normLevelsAVX2(dst *float32, src *uint8, n int, mean, inv float32)
+
+func normLevelsWithAVX2(dst []float32, src []uint8, mean, inv float32) {
+	n := len(src) &^ 7
+	if n > 0 {
+		_ = dst[n-1]
+		normLevelsAVX2(&dst[0], &src[0], n, mean, inv)
+	}
+	normLevelsGeneric(dst[n:], src[n:], mean, inv)
+}
