@@ -31,13 +31,10 @@ func affineLevels(src ByteImage, m [6]float64, interp Interp, fill []uint8) Byte
 				continue
 			}
 			t.place(u-0.5, v-0.5, src.W, src.H)
-			for c := range src.C {
-				plane := src.Pix[c*n : (c+1)*n]
-				if interp == Bicubic {
-					out.Pix[c*n+o] = truncLevel(t.bicubic(plane))
-				} else {
-					out.Pix[c*n+o] = truncLevel(t.bilinear(plane))
-				}
+			if interp == Bicubic {
+				t.bicubic(out.Pix, src.Pix, o, n)
+			} else {
+				t.bilinear(out.Pix, src.Pix, o, n)
 			}
 		}
 	}
@@ -66,38 +63,62 @@ func (t *affineTaps) place(u, v float64, w, h int) {
 	}
 }
 
-// bilinear interpolates the 2×2 taps at 0 and 1 (PIL's BILINEAR_BODY; a
-// row past the bottom repeats the last, as clamping does).
-func (t *affineTaps) bilinear(plane []uint8) float64 {
-	r0, r1 := plane[t.row[1]:], plane[t.row[2]:]
-	a, b := float64(r0[t.col[1]]), float64(r0[t.col[2]])
-	v1 := a + (b-a)*t.dx
-	a, b = float64(r1[t.col[1]]), float64(r1[t.col[2]])
-	v2 := a + (b-a)*t.dx
-	return v1 + (v2-v1)*t.dy
+// bilinear sets dst[c·n+o] for every channel c of the planes of n
+// values in src to the interpolation of the 2×2 taps at 0 and 1 (PIL's
+// BILINEAR_BODY; a row past the bottom repeats the last, as clamping
+// does), truncated to a level.
+func (t *affineTaps) bilinear(dst, src []uint8, o, n int) {
+	a0, a1 := t.row[1]+t.col[1], t.row[1]+t.col[2]
+	b0, b1 := t.row[2]+t.col[1], t.row[2]+t.col[2]
+	for p := 0; p+n <= len(src); p += n {
+		plane := src[p : p+n]
+		a, b := float64(plane[a0]), float64(plane[a1])
+		v1 := a + (b-a)*t.dx
+		a, b = float64(plane[b0]), float64(plane[b1])
+		v2 := a + (b-a)*t.dx
+		dst[p+o] = truncLevel(v1 + (v2-v1)*t.dy)
+	}
 }
 
-// bicubic interpolates the 4×4 taps (PIL's BICUBIC_BODY), rows first.
-// Where dy is 0 the result is the row at 0 alone, and where dx is 0 each
-// row's value is its tap at 0: those taps alone are read (the same value).
-func (t *affineTaps) bicubic(plane []uint8) float64 {
-	if t.dy == 0 {
-		return t.cubicRow(plane[t.row[1]:])
+// bicubic sets dst[c·n+o] for every channel c of the planes of n values
+// in src to the interpolation of the 4×4 taps (PIL's BICUBIC_BODY, rows
+// first), truncated to a level. Where dy is 0 the result is the row at 0
+// alone, and where dx is 0 each row's value is its tap at 0: those taps
+// alone are read (the same value).
+func (t *affineTaps) bicubic(dst, src []uint8, o, n int) {
+	switch {
+	case t.dx == 0 && t.dy == 0:
+		for p := 0; p+n <= len(src); p += n {
+			dst[p+o] = src[p+t.row[1]+t.col[1]]
+		}
+	case t.dy == 0:
+		r := t.row[1]
+		for p := 0; p+n <= len(src); p += n {
+			dst[p+o] = truncLevel(cubicTaps(src[p+r:p+n], &t.col, t.dx))
+		}
+	case t.dx == 0:
+		var rows [4]int
+		for k, r := range t.row {
+			rows[k] = r + t.col[1]
+		}
+		for p := 0; p+n <= len(src); p += n {
+			dst[p+o] = truncLevel(cubicTaps(src[p:p+n], &rows, t.dy))
+		}
+	default:
+		for p := 0; p+n <= len(src); p += n {
+			plane := src[p : p+n]
+			v1 := cubicTaps(plane[t.row[0]:], &t.col, t.dx)
+			v2 := cubicTaps(plane[t.row[1]:], &t.col, t.dx)
+			v3 := cubicTaps(plane[t.row[2]:], &t.col, t.dx)
+			v4 := cubicTaps(plane[t.row[3]:], &t.col, t.dx)
+			dst[p+o] = truncLevel(cubicConv(v1, v2, v3, v4, t.dy))
+		}
 	}
-	if t.dx == 0 {
-		c := t.col[1]
-		return cubicConv(float64(plane[t.row[0]+c]), float64(plane[t.row[1]+c]), float64(plane[t.row[2]+c]), float64(plane[t.row[3]+c]), t.dy)
-	}
-	return cubicConv(t.cubicRow(plane[t.row[0]:]), t.cubicRow(plane[t.row[1]:]), t.cubicRow(plane[t.row[2]:]), t.cubicRow(plane[t.row[3]:]), t.dy)
 }
 
-// cubicRow interpolates the four taps of one row (its tap at 0 where dx
-// is 0).
-func (t *affineTaps) cubicRow(row []uint8) float64 {
-	if t.dx == 0 {
-		return float64(row[t.col[1]])
-	}
-	return cubicConv(float64(row[t.col[0]]), float64(row[t.col[1]]), float64(row[t.col[2]]), float64(row[t.col[3]]), t.dx)
+// cubicTaps is cubicConv of the levels at the four offsets of s at d.
+func cubicTaps(s []uint8, at *[4]int, d float64) float64 {
+	return cubicConv(float64(s[at[0]]), float64(s[at[1]]), float64(s[at[2]]), float64(s[at[3]]), d)
 }
 
 // cubicConv is PIL's BICUBIC macro: the cubic through v1…v4 (taps at -1,
