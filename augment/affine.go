@@ -72,9 +72,9 @@ func (t *affineTaps) bilinear(dst, src []uint8, o, n int) {
 	b0, b1 := t.row[2]+t.col[1], t.row[2]+t.col[2]
 	for p := 0; p+n <= len(src); p += n {
 		plane := src[p : p+n]
-		a, b := float64(plane[a0]), float64(plane[a1])
+		a, b := levelF64[plane[a0]], levelF64[plane[a1]]
 		v1 := a + (b-a)*t.dx
-		a, b = float64(plane[b0]), float64(plane[b1])
+		a, b = levelF64[plane[b0]], levelF64[plane[b1]]
 		v2 := a + (b-a)*t.dx
 		dst[p+o] = truncLevel(v1 + (v2-v1)*t.dy)
 	}
@@ -93,16 +93,17 @@ func (t *affineTaps) bicubic(dst, src []uint8, o, n int) {
 		}
 	case t.dy == 0:
 		r := t.row[1]
+		i0, i1, i2, i3 := r+t.col[0], r+t.col[1], r+t.col[2], r+t.col[3]
 		for p := 0; p+n <= len(src); p += n {
-			dst[p+o] = truncLevel(cubicTaps(src[p+r:p+n], &t.col, t.dx))
+			plane := src[p : p+n]
+			dst[p+o] = truncLevel(cubicConv(levelF64[plane[i0]], levelF64[plane[i1]], levelF64[plane[i2]], levelF64[plane[i3]], t.dx))
 		}
 	case t.dx == 0:
-		var rows [4]int
-		for k, r := range t.row {
-			rows[k] = r + t.col[1]
-		}
+		c := t.col[1]
+		i0, i1, i2, i3 := t.row[0]+c, t.row[1]+c, t.row[2]+c, t.row[3]+c
 		for p := 0; p+n <= len(src); p += n {
-			dst[p+o] = truncLevel(cubicTaps(src[p:p+n], &rows, t.dy))
+			plane := src[p : p+n]
+			dst[p+o] = truncLevel(cubicConv(levelF64[plane[i0]], levelF64[plane[i1]], levelF64[plane[i2]], levelF64[plane[i3]], t.dy))
 		}
 	default:
 		for p := 0; p+n <= len(src); p += n {
@@ -118,7 +119,7 @@ func (t *affineTaps) bicubic(dst, src []uint8, o, n int) {
 
 // cubicTaps is cubicConv of the levels at the four offsets of s at d.
 func cubicTaps(s []uint8, at *[4]int, d float64) float64 {
-	return cubicConv(float64(s[at[0]]), float64(s[at[1]]), float64(s[at[2]]), float64(s[at[3]]), d)
+	return cubicConv(levelF64[s[at[0]]], levelF64[s[at[1]]], levelF64[s[at[2]]], levelF64[s[at[3]]], d)
 }
 
 // cubicConv is PIL's BICUBIC macro: the cubic through v1…v4 (taps at -1,
@@ -130,6 +131,15 @@ func cubicConv(v1, v2, v3, v4, d float64) float64 {
 	p4 := -v1 + v2 - v3 + v4
 	return p1 + d*(p2+d*(p3+d*p4))
 }
+
+// levelF64[l] is float64(l): a table read, which unlike the conversion
+// instruction carries no dependence on the register it writes.
+var levelF64 = func() (t [256]float64) {
+	for i := range t {
+		t[i] = float64(i)
+	}
+	return
+}()
 
 // truncLevel clips v to [0, 255] and truncates it to a level.
 func truncLevel(v float64) uint8 {
