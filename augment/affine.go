@@ -15,30 +15,84 @@ import (
 // src is not modified.
 func affineLevels(src ByteImage, m [6]float64, interp Interp, fill []uint8) ByteImage {
 	out := newByteImage(src.C, src.H, src.W)
-	n := src.H * src.W
-	var t affineTaps
+	x0 := 0 // the pixels of each row that affineBicubicRow computes
+	var padded []float32
+	var fills []float64
+	if interp == Bicubic && affineBicubicRow != nil && src.W >= 4 {
+		x0 = src.W &^ 3
+		padded = paddedLevels(src)
+		defer floatPool.put(padded)
+		fills = make([]float64, src.C)
+		for c := range fills {
+			fills[c] = float64(fill[c])
+		}
+	}
+	wp, hp := src.W+4, src.H+4
 	for y := range src.H {
-		yc := float64(y) + 0.5
-		for x := range src.W {
-			xc := float64(x) + 0.5
-			u := m[0]*xc + m[1]*yc + m[2]
-			v := m[3]*xc + m[4]*yc + m[5]
-			o := y*src.W + x
-			if !(u >= 0 && u < float64(src.W) && v >= 0 && v < float64(src.H)) {
-				for c := range src.C {
-					out.Pix[c*n+o] = fill[c]
-				}
-				continue
+		if x0 > 0 {
+			yc := float64(y) + 0.5
+			k := [8]float64{m[0], m[1] * yc, m[2], m[3], m[4] * yc, m[5], float64(src.W), float64(src.H)}
+			affineBicubicRow(&out.Pix[y*src.W], src.H*src.W, &padded[0], hp*wp, wp, &k, x0, src.C, &fills[0])
+		}
+		affinePixels(out, src, m, interp, fill, y, x0)
+	}
+	return out
+}
+
+// affineBicubicRow is nil, or an assembly kernel that computes
+// affinePixels's bicubic values of row y's first n pixels (a positive
+// multiple of 4): dst is the row's first output of channel 0, dstPlane
+// the values of a channel; k holds m[0], m[1]·(y+0.5), m[2], m[3],
+// m[4]·(y+0.5), m[5], the width and the height; src is paddedLevels's
+// (C, H+4, W+4) planes, srcPlane and wp their plane and row sizes; fill
+// holds the fill of each of the channels.
+var affineBicubicRow func(dst *uint8, dstPlane int, src *float32, srcPlane, wp int, k *[8]float64, n, channels int, fill *float64)
+
+// affinePixels computes pixels x0… of output row y of affineLevels, one
+// at a time.
+func affinePixels(out, src ByteImage, m [6]float64, interp Interp, fill []uint8, y, x0 int) {
+	n := src.H * src.W
+	yc := float64(y) + 0.5
+	var t affineTaps
+	for x := x0; x < src.W; x++ {
+		xc := float64(x) + 0.5
+		u := m[0]*xc + m[1]*yc + m[2]
+		v := m[3]*xc + m[4]*yc + m[5]
+		o := y*src.W + x
+		if !(u >= 0 && u < float64(src.W) && v >= 0 && v < float64(src.H)) {
+			for c := range src.C {
+				out.Pix[c*n+o] = fill[c]
 			}
-			t.place(u-0.5, v-0.5, src.W, src.H)
-			if interp == Bicubic {
-				t.bicubic(out.Pix, src.Pix, o, n)
-			} else {
-				t.bilinear(out.Pix, src.Pix, o, n)
+			continue
+		}
+		t.place(u-0.5, v-0.5, src.W, src.H)
+		if interp == Bicubic {
+			t.bicubic(out.Pix, src.Pix, o, n)
+		} else {
+			t.bilinear(out.Pix, src.Pix, o, n)
+		}
+	}
+}
+
+// paddedLevels returns src's levels as float32 in a (C, H+4, W+4) buffer
+// from the pool, each plane padded by two pixels on every side that
+// repeat the nearest edge pixel: the clamped taps of affineLevels.
+func paddedLevels(src ByteImage) []float32 {
+	wp, hp := src.W+4, src.H+4
+	padded := floatPool.get(src.C * hp * wp)
+	for c := range src.C {
+		plane := src.Plane(c)
+		for r := range hp {
+			row := plane[min(max(r-2, 0), src.H-1)*src.W:][:src.W]
+			dst := padded[(c*hp+r)*wp:][:wp]
+			first, last := levelF32[row[0]], levelF32[row[src.W-1]]
+			dst[0], dst[1], dst[wp-2], dst[wp-1] = first, first, last, last
+			for x, l := range row {
+				dst[x+2] = levelF32[l]
 			}
 		}
 	}
-	return out
+	return padded
 }
 
 // affineTaps is where one output pixel samples a (h, w) plane: the
@@ -137,6 +191,14 @@ func cubicConv(v1, v2, v3, v4, d float64) float64 {
 var levelF64 = func() (t [256]float64) {
 	for i := range t {
 		t[i] = float64(i)
+	}
+	return
+}()
+
+// levelF32[l] is float32(l).
+var levelF32 = func() (t [256]float32) {
+	for i := range t {
+		t[i] = float32(i)
 	}
 	return
 }()
