@@ -13,6 +13,12 @@ DATA affineconst<>+8(SB)/8, $4.0
 DATA affineconst<>+16(SB)/8, $255.0
 GLOBL affineconst<>(SB), RODATA|NOPTR, $24
 
+DATA affinelanes<>+0(SB)/4, $0
+DATA affinelanes<>+4(SB)/4, $1
+DATA affinelanes<>+8(SB)/4, $2
+DATA affinelanes<>+12(SB)/4, $3
+GLOBL affinelanes<>(SB), RODATA|NOPTR, $16
+
 // Frame: the row's constants broadcast to four lanes, then the group's
 // positions.
 #define M0 0(SP)
@@ -38,6 +44,11 @@ GLOBL affineconst<>(SB), RODATA|NOPTR, $24
 	VPCMPEQD X14, X14, X14; \
 	VGATHERDPS X14, off(ptr)(X9*4), dstx; \
 	VCVTPS2PD dstx, dst
+
+// LOAD loads the four float32 taps at off(ptr) + BX·4 + 0, 4, 8, 12 (the
+// IDX lanes when they are consecutive), widened to float64, into dst.
+#define LOAD(off, ptr, dst) \
+	VCVTPS2PD off(ptr)(BX*4), dst
 
 // CUBIC sets o to PIL's BICUBIC(v1, v2, v3, v4, d): p1 + d(p2 + d(p3 +
 // d·p4)), p2 = v3 - v1, p3 = 2(v1 - v2) + v3 - v4, p4 = -v1 + v2 - v3 +
@@ -65,6 +76,14 @@ GLOBL affineconst<>(SB), RODATA|NOPTR, $24
 	GATHER(4, ptr, Y11, X11); \
 	GATHER(8, ptr, Y12, X12); \
 	GATHER(12, ptr, Y13, X13); \
+	CUBIC(Y10, Y11, Y12, Y13, DX, o, Y4, Y5)
+
+// ROW4C is ROW4 with consecutive IDX lanes.
+#define ROW4C(ptr, o) \
+	LOAD(0, ptr, Y10); \
+	LOAD(4, ptr, Y11); \
+	LOAD(8, ptr, Y12); \
+	LOAD(12, ptr, Y13); \
 	CUBIC(Y10, Y11, Y12, Y13, DX, o, Y4, Y5)
 
 // func affineBicubicAVX2(dst *uint8, dstPlane int, src *float32, srcPlane, wp int, k *[8]float64, n, channels int, fill *float64)
@@ -151,6 +170,13 @@ group:
 	VPADDD X7, X8, X8
 	VPADDD BIAS4, X8, X8
 	VMOVDQU X8, IDX
+	// Consecutive lanes (R10 = 15) read their taps with loads from BX
+	// instead of gathers.
+	VPSHUFD $0, X8, X5
+	VPADDD affinelanes<>(SB), X5, X5
+	VPCMPEQD X8, X5, X5
+	VMOVMSKPS X5, R10
+	VMOVD X8, BX
 	// All four at dy = 0: the row at 0 alone; at dx = 0: the column.
 	VCMPPD $0, Y3, Y2, Y5
 	VMOVMSKPD Y5, R11
@@ -180,10 +206,30 @@ channel:
 
 rowonly:
 	LEAQ (SI)(R15*1), R14
+	CMPQ R10, $15
+	JEQ  rowonlyc
 	ROW4(R14, Y6)
 	JMP  store
 
+rowonlyc:
+	ROW4C(R14, Y6)
+	JMP  store
+
+colonlyc:
+	MOVQ SI, R14
+	LOAD(4, R14, Y10)
+	ADDQ R15, R14
+	LOAD(4, R14, Y11)
+	ADDQ R15, R14
+	LOAD(4, R14, Y12)
+	ADDQ R15, R14
+	LOAD(4, R14, Y13)
+	CUBIC(Y10, Y11, Y12, Y13, DY, Y6, Y4, Y5)
+	JMP  store
+
 colonly:
+	CMPQ R10, $15
+	JEQ  colonlyc
 	MOVQ SI, R14
 	GATHER(4, R14, Y10, X10)
 	ADDQ R15, R14
