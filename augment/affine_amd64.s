@@ -31,8 +31,8 @@ GLOBL affinelanes<>(SB), RODATA|NOPTR, $16
 #define HEIGHT 224(SP)
 #define HALF 256(SP)
 #define XC 288(SP)
-#define DX 320(SP)
-#define DY 352(SP)
+#define FRACX 320(SP)
+#define FRACY 352(SP)
 #define INSIDE 384(SP)
 #define IDX 416(SP)
 #define WP4 432(SP)
@@ -70,13 +70,13 @@ GLOBL affinelanes<>(SB), RODATA|NOPTR, $16
 	VADDPD v2, o, o
 
 // ROW4 sets o to the cubic along the row at ptr (taps at 0, 4, 8 and 12
-// bytes past the IDX lanes) at DX.
+// bytes past the IDX lanes) at FRACX.
 #define ROW4(ptr, o) \
 	GATHER(0, ptr, Y10, X10); \
 	GATHER(4, ptr, Y11, X11); \
 	GATHER(8, ptr, Y12, X12); \
 	GATHER(12, ptr, Y13, X13); \
-	CUBIC(Y10, Y11, Y12, Y13, DX, o, Y4, Y5)
+	CUBIC(Y10, Y11, Y12, Y13, FRACX, o, Y4, Y5)
 
 // ROW4C is ROW4 with consecutive IDX lanes.
 #define ROW4C(ptr, o) \
@@ -84,7 +84,7 @@ GLOBL affinelanes<>(SB), RODATA|NOPTR, $16
 	LOAD(4, ptr, Y11); \
 	LOAD(8, ptr, Y12); \
 	LOAD(12, ptr, Y13); \
-	CUBIC(Y10, Y11, Y12, Y13, DX, o, Y4, Y5)
+	CUBIC(Y10, Y11, Y12, Y13, FRACX, o, Y4, Y5)
 
 // func affineBicubicAVX2(dst *uint8, dstPlane int, src *float32, srcPlane, wp int, k *[8]float64, n, channels int, fill *float64)
 //
@@ -152,6 +152,7 @@ group:
 	VCMPPD $0x11, HEIGHT, Y2, Y5
 	VANDPD Y5, Y4, Y4
 	VMOVUPD Y4, INSIDE
+	VMOVMSKPD Y4, DX // 0: all four take the fill
 	VMOVUPD HALF, Y6
 	VBLENDVPD Y4, Y1, Y6, Y1
 	VBLENDVPD Y4, Y2, Y6, Y2
@@ -161,8 +162,8 @@ group:
 	VROUNDPD $1, Y2, Y8
 	VSUBPD Y7, Y1, Y1
 	VSUBPD Y8, Y2, Y2
-	VMOVUPD Y1, DX
-	VMOVUPD Y2, DY
+	VMOVUPD Y1, FRACX
+	VMOVUPD Y2, FRACY
 	// IDX: the padded offset of the tap at (-1, -1), (fy+1)·wp + fx+1.
 	VCVTTPD2DQY Y7, X7
 	VCVTTPD2DQY Y8, X8
@@ -188,12 +189,16 @@ group:
 	MOVQ channels+56(FP), R13
 
 channel:
+	TESTQ DX, DX
+	JZ    store
 	VMOVDQU IDX, X9
 	CMPQ R11, $15
 	JEQ  rowonly
 	CMPQ R12, $15
 	JEQ  colonly
 	MOVQ SI, R14
+	CMPQ R10, $15
+	JEQ  fullc
 	ROW4(R14, Y0)
 	ADDQ R15, R14
 	ROW4(R14, Y1)
@@ -201,7 +206,18 @@ channel:
 	ROW4(R14, Y2)
 	ADDQ R15, R14
 	ROW4(R14, Y3)
-	CUBIC(Y0, Y1, Y2, Y3, DY, Y6, Y4, Y5)
+	CUBIC(Y0, Y1, Y2, Y3, FRACY, Y6, Y4, Y5)
+	JMP  store
+
+fullc:
+	ROW4C(R14, Y0)
+	ADDQ R15, R14
+	ROW4C(R14, Y1)
+	ADDQ R15, R14
+	ROW4C(R14, Y2)
+	ADDQ R15, R14
+	ROW4C(R14, Y3)
+	CUBIC(Y0, Y1, Y2, Y3, FRACY, Y6, Y4, Y5)
 	JMP  store
 
 rowonly:
@@ -224,7 +240,7 @@ colonlyc:
 	LOAD(4, R14, Y12)
 	ADDQ R15, R14
 	LOAD(4, R14, Y13)
-	CUBIC(Y10, Y11, Y12, Y13, DY, Y6, Y4, Y5)
+	CUBIC(Y10, Y11, Y12, Y13, FRACY, Y6, Y4, Y5)
 	JMP  store
 
 colonly:
@@ -238,7 +254,7 @@ colonly:
 	GATHER(4, R14, Y12, X12)
 	ADDQ R15, R14
 	GATHER(4, R14, Y13, X13)
-	CUBIC(Y10, Y11, Y12, Y13, DY, Y6, Y4, Y5)
+	CUBIC(Y10, Y11, Y12, Y13, FRACY, Y6, Y4, Y5)
 
 store:
 	// Outside lanes take the fill; then clip to [0, 255] and truncate.

@@ -9,7 +9,7 @@ import (
 // same levels with the four-pixel kernel (where the processor has one) as
 // with affinePixels alone: RandAugment's rotations, shears and
 // translations of both signs, random matrices, positions on the pixel
-// grid (dx or dy 0), one and three channels, widths that are not
+// grid (dx or dy 0), shifts along both axes, one and three channels, widths that are not
 // multiples of 4, and images smaller than the taps.
 func TestAffineBicubicRowMatchesPixels(t *testing.T) {
 	if affineBicubicRow == nil {
@@ -24,7 +24,7 @@ func TestAffineBicubicRowMatchesPixels(t *testing.T) {
 			rotateMatrix(h, w, 27), rotateMatrix(h, w, -13.7), rotateMatrix(h, w, 90), rotateMatrix(h, w, 0),
 			{1, 0.27, 0, 0, 1, 0}, {1, -0.3, 0, 0, 1, 0}, {1, 0, 0, 0.27, 1, 0}, {1, 0, 0, -0.11, 1, 0},
 			{1, 0, 0.405 * float64(w), 0, 1, 0}, {1, 0, -3.3, 0, 1, 0}, {1, 0, 0, 0, 1, -0.405 * float64(h)}, {1, 0, 0, 0, 1, 2.5},
-			{1, 0, 2, 0, 1, -1},
+			{1, 0, 2, 0, 1, -1}, {1, 0, 2.3, 0, 1, 1.7}, {1, 0, -5.6, 0, 1, -0.4},
 		}
 		for range 20 {
 			var m [6]float64
