@@ -108,12 +108,7 @@ func resampleBytes(bs ByteSource, top, left, h, w, outH, outW, wy, wx, wh, ww in
 	}
 	pix := (*bp)[:c*nh*nw]
 	bs.RegionBytes(pix, rt+y0, rl+x0, nh, nw, f)
-	rows := func(ch, y int, dst []float32) {
-		for x, v := range pix[(ch*nh+y)*nw:][:nw] {
-			dst[x] = levelValue[v]
-		}
-	}
-	tmp := horizontalRows(rows, c, nh, nw, ww, coX, whole && nw == ww, flip)
+	tmp := horizontalRows(byteRows{pix: pix, h: nh, w: nw}, c, nh, nw, ww, coX, whole && nw == ww, flip)
 	bytePool.Put(bp)
 	if whole && nh == wh {
 		return tmp

@@ -8,6 +8,7 @@ func init() {
 	if cpu.X86.HasAVX2 {
 		levelsOf = levelsOfAVX2
 		normLevels = normLevelsWithAVX2
+		rows8Levels = rows8WithAVX2
 	}
 }
 
@@ -39,4 +40,22 @@ func normLevelsWithAVX2(dst []float32, src []uint8, mean, inv float32) {
 		normLevelsAVX2(&dst[0], &src[0], n, mean, inv)
 	}
 	normLevelsGeneric(dst[n:], src[n:], mean, inv)
+}
+
+// rows8AVX2 is rows8LevelsGeneric on n (a positive multiple of 8) columns
+// (levels_amd64.s).
+//
+//go:noescape
+func rows8AVX2(inter *float32, pix *uint8, n, stride int)
+
+func rows8WithAVX2(inter []float32, pix []byte, n, stride int) {
+	m := n &^ 7
+	if m > 0 {
+		_ = pix[7*stride+m-1]
+		_ = inter[8*m-1]
+		rows8AVX2(&inter[0], &pix[0], m, stride)
+	}
+	if m < n {
+		rows8LevelsGeneric(inter[8*m:], pix[m:], n-m, stride)
+	}
 }

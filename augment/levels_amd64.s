@@ -70,3 +70,84 @@ norm8:
 	JGT  norm8
 	VZEROUPPER
 	RET
+
+// func rows8AVX2(inter *float32, pix *uint8, n, stride int)
+//
+// inter[x·8+r] = float32(pix[r·stride+x])/255 for the 8 rows r and x < n
+// (a positive multiple of 8): each 8×8 block of levels transposed, then
+// widened and divided (exactly, as levelValue holds them).
+TEXT ·rows8AVX2(SB), NOSPLIT, $64-32
+	MOVQ inter+0(FP), DI
+	MOVQ pix+8(FP), SI
+	MOVQ n+16(FP), CX
+	MOVQ stride+24(FP), R8
+	LEAQ (R8)(R8*2), R9 // 3·stride
+	LEAQ (SI)(R8*4), R10 // row 4
+	VBROADCASTSS levelsconst<>+0(SB), Y15
+
+block8:
+	VMOVQ (SI), X0
+	VMOVQ (SI)(R8*1), X1
+	VMOVQ (SI)(R8*2), X2
+	VMOVQ (SI)(R9*1), X3
+	VMOVQ (R10), X4
+	VMOVQ (R10)(R8*1), X5
+	VMOVQ (R10)(R8*2), X6
+	VMOVQ (R10)(R9*1), X7
+	// Bytes of row pairs, then words of row quadruples, then the dwords
+	// of all eight: each 64-bit half is one column's eight rows.
+	VPUNPCKLBW X1, X0, X0
+	VPUNPCKLBW X3, X2, X2
+	VPUNPCKLBW X5, X4, X4
+	VPUNPCKLBW X7, X6, X6
+	VPUNPCKHWD X2, X0, X1
+	VPUNPCKLWD X2, X0, X0
+	VPUNPCKHWD X6, X4, X5
+	VPUNPCKLWD X6, X4, X4
+	VPUNPCKLDQ X4, X0, X8
+	VPUNPCKHDQ X4, X0, X9
+	VPUNPCKLDQ X5, X1, X10
+	VPUNPCKHDQ X5, X1, X11
+	VMOVDQU X8, 0(SP)
+	VMOVDQU X9, 16(SP)
+	VMOVDQU X10, 32(SP)
+	VMOVDQU X11, 48(SP)
+	VPMOVZXBD 0(SP), Y0
+	VPMOVZXBD 8(SP), Y1
+	VPMOVZXBD 16(SP), Y2
+	VPMOVZXBD 24(SP), Y3
+	VPMOVZXBD 32(SP), Y4
+	VPMOVZXBD 40(SP), Y5
+	VPMOVZXBD 48(SP), Y6
+	VPMOVZXBD 56(SP), Y7
+	VCVTDQ2PS Y0, Y0
+	VCVTDQ2PS Y1, Y1
+	VCVTDQ2PS Y2, Y2
+	VCVTDQ2PS Y3, Y3
+	VCVTDQ2PS Y4, Y4
+	VCVTDQ2PS Y5, Y5
+	VCVTDQ2PS Y6, Y6
+	VCVTDQ2PS Y7, Y7
+	VDIVPS Y15, Y0, Y0
+	VDIVPS Y15, Y1, Y1
+	VDIVPS Y15, Y2, Y2
+	VDIVPS Y15, Y3, Y3
+	VDIVPS Y15, Y4, Y4
+	VDIVPS Y15, Y5, Y5
+	VDIVPS Y15, Y6, Y6
+	VDIVPS Y15, Y7, Y7
+	VMOVUPS Y0, 0(DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+	VMOVUPS Y4, 128(DI)
+	VMOVUPS Y5, 160(DI)
+	VMOVUPS Y6, 192(DI)
+	VMOVUPS Y7, 224(DI)
+	ADDQ $8, SI
+	ADDQ $8, R10
+	ADDQ $256, DI
+	SUBQ $8, CX
+	JGT  block8
+	VZEROUPPER
+	RET

@@ -76,3 +76,23 @@ func TestNormLevelsMatchesNormalize(t *testing.T) {
 		}
 	}
 }
+
+// TestRows8LevelsMatchesGeneric checks that rows8Levels (the AVX2 version
+// where the processor has it) interleaves eight rows of levels as
+// rows8LevelsGeneric does, for every width up to 70 and strides past it.
+func TestRows8LevelsMatchesGeneric(t *testing.T) {
+	rng := newRNG(23)
+	for n := 1; n <= 70; n++ {
+		stride := n + rng.IntN(9)
+		pix := make([]byte, 7*stride+n)
+		for i := range pix {
+			pix[i] = uint8(rng.IntN(256))
+		}
+		want, got := make([]float32, 8*n), make([]float32, 8*n)
+		rows8LevelsGeneric(want, pix, n, stride)
+		rows8Levels(got, pix, n, stride)
+		if !slices.Equal(got, want) {
+			t.Fatalf("width %d, stride %d: got %v, want %v", n, stride, got, want)
+		}
+	}
+}
