@@ -57,6 +57,19 @@ func (c coeffs) span() (lo, hi int) {
 	return lo, hi
 }
 
+// reversed returns c with its outputs in reverse order: output o of the
+// result is output len-1-o of c.
+func (c coeffs) reversed() coeffs {
+	n := len(c.start)
+	r := coeffs{ksize: c.ksize, start: make([]int, n), size: make([]int, n), w: make([]float32, len(c.w))}
+	for o := range n {
+		p := n - 1 - o
+		r.start[o], r.size[o] = c.start[p], c.size[p]
+		copy(r.w[o*c.ksize:(o+1)*c.ksize], c.w[p*c.ksize:(p+1)*c.ksize])
+	}
+	return r
+}
+
 // shifted returns c with every tap's start moved by -d.
 func (c coeffs) shifted(d int) coeffs {
 	start := make([]int, len(c.start))
@@ -208,10 +221,9 @@ func horizontalRows(read rowReader, c, ch, cw, outW int, co coeffs, same, flip b
 		}
 		return out
 	}
-	// col maps the resampled column x to where it is stored.
-	col := func(x int) int { return x }
 	if flip {
-		col = func(x int) int { return outW - 1 - x }
+		// Output x of the flipped row is output outW-1-x of the row.
+		co = co.reversed()
 	}
 	var inter []float32 // 8 rows interleaved, for horizontalTaps8
 	n8 := 0             // outputs horizontalTaps8 computes
@@ -240,9 +252,6 @@ func horizontalRows(read rowReader, c, ch, cw, outW int, co coeffs, same, flip b
 					}
 					row[x] = clamp01(s)
 				}
-				if flip {
-					reverse(row)
-				}
 			}
 		}
 		// Four rows at a time: the same taps and weights, four independent
@@ -264,8 +273,7 @@ func horizontalRows(read rowReader, c, ch, cw, outW int, co coeffs, same, flip b
 					s2 += float32(wk * a2[k])
 					s3 += float32(wk * a3[k])
 				}
-				o := col(x)
-				d[o], d[outW+o], d[2*outW+o], d[3*outW+o] = clamp01(s0), clamp01(s1), clamp01(s2), clamp01(s3)
+				d[x], d[outW+x], d[2*outW+x], d[3*outW+x] = clamp01(s0), clamp01(s1), clamp01(s2), clamp01(s3)
 			}
 		}
 		for ; y < ch; y++ {
@@ -279,7 +287,7 @@ func horizontalRows(read rowReader, c, ch, cw, outW int, co coeffs, same, flip b
 				for k, wk := range w {
 					s += float32(wk * in[k])
 				}
-				dst[col(x)] = clamp01(s)
+				dst[x] = clamp01(s)
 			}
 		}
 	}
