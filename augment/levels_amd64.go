@@ -9,6 +9,7 @@ func init() {
 		levelsOf = levelsOfAVX2
 		normLevels = normLevelsWithAVX2
 		rows8Levels = rows8WithAVX2
+		normFloats = normFloatsWithAVX2
 	}
 }
 
@@ -58,4 +59,19 @@ func rows8WithAVX2(inter []float32, pix []byte, n, stride int) {
 	if m < n {
 		rows8LevelsGeneric(inter[8*m:], pix[m:], n-m, stride)
 	}
+}
+
+// normFloatsAVX2 is normFloatsGeneric on n (a positive multiple of 8)
+// values (levels_amd64.s).
+//
+//go:noescape
+func normFloatsAVX2(dst, src *float32, n int, mean, inv float32)
+
+func normFloatsWithAVX2(dst, src []float32, mean, inv float32) {
+	n := len(src) &^ 7
+	if n > 0 {
+		_ = dst[n-1]
+		normFloatsAVX2(&dst[0], &src[0], n, mean, inv)
+	}
+	normFloatsGeneric(dst[n:], src[n:], mean, inv)
 }

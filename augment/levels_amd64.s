@@ -151,3 +151,26 @@ block8:
 	JGT  block8
 	VZEROUPPER
 	RET
+
+// func normFloatsAVX2(dst, src *float32, n int, mean, inv float32)
+//
+// dst[i] = (src[i] - mean)·inv for i < n (a positive multiple of 8), each
+// operation rounded to float32, as normFloatsGeneric computes it.
+TEXT ·normFloatsAVX2(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	VBROADCASTSS mean+24(FP), Y14
+	VBROADCASTSS inv+28(FP), Y15
+
+normf8:
+	VMOVUPS (SI), Y0
+	VSUBPS Y14, Y0, Y0
+	VMULPS Y15, Y0, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JGT  normf8
+	VZEROUPPER
+	RET

@@ -96,3 +96,22 @@ func TestRows8LevelsMatchesGeneric(t *testing.T) {
 		}
 	}
 }
+
+// TestNormFloatsMatchesGeneric checks that normFloats (the AVX2 version
+// where the processor has it) gives normFloatsGeneric's values for every
+// length up to 60.
+func TestNormFloatsMatchesGeneric(t *testing.T) {
+	rng := newRNG(24)
+	for n := range 61 {
+		src := make([]float32, n)
+		for i := range src {
+			src[i] = rng.Float32()*1.4 - 0.2
+		}
+		want, got := make([]float32, n), make([]float32, n)
+		normFloatsGeneric(want, src, 0.485, 1/float32(0.229))
+		normFloats(got, src, 0.485, 1/float32(0.229))
+		if !slices.Equal(got, want) {
+			t.Fatalf("%d values: got %v, want %v", n, got, want)
+		}
+	}
+}

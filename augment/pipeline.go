@@ -189,9 +189,21 @@ func normalize(img Image, mean, std []float32, dst []float32) error {
 		if err != nil {
 			return err
 		}
-		for i, v := range img.Plane(c) {
-			dst[c*img.H*img.W+i] = (v - m) * inv
-		}
+		n := img.H * img.W
+		normFloats(dst[c*n:(c+1)*n], img.Plane(c), m, inv)
 	}
 	return nil
+}
+
+// normFloats sets dst[i] = (src[i] - mean)·inv: normFloatsGeneric, or its
+// AVX2 version (the same values) where the processor has AVX2.
+var normFloats = normFloatsGeneric
+
+// normFloatsGeneric sets dst[i] = (src[i] - mean)·inv, each operation
+// rounded to float32.
+func normFloatsGeneric(dst, src []float32, mean, inv float32) {
+	dst = dst[:len(src)]
+	for i, v := range src {
+		dst[i] = float32(float32(v-mean) * inv)
+	}
 }
