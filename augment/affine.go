@@ -13,8 +13,8 @@ import (
 // fill[c] where the source position lies outside src. interp must be
 // Bilinear or Bicubic. The result is a new (C, H, W) image from the pool;
 // src is not modified.
-func affineLevels(src ByteImage, m [6]float64, interp Interp, fill []uint8) ByteImage {
-	out := newByteImage(src.C, src.H, src.W)
+func affineLevels(src levelImage, m [6]float64, interp Interp, fill []uint8) levelImage {
+	out := newLevelImage(src.C, src.H, src.W)
 	x0 := 0 // the pixels of each row that affineBicubicRow computes
 	var padded []float32
 	var fills []float64
@@ -50,7 +50,7 @@ var affineBicubicRow func(dst *uint8, dstPlane int, src *float32, srcPlane, wp i
 
 // affinePixels computes pixels x0… of output row y of affineLevels, one
 // at a time.
-func affinePixels(out, src ByteImage, m [6]float64, interp Interp, fill []uint8, y, x0 int) {
+func affinePixels(out, src levelImage, m [6]float64, interp Interp, fill []uint8, y, x0 int) {
 	n := src.H * src.W
 	yc := float64(y) + 0.5
 	var t affineTaps
@@ -77,7 +77,7 @@ func affinePixels(out, src ByteImage, m [6]float64, interp Interp, fill []uint8,
 // paddedLevels returns src's levels as float32 in a (C, H+4, W+4) buffer
 // from the pool, each plane padded by two pixels on every side that
 // repeat the nearest edge pixel: the clamped taps of affineLevels.
-func paddedLevels(src ByteImage) []float32 {
+func paddedLevels(src levelImage) []float32 {
 	wp, hp := src.W+4, src.H+4
 	padded := floatPool.get(src.C * hp * wp)
 	for c := range src.C {

@@ -7,7 +7,7 @@ package augment
 // noted.
 
 // mapLevels maps every level of img through lut, in place.
-func mapLevels(img ByteImage, lut *[256]uint8) ByteImage {
+func mapLevels(img levelImage, lut *[256]uint8) levelImage {
 	for i, l := range img.Pix {
 		img.Pix[i] = lut[l]
 	}
@@ -31,7 +31,7 @@ func levelHistogram(plane []uint8) (h [256]int) {
 
 // autoContrastLevels stretches each channel so that its darkest level maps
 // to 0 and its brightest to 255 (ImageOps.autocontrast, cutoff 0).
-func autoContrastLevels(img ByteImage) ByteImage {
+func autoContrastLevels(img levelImage) levelImage {
 	for c := range img.C {
 		p := img.Plane(c)
 		h := levelHistogram(p)
@@ -51,14 +51,14 @@ func autoContrastLevels(img ByteImage) ByteImage {
 		for i := range lut {
 			lut[i] = uint8(min(max(int(float64(i)*scale+offset), 0), 255))
 		}
-		mapLevels(ByteImage{C: 1, H: 1, W: len(p), Pix: p}, &lut)
+		mapLevels(levelImage{C: 1, H: 1, W: len(p), Pix: p}, &lut)
 	}
 	return img
 }
 
 // equalizeLevels equalises the histogram of each channel
 // (ImageOps.equalize).
-func equalizeLevels(img ByteImage) ByteImage {
+func equalizeLevels(img levelImage) levelImage {
 	for c := range img.C {
 		p := img.Plane(c)
 		h := levelHistogram(p)
@@ -80,13 +80,13 @@ func equalizeLevels(img ByteImage) ByteImage {
 			lut[i] = uint8(min(n/step, 255))
 			n += h[i]
 		}
-		mapLevels(ByteImage{C: 1, H: 1, W: len(p), Pix: p}, &lut)
+		mapLevels(levelImage{C: 1, H: 1, W: len(p), Pix: p}, &lut)
 	}
 	return img
 }
 
 // invertLevels maps level l to 255-l (ImageOps.invert).
-func invertLevels(img ByteImage) ByteImage {
+func invertLevels(img levelImage) levelImage {
 	for i, l := range img.Pix {
 		img.Pix[i] = 255 - l
 	}
@@ -95,7 +95,7 @@ func invertLevels(img ByteImage) ByteImage {
 
 // posterizeLevels keeps the top bits of every level (ImageOps.posterize);
 // bits >= 8 leaves the image unchanged.
-func posterizeLevels(img ByteImage, bits int) ByteImage {
+func posterizeLevels(img levelImage, bits int) levelImage {
 	if bits >= 8 {
 		return img
 	}
@@ -108,7 +108,7 @@ func posterizeLevels(img ByteImage, bits int) ByteImage {
 
 // solarizeLevels inverts the levels at or above thresh
 // (ImageOps.solarize).
-func solarizeLevels(img ByteImage, thresh int) ByteImage {
+func solarizeLevels(img levelImage, thresh int) levelImage {
 	lut := identityLevels
 	for i := max(thresh, 0); i < 256; i++ {
 		lut[i] = uint8(255 - i)
@@ -118,7 +118,7 @@ func solarizeLevels(img ByteImage, thresh int) ByteImage {
 
 // solarizeAddLevels adds add to the levels below 128, saturating at 255
 // (timm's solarize_add).
-func solarizeAddLevels(img ByteImage, add int) ByteImage {
+func solarizeAddLevels(img levelImage, add int) levelImage {
 	lut := identityLevels
 	for i := range 128 {
 		lut[i] = uint8(min(max(i+add, 0), 255))
@@ -148,7 +148,7 @@ func greyLevel(r, g, b uint8) uint8 {
 
 // colorLevels blends each pixel with its grey level (ImageEnhance.Color);
 // single-channel images are unchanged. In place.
-func colorLevels(img ByteImage, factor float64) ByteImage {
+func colorLevels(img levelImage, factor float64) levelImage {
 	if img.C != 3 {
 		return img
 	}
@@ -164,7 +164,7 @@ func colorLevels(img ByteImage, factor float64) ByteImage {
 
 // contrastLevels blends the image with its mean grey level, rounded
 // (ImageEnhance.Contrast). In place.
-func contrastLevels(img ByteImage, factor float64) ByteImage {
+func contrastLevels(img levelImage, factor float64) levelImage {
 	sum := 0
 	if img.C == 3 {
 		r, g, b := img.Plane(0), img.Plane(1), img.Plane(2)
@@ -187,7 +187,7 @@ func contrastLevels(img ByteImage, factor float64) ByteImage {
 
 // brightnessLevels blends the image with black
 // (ImageEnhance.Brightness). In place.
-func brightnessLevels(img ByteImage, factor float64) ByteImage {
+func brightnessLevels(img levelImage, factor float64) levelImage {
 	f := float32(factor)
 	var lut [256]uint8
 	for i := range lut {
@@ -200,7 +200,7 @@ func brightnessLevels(img ByteImage, factor float64) ByteImage {
 // kernel [1 1 1; 1 5 1; 1 1 1]/13 rounded to a level, border pixels
 // unchanged) (ImageEnhance.Sharpness). In place, one row of the image
 // behind.
-func sharpnessLevels(img ByteImage, factor float64) ByteImage {
+func sharpnessLevels(img levelImage, factor float64) levelImage {
 	if img.H < 3 || img.W < 3 {
 		return img
 	}

@@ -69,11 +69,11 @@ func runPILCase(t *testing.T, pc pilCase, in Image) Image {
 	case "solarize":
 		return solarize(in, pc.Args.Thresh)
 	case "color":
-		return onLevels(in, func(b ByteImage) ByteImage { return colorLevels(b, pc.Args.Factor) })
+		return onLevels(in, func(b levelImage) levelImage { return colorLevels(b, pc.Args.Factor) })
 	case "contrast":
-		return onLevels(in, func(b ByteImage) ByteImage { return contrastLevels(b, pc.Args.Factor) })
+		return onLevels(in, func(b levelImage) levelImage { return contrastLevels(b, pc.Args.Factor) })
 	case "brightness":
-		return onLevels(in, func(b ByteImage) ByteImage { return brightnessLevels(b, pc.Args.Factor) })
+		return onLevels(in, func(b levelImage) levelImage { return brightnessLevels(b, pc.Args.Factor) })
 	case "sharpness":
 		return sharpness(in, pc.Args.Factor)
 	}

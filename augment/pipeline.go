@@ -43,7 +43,7 @@ func (p *Pipeline) Process(img Image, rng *rand.Rand, dst []float32) error {
 // its Apply runs applyLevels on the image's levels.
 type levelTransform interface {
 	Transform
-	applyLevels(img ByteImage, rng *rand.Rand) ByteImage
+	applyLevels(img levelImage, rng *rand.Rand) levelImage
 }
 
 // splitLevelTransforms splits t into the transforms before its trailing
@@ -73,7 +73,7 @@ func splitLevelTransforms(t Transform) (head Transform, tail []levelTransform) {
 }
 
 // applyLevels runs ts in turn on img.
-func applyLevels(ts []levelTransform, img ByteImage, rng *rand.Rand) ByteImage {
+func applyLevels(ts []levelTransform, img levelImage, rng *rand.Rand) levelImage {
 	for _, t := range ts {
 		img = t.applyLevels(img, rng)
 	}
@@ -125,7 +125,7 @@ func (p *Pipeline) postNorm(c, h, w int, rng *rand.Rand, dst []float32) error {
 // dst normalised, each channel's plane followed by its part of PostNorm's
 // box when PostNorm is a RandomErasing of one box (the box drawn first),
 // or followed by PostNorm otherwise; it recycles img.
-func (p *Pipeline) finishLevels(img ByteImage, rng *rand.Rand, dst []float32) error {
+func (p *Pipeline) finishLevels(img levelImage, rng *rand.Rand, dst []float32) error {
 	defer recycleBytes(img)
 	if err := p.checkSize(img.C, img.H, img.W, len(img.Pix), dst); err != nil {
 		return err

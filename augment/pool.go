@@ -57,13 +57,13 @@ func Recycle(img Image) {
 	floatPool.put(img.Pix)
 }
 
-// newByteImage returns a (C, H, W) image of levels whose buffer comes from
+// newLevelImage returns a (C, H, W) image of levels whose buffer comes from
 // the pool when one is free; its values are unspecified.
-func newByteImage(c, h, w int) ByteImage {
-	return ByteImage{C: c, H: h, W: w, Pix: levelPool.get(c * h * w)}
+func newLevelImage(c, h, w int) levelImage {
+	return levelImage{C: c, H: h, W: w, Pix: levelPool.get(c * h * w)}
 }
 
 // recycleBytes hands img's buffer back to the pool.
-func recycleBytes(img ByteImage) {
+func recycleBytes(img levelImage) {
 	levelPool.put(img.Pix)
 }

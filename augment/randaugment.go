@@ -34,7 +34,7 @@ func (ra *RandAugment) Apply(img Image, rng *rand.Rand) Image {
 }
 
 // applyLevels runs the policy on an image of levels (which it consumes).
-func (ra *RandAugment) applyLevels(img ByteImage, rng *rand.Rand) ByteImage {
+func (ra *RandAugment) applyLevels(img levelImage, rng *rand.Rand) levelImage {
 	if len(ra.Ops) == 0 {
 		return img
 	}
@@ -109,7 +109,7 @@ func negate(v float64, rng *rand.Rand) float64 {
 
 // applyOp runs one operation with timm's draw order: apply-probability,
 // magnitude, sign, then interpolation.
-func (ra *RandAugment) applyOp(op RandOp, img ByteImage, rng *rand.Rand) ByteImage {
+func (ra *RandAugment) applyOp(op RandOp, img levelImage, rng *rand.Rand) levelImage {
 	if ra.Prob < 1 && rng.Float64() > ra.Prob {
 		return img
 	}
@@ -184,7 +184,7 @@ func (ra *RandAugment) translatePct() float64 {
 const defaultFill = 128
 
 // geometric applies an affine map with the policy's filter and fill.
-func (ra *RandAugment) geometric(img ByteImage, m [6]float64, rng *rand.Rand) ByteImage {
+func (ra *RandAugment) geometric(img levelImage, m [6]float64, rng *rand.Rand) levelImage {
 	var fill [4]uint8
 	fl := fill[:0]
 	for c := range img.C {

@@ -1,24 +1,24 @@
 package augment
 
-// ByteImage is a planar (C, H, W) image of 8-bit levels, as PIL holds an
+// levelImage is a planar (C, H, W) image of 8-bit levels, as PIL holds an
 // image: pixel (c, y, x) is Pix[(c*H+y)*W+x], its value level/255. The
 // operations RandAugment takes from PIL work on it, rounding and clipping
 // to levels as PIL does.
-type ByteImage struct {
+type levelImage struct {
 	C, H, W int
 	Pix     []uint8
 }
 
 // Plane returns channel c as a slice of H*W levels (row-major, (H, W)).
-func (m ByteImage) Plane(c int) []uint8 {
+func (m levelImage) Plane(c int) []uint8 {
 	n := m.H * m.W
 	return m.Pix[c*n : (c+1)*n]
 }
 
 // toLevels returns img's levels, round(v*255) clipped to [0, 255], in a
-// new (C, H, W) ByteImage from the pool, and recycles img.
-func toLevels(img Image) ByteImage {
-	out := newByteImage(img.C, img.H, img.W)
+// new (C, H, W) levelImage from the pool, and recycles img.
+func toLevels(img Image) levelImage {
+	out := newLevelImage(img.C, img.H, img.W)
 	levelsOf(out.Pix, img.Pix)
 	Recycle(img)
 	return out
@@ -53,7 +53,7 @@ func normLevelsGeneric(dst []float32, src []uint8, mean, inv float32) {
 
 // toValues returns img's values, level/255, in a new (C, H, W) Image from
 // the pool, and recycles img.
-func toValues(img ByteImage) Image {
+func toValues(img levelImage) Image {
 	out := NewImage(img.C, img.H, img.W)
 	for i, l := range img.Pix {
 		out.Pix[i] = levelValue[l]
