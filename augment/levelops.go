@@ -140,6 +140,18 @@ func blendLevel(deg, v uint8, alpha float32) uint8 {
 	return uint8(t)
 }
 
+// blendLevels sets dst[i] = blendLevel(deg[i], src[i], alpha):
+// blendLevelsGeneric, or its AVX2 version (the same levels) where the
+// processor has AVX2. dst may be src.
+var blendLevels = blendLevelsGeneric
+
+func blendLevelsGeneric(dst, deg, src []uint8, alpha float32) {
+	dst, deg = dst[:len(src)], deg[:len(src)]
+	for i, v := range src {
+		dst[i] = blendLevel(deg[i], v, alpha)
+	}
+}
+
 // greyLevel is PIL's RGB to L conversion of one pixel (ITU-R 601-2 in
 // 16-bit fixed point, rounded).
 func greyLevel(r, g, b uint8) uint8 {
@@ -152,12 +164,16 @@ func colorLevels(img levelImage, factor float64) levelImage {
 	if img.C != 3 {
 		return img
 	}
-	f := float32(factor)
 	r, g, b := img.Plane(0), img.Plane(1), img.Plane(2)
+	grey := levelPool.get(len(r))
+	defer levelPool.put(grey)
 	g, b = g[:len(r)], b[:len(r)]
-	for i := range r {
-		grey := greyLevel(r[i], g[i], b[i])
-		r[i], g[i], b[i] = blendLevel(grey, r[i], f), blendLevel(grey, g[i], f), blendLevel(grey, b[i], f)
+	for i := range grey {
+		grey[i] = greyLevel(r[i], g[i], b[i])
+	}
+	f := float32(factor)
+	for _, p := range [][]uint8{r, g, b} {
+		blendLevels(p, grey, p, f)
 	}
 	return img
 }
@@ -206,21 +222,21 @@ func sharpnessLevels(img levelImage, factor float64) levelImage {
 	}
 	f := float32(factor)
 	w := img.W
-	rows := levelPool.get(2 * w) // the unfiltered rows y-1 and y; y+1 is read from img
+	rows := levelPool.get(3 * w) // the unfiltered rows y-1 and y, and row y smoothed
 	defer levelPool.put(rows)
-	up, mid := rows[:w], rows[w:2*w]
+	up, mid, smooth := rows[:w], rows[w:2*w], rows[2*w:3*w]
 	for c := range img.C {
 		p := img.Plane(c)
 		copy(up, p[:w])
 		for y := 1; y < img.H-1; y++ {
 			copy(mid, p[y*w:(y+1)*w])
 			down := p[(y+1)*w : (y+2)*w]
-			out := p[y*w : (y+1)*w]
 			for x := 1; x < w-1; x++ {
 				s := int(up[x-1]) + int(up[x]) + int(up[x+1]) + int(mid[x-1]) + 5*int(mid[x]) + int(mid[x+1]) +
 					int(down[x-1]) + int(down[x]) + int(down[x+1])
-				out[x] = blendLevel(uint8((2*s+13)/26), mid[x], f)
+				smooth[x] = uint8((2*s + 13) / 26)
 			}
+			blendLevels(p[y*w+1:(y+1)*w-1], smooth[1:w-1], mid[1:w-1], f)
 			up, mid = mid, up
 		}
 	}

@@ -10,6 +10,7 @@ func init() {
 		normLevels = normLevelsWithAVX2
 		rows8Levels = rows8WithAVX2
 		normFloats = normFloatsWithAVX2
+		blendLevels = blendLevelsWithAVX2
 	}
 }
 
@@ -74,4 +75,19 @@ func normFloatsWithAVX2(dst, src []float32, mean, inv float32) {
 		normFloatsAVX2(&dst[0], &src[0], n, mean, inv)
 	}
 	normFloatsGeneric(dst[n:], src[n:], mean, inv)
+}
+
+// blendLevelsAVX2 is blendLevelsGeneric on n (a positive multiple of 8)
+// levels (levels_amd64.s).
+//
+//go:noescape
+func blendLevelsAVX2(dst, deg, src *uint8, n int, alpha float32)
+
+func blendLevelsWithAVX2(dst, deg, src []uint8, alpha float32) {
+	n := len(src) &^ 7
+	if n > 0 {
+		_, _ = dst[n-1], deg[n-1]
+		blendLevelsAVX2(&dst[0], &deg[0], &src[0], n, alpha)
+	}
+	blendLevelsGeneric(dst[n:], deg[n:], src[n:], alpha)
 }

@@ -174,3 +174,40 @@ normf8:
 	JGT  normf8
 	VZEROUPPER
 	RET
+
+// func blendLevelsAVX2(dst, deg, src *uint8, n int, alpha float32)
+//
+// dst[i] = blendLevel(deg[i], src[i], alpha) for i < n (a positive
+// multiple of 8): deg + alpha·(src - deg) in float32, each operation
+// rounded (no fused multiply-add), clipped to [0, 255] and truncated.
+TEXT ·blendLevelsAVX2(SB), NOSPLIT, $0-36
+	MOVQ dst+0(FP), DI
+	MOVQ deg+8(FP), SI
+	MOVQ src+16(FP), DX
+	MOVQ n+24(FP), CX
+	VBROADCASTSS alpha+32(FP), Y15
+	VBROADCASTSS levelsconst<>+0(SB), Y14
+	VXORPS Y13, Y13, Y13
+
+blend8:
+	VPMOVZXBD (SI), Y0
+	VPMOVZXBD (DX), Y1
+	VCVTDQ2PS Y0, Y0
+	VCVTDQ2PS Y1, Y1
+	VSUBPS Y0, Y1, Y1
+	VMULPS Y15, Y1, Y1
+	VADDPS Y1, Y0, Y0
+	VMAXPS Y13, Y0, Y0
+	VMINPS Y14, Y0, Y0
+	VCVTTPS2DQ Y0, Y0
+	VEXTRACTI128 $1, Y0, X1
+	VPACKUSDW X1, X0, X0
+	VPACKUSWB X0, X0, X0
+	VMOVQ X0, (DI)
+	ADDQ $8, SI
+	ADDQ $8, DX
+	ADDQ $8, DI
+	SUBQ $8, CX
+	JGT  blend8
+	VZEROUPPER
+	RET

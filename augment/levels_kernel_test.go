@@ -115,3 +115,22 @@ func TestNormFloatsMatchesGeneric(t *testing.T) {
 		}
 	}
 }
+
+// TestBlendLevelsMatchesGeneric checks that blendLevels (the AVX2 version
+// where the processor has it) gives blendLevelsGeneric's levels for every
+// pair of levels, at factors inside and outside [0, 1] and RandAugment's
+// extremes, on lengths that are not multiples of 8.
+func TestBlendLevelsMatchesGeneric(t *testing.T) {
+	deg, src := make([]uint8, 65536+5), make([]uint8, 65536+5)
+	for i := range 65536 {
+		deg[i], src[i] = uint8(i>>8), uint8(i)
+	}
+	for _, alpha := range []float32{0, 0.1, 0.37, 0.5, 0.999, 1, 1.3, 1.72, 1.9, 2.5} {
+		want, got := make([]uint8, len(src)), make([]uint8, len(src))
+		blendLevelsGeneric(want, deg, src, alpha)
+		blendLevels(got, deg, src, alpha)
+		if !slices.Equal(got, want) {
+			t.Fatalf("alpha %v: the blends differ", alpha)
+		}
+	}
+}
