@@ -1,9 +1,6 @@
 package augment
 
-import (
-	"math/rand/v2"
-	"sync"
-)
+import "math/rand/v2"
 
 // ByteSource is a Source whose pixels are bytes (levels 0…255, value
 // level/255): a transform that resamples it reads the bytes of the part it
@@ -44,9 +41,6 @@ func reducedRegion(top, left, h, w, f, rh, rw int) (t, l, hh, ww int) {
 	b, r := min((top+h+f-1)/f, rh), min((left+w+f-1)/f, rw)
 	return t, l, b - t, r - l
 }
-
-// bytePool holds the byte buffers of regions read from ByteSources.
-var bytePool sync.Pool
 
 // resampleSource reads the (top, left, h, w) region of src and resizes it
 // to (outH, outW), mirrored left-right when flip is set. A ByteSource is
@@ -99,22 +93,10 @@ func resampleBytes(bs ByteSource, top, left, h, w, outH, outW, wy, wx, wh, ww in
 		coY, coX = coY.shifted(y0), coX.shifted(x0)
 	}
 	nh, nw := y1-y0, x1-x0
-	bp, _ := bytePool.Get().(*[]byte)
-	if bp == nil {
-		bp = new([]byte)
-	}
-	if cap(*bp) < c*nh*nw {
-		*bp = make([]byte, c*nh*nw)
-	}
-	pix := (*bp)[:c*nh*nw]
+	pix := levelPool.get(c * nh * nw)
 	bs.RegionBytes(pix, rt+y0, rl+x0, nh, nw, f)
-	rows := func(ch, y int, dst []float32) {
-		for x, v := range pix[(ch*nh+y)*nw:][:nw] {
-			dst[x] = levelValue[v]
-		}
-	}
-	tmp := horizontalRows(rows, c, nh, nw, ww, coX, whole && nw == ww, flip)
-	bytePool.Put(bp)
+	tmp := horizontalRows(byteRows{pix: pix, h: nh, w: nw}, c, nh, nw, ww, coX, whole && nw == ww, flip)
+	levelPool.put(pix)
 	if whole && nh == wh {
 		return tmp
 	}

@@ -12,6 +12,13 @@
 // batch slot; transforms that timm applies after normalisation (RandomErasing)
 // run there as the pipeline's PostNorm stage.
 //
+// [RandAugment] works, as timm's does on PIL images, on 8-bit levels (planar
+// bytes): each operation computes what PIL 9.4 computes, to the level.
+// A pipeline ending in RandAugment hands it the levels of the transformed
+// image, round(v·255), and normalises its levels into the batch slot in
+// one pass, with a RandomErasing box written as the rows are (the same
+// values, and random draws, as the steps one after another).
+//
 // # Transforms
 //
 // A [Transform] is a function of (image, rng): the same input and the same

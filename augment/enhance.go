@@ -1,15 +1,21 @@
 package augment
 
-// Colour operations with PIL's ImageOps/ImageEnhance semantics on [0, 1]
-// images. Operations PIL defines on 8-bit levels (autocontrast, equalize,
-// posterize, solarize) quantise to levels round(v*255) and produce values on
-// the 1/255 grid; blends (color, contrast, brightness, sharpness) stay in
-// float and are clamped to [0, 1].
+// Colour operations of ColorJitter on [0, 1] images, as torchvision's
+// tensor functions: blends with ImageEnhance's degenerate images (color,
+// contrast, brightness) stay in float and are clamped to [0, 1].
+// RandAugment's operations work on levels (levelops.go).
 
-// levelOf returns the 8-bit level of v: round(v*255) clamped to [0, 255].
+// levelOf returns the 8-bit level of v: v*255 + 0.5 in float32, clamped to
+// [0, 255] (NaN to 0) and truncated, which is round(v*255) for v in [0, 1].
 func levelOf(v float32) int {
-	l := int(v*255 + 0.5)
-	return min(max(l, 0), 255)
+	x := v*255 + 0.5
+	if !(x > 0) {
+		return 0
+	}
+	if x >= 255 {
+		return 255
+	}
+	return int(x)
 }
 
 // levelValue[l] is l/255.
@@ -23,133 +29,6 @@ var levelValue = func() (t [256]float32) {
 // ByteValue returns b/255, the [0, 1] value of an 8-bit level, as decoders
 // and dataset readers store pixels.
 func ByteValue(b uint8) float32 { return levelValue[b] }
-
-// applyLUT maps every value of plane through a 256-entry level table.
-func applyLUT(plane []float32, lut *[256]float32) {
-	for i, v := range plane {
-		plane[i] = lut[levelOf(v)]
-	}
-}
-
-func histogram(plane []float32) (h [256]int) {
-	for _, v := range plane {
-		h[levelOf(v)]++
-	}
-	return h
-}
-
-// autoContrast stretches each channel so that its darkest level maps to 0
-// and its brightest to 1 (ImageOps.autocontrast, cutoff 0). In place.
-func autoContrast(img Image) Image {
-	for c := 0; c < img.C; c++ {
-		p := img.Plane(c)
-		h := histogram(p)
-		lo, hi := 0, 255
-		for lo < 256 && h[lo] == 0 {
-			lo++
-		}
-		for hi >= 0 && h[hi] == 0 {
-			hi--
-		}
-		var lut [256]float32
-		if hi <= lo {
-			lut = levelValue
-		} else {
-			scale := 255 / float64(hi-lo)
-			offset := -float64(lo) * scale
-			for i := range lut {
-				l := int(float64(i)*scale + offset)
-				lut[i] = levelValue[min(max(l, 0), 255)]
-			}
-		}
-		applyLUT(p, &lut)
-	}
-	return img
-}
-
-// equalize equalises the histogram of each channel (ImageOps.equalize).
-// In place.
-func equalize(img Image) Image {
-	for c := 0; c < img.C; c++ {
-		p := img.Plane(c)
-		h := histogram(p)
-		last, total, nonzero := 0, 0, 0
-		for _, n := range h {
-			if n > 0 {
-				last = n
-				total += n
-				nonzero++
-			}
-		}
-		lut := levelValue
-		if nonzero > 1 {
-			if step := (total - last) / 255; step > 0 {
-				n := step / 2
-				for i := range lut {
-					lut[i] = levelValue[min(n/step, 255)]
-					n += h[i]
-				}
-			}
-		}
-		applyLUT(p, &lut)
-	}
-	return img
-}
-
-// invert maps v to 1-v. In place.
-func invert(img Image) Image {
-	for i, v := range img.Pix {
-		img.Pix[i] = 1 - v
-	}
-	return img
-}
-
-// posterize keeps the top bits of every 8-bit level (ImageOps.posterize);
-// bits >= 8 leaves the image unchanged. In place.
-func posterize(img Image, bits int) Image {
-	if bits >= 8 {
-		return img
-	}
-	bits = max(bits, 0)
-	mask := ^((1 << (8 - bits)) - 1) & 0xff
-	var lut [256]float32
-	for i := range lut {
-		lut[i] = levelValue[i&mask]
-	}
-	applyLUT(img.Pix, &lut)
-	return img
-}
-
-// solarize inverts the levels at or above thresh (ImageOps.solarize).
-// In place.
-func solarize(img Image, thresh int) Image {
-	var lut [256]float32
-	for i := range lut {
-		if i < thresh {
-			lut[i] = levelValue[i]
-		} else {
-			lut[i] = levelValue[255-i]
-		}
-	}
-	applyLUT(img.Pix, &lut)
-	return img
-}
-
-// solarizeAdd adds add to the levels below 128, saturating at 255 (timm's
-// solarize_add). In place.
-func solarizeAdd(img Image, add int) Image {
-	const thresh = 128
-	var lut [256]float32
-	for i := range lut {
-		if i < thresh {
-			lut[i] = levelValue[min(i+add, 255)]
-		} else {
-			lut[i] = levelValue[i]
-		}
-	}
-	applyLUT(img.Pix, &lut)
-	return img
-}
 
 // Luma weights of PIL's RGB to L conversion (ITU-R 601-2).
 const (
@@ -217,31 +96,6 @@ func brightnessEnhance(img Image, factor float64) Image {
 		img.Pix[i] = clamp01(v * f)
 	}
 	return img
-}
-
-// sharpnessEnhance blends the image with PIL's SMOOTH-filtered copy (3x3
-// kernel [1 1 1; 1 5 1; 1 1 1]/13, border pixels unchanged)
-// (ImageEnhance.Sharpness). It returns a new image and recycles img.
-func sharpnessEnhance(img Image, factor float64) Image {
-	out := img.Clone()
-	if img.H < 3 || img.W < 3 {
-		Recycle(img)
-		return out
-	}
-	f := float32(factor)
-	w := img.W
-	for c := 0; c < img.C; c++ {
-		src, dst := img.Plane(c), out.Plane(c)
-		for y := 1; y < img.H-1; y++ {
-			up, mid, down := src[(y-1)*w:y*w], src[y*w:(y+1)*w], src[(y+1)*w:(y+2)*w]
-			for x := 1; x < w-1; x++ {
-				s := up[x-1] + up[x] + up[x+1] + mid[x-1] + 5*mid[x] + mid[x+1] + down[x-1] + down[x] + down[x+1]
-				dst[y*w+x] = blendToward(mid[x], s/13, f)
-			}
-		}
-	}
-	Recycle(img)
-	return out
 }
 
 // hueShift rotates the hue of an RGB image by shift turns (torchvision's

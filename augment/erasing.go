@@ -46,46 +46,70 @@ func (re RandomErasing) Apply(img Image, rng *rand.Rand) Image {
 	if count > 1 {
 		count = randInt(rng, 1, count)
 	}
-	area := float64(img.H * img.W)
-	minAspect := re.MinAspect
-	if minAspect <= 0 {
-		minAspect = 0.3
-	}
-	logLo, logHi := math.Log(minAspect), math.Log(1/minAspect)
 	for range count {
-		for range 10 {
-			target := uniform(rng, re.MinArea, re.MaxArea) * area / float64(count)
-			ar := math.Exp(uniform(rng, logLo, logHi))
-			h := roundHalfEven(math.Sqrt(target * ar))
-			w := roundHalfEven(math.Sqrt(target / ar))
-			if w < img.W && h < img.H {
-				top := randInt(rng, 0, img.H-h)
-				left := randInt(rng, 0, img.W-w)
-				re.fill(img, top, left, h, w, rng)
-				break
-			}
+		if b, ok := re.drawBox(img.H, img.W, count, rng); ok {
+			re.fill(img, b, rng)
 		}
 	}
 	return img
 }
 
-// fill writes the erase values into the (h, w) box at (top, left).
-func (re RandomErasing) fill(img Image, top, left, h, w int, rng *rand.Rand) {
-	for c := 0; c < img.C; c++ {
-		plane := img.Plane(c)
-		var v float32
-		if re.Mode == EraseRand {
-			v = float32(rng.NormFloat64())
-		}
-		for y := top; y < top+h; y++ {
-			row := plane[y*img.W+left : y*img.W+left+w]
-			if re.Mode == ErasePixel {
-				for x := range row {
-					row[x] = float32(rng.NormFloat64())
-				}
-			} else {
-				fillSlice(row, v)
-			}
+// eraseBox is the part of an image that RandomErasing overwrites: rows
+// [top, top+h), columns [left, left+w).
+type eraseBox struct{ top, left, h, w int }
+
+// drawBox draws one of count boxes in an (ih, iw) image, ten tries at
+// most; ok is false when no try fits.
+func (re RandomErasing) drawBox(ih, iw, count int, rng *rand.Rand) (b eraseBox, ok bool) {
+	area := float64(ih * iw)
+	minAspect := re.MinAspect
+	if minAspect <= 0 {
+		minAspect = 0.3
+	}
+	logLo, logHi := math.Log(minAspect), math.Log(1/minAspect)
+	for range 10 {
+		target := uniform(rng, re.MinArea, re.MaxArea) * area / float64(count)
+		ar := math.Exp(uniform(rng, logLo, logHi))
+		h := roundHalfEven(math.Sqrt(target * ar))
+		w := roundHalfEven(math.Sqrt(target / ar))
+		if w < iw && h < ih {
+			top := randInt(rng, 0, ih-h)
+			left := randInt(rng, 0, iw-w)
+			return eraseBox{top, left, h, w}, true
 		}
 	}
+	return eraseBox{}, false
+}
+
+// fill writes the erase values into box b of img, channel by channel,
+// row by row.
+func (re RandomErasing) fill(img Image, b eraseBox, rng *rand.Rand) {
+	for c := range img.C {
+		plane := img.Plane(c)
+		v := re.channelValue(rng)
+		for y := b.top; y < b.top+b.h; y++ {
+			re.eraseRow(plane[y*img.W+b.left:y*img.W+b.left+b.w], v, rng)
+		}
+	}
+}
+
+// channelValue draws the value of one channel's box: a standard-normal
+// value for EraseRand, otherwise 0 (no draw).
+func (re RandomErasing) channelValue(rng *rand.Rand) float32 {
+	if re.Mode == EraseRand {
+		return float32(rng.NormFloat64())
+	}
+	return 0
+}
+
+// eraseRow overwrites one row of a box: a standard-normal value per pixel
+// for ErasePixel, v otherwise.
+func (re RandomErasing) eraseRow(row []float32, v float32, rng *rand.Rand) {
+	if re.Mode == ErasePixel {
+		for x := range row {
+			row[x] = float32(rng.NormFloat64())
+		}
+		return
+	}
+	fillSlice(row, v)
 }

@@ -181,7 +181,7 @@ func TestRotate90(t *testing.T) {
 // right; positions past the edge take the fill.
 func TestTranslateFill(t *testing.T) {
 	src := randomImage(newRNG(11), 3, 5, 8)
-	fill := []float32{0.1, 0.2, 0.3}
+	fill := []float32{26. / 255, 51. / 255, 77. / 255} // levels
 	out := affine(src, [6]float64{1, 0, 3, 0, 1, 0}, Bicubic, fill)
 	for c := 0; c < 3; c++ {
 		for y := 0; y < 5; y++ {
@@ -190,7 +190,7 @@ func TestTranslateFill(t *testing.T) {
 				if x+3 < 8 {
 					want = at(src, c, y, x+3)
 				}
-				assertNear(t, "translate", float64(at(out, c, y, x)), float64(want), 1e-6)
+				assertNear(t, "translate", float64(at(out, c, y, x)), float64(want), 0)
 			}
 		}
 	}
@@ -198,27 +198,28 @@ func TestTranslateFill(t *testing.T) {
 
 // Shear X by s maps output centre (x+0.5, y+0.5) to source x-coordinate
 // x+0.5 + s*(y+0.5); with s = 1 that is pixel position x+y+0.5, halfway
-// between pixels x+y and x+y+1 (bilinear: their mean).
+// between pixels x+y and x+y+1 (bilinear: their mean, truncated to a
+// level as PIL does).
 func TestShearXBilinear(t *testing.T) {
 	src := randomImage(newRNG(12), 1, 4, 12)
 	out := affine(src, [6]float64{1, 1, 0, 0, 1, 0}, Bilinear, []float32{0})
 	for y := 0; y < 4; y++ {
 		for x := 0; x+y+1 < 12; x++ {
-			want := (at(src, 0, y, x+y) + at(src, 0, y, x+y+1)) / 2
-			assertNear(t, "shear", float64(at(out, 0, y, x)), float64(want), 1e-6)
+			want := (levelOf(at(src, 0, y, x+y)) + levelOf(at(src, 0, y, x+y+1))) / 2
+			if got := levelOf(at(out, 0, y, x)); got != want {
+				t.Errorf("shear (%d, %d) = level %d, want %d", y, x, got, want)
+			}
 		}
 	}
 }
 
-func TestCubicWeightsSumToOne(t *testing.T) {
-	var w [4]float32
+// PIL's cubic at d = 0 is the tap at 0, and a constant stays constant.
+func TestCubicConv(t *testing.T) {
 	for _, d := range []float64{0, 0.1, 0.5, 0.9} {
-		cubicWeights(&w, d)
-		assertNear(t, "sum", float64(w[0]+w[1]+w[2]+w[3]), 1, 1e-6)
+		assertNear(t, "constant", cubicConv(7, 7, 7, 7, d), 7, 1e-12)
 	}
-	cubicWeights(&w, 0)
-	if w != [4]float32{0, 1, 0, 0} {
-		t.Errorf("weights at 0 = %v", w)
+	if v := cubicConv(3, 100, 250, 9, 0); v != 100 {
+		t.Errorf("cubic at 0 = %v, want 100", v)
 	}
 }
 

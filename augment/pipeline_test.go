@@ -224,3 +224,44 @@ func TestComposeSkipsNilAndFlattens(t *testing.T) {
 		t.Errorf("two flips gave %v", out.Pix)
 	}
 }
+
+// A pipeline ending in RandAugment normalises its levels through a table
+// and writes one erased box as it goes: the values, and the random draws
+// after it, of running the transforms, normalising and erasing in turn,
+// for every erase mode, with one box (fused) and with up to two (not).
+func TestPipelineLevelsMatchStepByStep(t *testing.T) {
+	mean, std := []float32{0.485, 0.456, 0.406}, []float32{0.229, 0.224, 0.225}
+	for _, mode := range []EraseMode{EraseConst, EraseRand, ErasePixel} {
+		for _, count := range []int{1, 2} {
+			cfg := DeiTTrainConfig(24, mean, std)
+			cfg.REProb, cfg.REMode, cfg.RECount = 0.7, mode, count
+			p, err := TrainPipeline(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for seed := range uint64(40) {
+				src := randomImage(newRNG(100+seed), 3, 40, 52)
+				got := make([]float32, 3*24*24)
+				rng := newRNG(seed)
+				if err := p.Process(src.Clone(), rng, got); err != nil {
+					t.Fatal(err)
+				}
+				want := make([]float32, len(got))
+				ref := newRNG(seed)
+				img := p.Transform.Apply(src.Clone(), ref)
+				if err := normalize(img, p.Mean, p.Std, want); err != nil {
+					t.Fatal(err)
+				}
+				p.PostNorm.Apply(Image{C: 3, H: 24, W: 24, Pix: want}, ref)
+				for i := range want {
+					if got[i] != want[i] {
+						t.Fatalf("mode %d, count %d, seed %d: value %d = %v, step by step %v", mode, count, seed, i, got[i], want[i])
+					}
+				}
+				if a, b := rng.Uint64(), ref.Uint64(); a != b {
+					t.Fatalf("mode %d, count %d, seed %d: the random stream differs after the pipeline", mode, count, seed)
+				}
+			}
+		}
+	}
+}

@@ -23,8 +23,18 @@ type RandAugment struct {
 	Fill         []float32 // per-channel fill of Rotate/Shear/Translate, in [0, 1]; other lengths give 128/255
 }
 
-// Apply runs the policy on img (see RandAugment).
+// Apply runs the policy on img (see RandAugment): on its levels,
+// round(v*255), as PIL runs timm's policy, so the result holds levels
+// (values level/255).
 func (ra *RandAugment) Apply(img Image, rng *rand.Rand) Image {
+	if len(ra.Ops) == 0 {
+		return img
+	}
+	return toValues(ra.applyLevels(toLevels(img), rng))
+}
+
+// applyLevels runs the policy on an image of levels (which it consumes).
+func (ra *RandAugment) applyLevels(img levelImage, rng *rand.Rand) levelImage {
 	if len(ra.Ops) == 0 {
 		return img
 	}
@@ -99,49 +109,49 @@ func negate(v float64, rng *rand.Rand) float64 {
 
 // applyOp runs one operation with timm's draw order: apply-probability,
 // magnitude, sign, then interpolation.
-func (ra *RandAugment) applyOp(op RandOp, img Image, rng *rand.Rand) Image {
+func (ra *RandAugment) applyOp(op RandOp, img levelImage, rng *rand.Rand) levelImage {
 	if ra.Prob < 1 && rng.Float64() > ra.Prob {
 		return img
 	}
 	lv := ra.magnitude(rng) / 10
 	switch op {
 	case OpAutoContrast:
-		return autoContrast(img)
+		return autoContrastLevels(img)
 	case OpEqualize:
-		return equalize(img)
+		return equalizeLevels(img)
 	case OpInvert:
-		return invert(img)
+		return invertLevels(img)
 	case OpRotate:
 		deg := negate(lv*30, rng)
 		return ra.geometric(img, rotateMatrix(img.H, img.W, deg), rng)
 	case OpPosterize:
-		return posterize(img, int(lv*4))
+		return posterizeLevels(img, int(lv*4))
 	case OpPosterizeIncreasing:
-		return posterize(img, 4-int(lv*4))
+		return posterizeLevels(img, 4-int(lv*4))
 	case OpPosterizeOriginal:
-		return posterize(img, int(lv*4)+4)
+		return posterizeLevels(img, int(lv*4)+4)
 	case OpSolarize:
-		return solarize(img, int(lv*256))
+		return solarizeLevels(img, int(lv*256))
 	case OpSolarizeIncreasing:
-		return solarize(img, 256-int(lv*256))
+		return solarizeLevels(img, 256-int(lv*256))
 	case OpSolarizeAdd:
-		return solarizeAdd(img, int(lv*110))
+		return solarizeAddLevels(img, int(lv*110))
 	case OpColor:
-		return colorEnhance(img, lv*1.8+0.1)
+		return colorLevels(img, lv*1.8+0.1)
 	case OpColorIncreasing:
-		return colorEnhance(img, increasingFactor(lv, rng))
+		return colorLevels(img, increasingFactor(lv, rng))
 	case OpContrast:
-		return contrastEnhance(img, lv*1.8+0.1)
+		return contrastLevels(img, lv*1.8+0.1)
 	case OpContrastIncreasing:
-		return contrastEnhance(img, increasingFactor(lv, rng))
+		return contrastLevels(img, increasingFactor(lv, rng))
 	case OpBrightness:
-		return brightnessEnhance(img, lv*1.8+0.1)
+		return brightnessLevels(img, lv*1.8+0.1)
 	case OpBrightnessIncreasing:
-		return brightnessEnhance(img, increasingFactor(lv, rng))
+		return brightnessLevels(img, increasingFactor(lv, rng))
 	case OpSharpness:
-		return sharpnessEnhance(img, lv*1.8+0.1)
+		return sharpnessLevels(img, lv*1.8+0.1)
 	case OpSharpnessIncreasing:
-		return sharpnessEnhance(img, increasingFactor(lv, rng))
+		return sharpnessLevels(img, increasingFactor(lv, rng))
 	case OpShearX:
 		s := negate(lv*0.3, rng)
 		return ra.geometric(img, [6]float64{1, s, 0, 0, 1, 0}, rng)
@@ -170,19 +180,21 @@ func (ra *RandAugment) translatePct() float64 {
 	return 0.45
 }
 
-// defaultFill is timm's _FILL (128, 128, 128) on the [0, 1] scale.
-var defaultFill = []float32{128. / 255, 128. / 255, 128. / 255, 128. / 255}
+// defaultFill is timm's _FILL, level 128 in every channel.
+const defaultFill = 128
 
 // geometric applies an affine map with the policy's filter and fill.
-func (ra *RandAugment) geometric(img Image, m [6]float64, rng *rand.Rand) Image {
-	fill := ra.Fill
-	if len(fill) != img.C {
-		fill = defaultFill
-		for len(fill) < img.C {
-			fill = append(fill[:len(fill):len(fill)], 128./255)
+func (ra *RandAugment) geometric(img levelImage, m [6]float64, rng *rand.Rand) levelImage {
+	var fill [4]uint8
+	fl := fill[:0]
+	for c := range img.C {
+		l := uint8(defaultFill)
+		if len(ra.Fill) == img.C {
+			l = uint8(levelOf(ra.Fill[c]))
 		}
+		fl = append(fl, l)
 	}
-	out := affine(img, m, ra.Interp.pick(rng), fill)
-	Recycle(img)
+	out := affineLevels(img, m, ra.Interp.pick(rng), fl)
+	recycleBytes(img)
 	return out
 }

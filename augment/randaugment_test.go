@@ -163,9 +163,10 @@ func TestRandAugmentDeterministicAndFill(t *testing.T) {
 			}
 		}
 	}
-	rot := &RandAugment{Ops: []RandOp{OpRotate}, NumLayers: 1, Magnitude: 10, MagnitudeMax: 10, Prob: 1, Interp: Bilinear, Fill: []float32{0.1, 0.2, 0.3}}
+	fill := []float32{26. / 255, 51. / 255, 77. / 255} // levels
+	rot := &RandAugment{Ops: []RandOp{OpRotate}, NumLayers: 1, Magnitude: 10, MagnitudeMax: 10, Prob: 1, Interp: Bilinear, Fill: fill}
 	out := rot.Apply(src.Clone(), newRNG(3))
-	for c, f := range []float32{0.1, 0.2, 0.3} {
+	for c, f := range fill {
 		if at(out, c, 0, 0) != f || at(out, c, 31, 31) != f {
 			t.Errorf("channel %d corners %v %v, want fill %v", c, at(out, c, 0, 0), at(out, c, 31, 31), f)
 		}
@@ -188,12 +189,12 @@ func TestRandAugmentLevels(t *testing.T) {
 	assertLevels(t, "Solarize", apply(OpSolarize, levelsImage(229, 230)), 229, 25)
 	// SolarizeAdd: int(99) = 99.
 	assertLevels(t, "SolarizeAdd", apply(OpSolarizeAdd, levelsImage(20)), 119)
-	// Brightness: factor 0.9*1.8 + 0.1 = 1.72.
-	b := apply(OpBrightness, Image{C: 1, H: 1, W: 1, Pix: []float32{0.5}})
-	assertNear(t, "Brightness", float64(b.Pix[0]), 0.86, 1e-6)
-	// BrightnessIncreasing: 1 ± 0.81.
-	bi := apply(OpBrightnessIncreasing, Image{C: 1, H: 1, W: 1, Pix: []float32{0.5}})
-	if !near(float64(bi.Pix[0]), 0.5*1.81, 1e-6) && !near(float64(bi.Pix[0]), 0.5*0.19, 1e-6) {
-		t.Errorf("BrightnessIncreasing gave %v", bi.Pix[0])
+	// Brightness: factor 0.9*1.8 + 0.1 = 1.72; 0.5 is level 128, 128*1.72
+	// = 220.16 truncated.
+	assertLevels(t, "Brightness", apply(OpBrightness, Image{C: 1, H: 1, W: 1, Pix: []float32{0.5}}), 220)
+	// BrightnessIncreasing: 1 ± 0.81: 128*1.81 = 231.68 or 128*0.19 = 24.32.
+	bi := apply(OpBrightnessIncreasing, levelsImage(128))
+	if l := levelOf(bi.Pix[0]); l != 231 && l != 24 {
+		t.Errorf("BrightnessIncreasing gave level %d, want 231 or 24", l)
 	}
 }

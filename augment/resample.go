@@ -57,6 +57,19 @@ func (c coeffs) span() (lo, hi int) {
 	return lo, hi
 }
 
+// reversed returns c with its outputs in reverse order: output o of the
+// result is output len-1-o of c.
+func (c coeffs) reversed() coeffs {
+	n := len(c.start)
+	r := coeffs{ksize: c.ksize, start: make([]int, n), size: make([]int, n), w: make([]float32, len(c.w))}
+	for o := range n {
+		p := n - 1 - o
+		r.start[o], r.size[o] = c.start[p], c.size[p]
+		copy(r.w[o*c.ksize:(o+1)*c.ksize], c.w[p*c.ksize:(p+1)*c.ksize])
+	}
+	return r
+}
+
 // shifted returns c with every tap's start moved by -d.
 func (c coeffs) shifted(d int) coeffs {
 	start := make([]int, len(c.start))
@@ -124,19 +137,74 @@ func resampleCrop(src Image, top, left, ch, cw, outH, outW int, interp Interp) I
 // horizontalPass resamples rows top..top+ch of src, columns left..left+cw,
 // to outW columns. It returns a (C, ch, outW) image from the pool.
 func horizontalPass(src Image, top, left, ch, cw, outW int, interp Interp) Image {
-	rows := func(c, y int, row []float32) {
-		base := (c*src.H+top+y)*src.W + left
-		copy(row, src.Pix[base:base+cw])
-	}
+	rows := floatRows{src: src, top: top, left: left, cw: cw}
 	return horizontalRows(rows, src.C, ch, cw, outW, computeCoeffs(cw, outW, interp), cw == outW, false)
+}
+
+// rowReader gives horizontalRows the rows of cw values it resamples.
+type rowReader interface {
+	// row writes row y of channel c into dst (len cw).
+	row(c, y int, dst []float32)
+	// rows8 writes rows y…y+7 of channel c into inter interleaved column
+	// by column: inter[x·8+r] is value x of row y+r (len 8·cw).
+	rows8(c, y int, inter []float32)
+}
+
+// floatRows reads the (·, cw) region of src whose top-left corner is
+// (top, left).
+type floatRows struct {
+	src           Image
+	top, left, cw int
+}
+
+func (f floatRows) row(c, y int, dst []float32) {
+	copy(dst, f.src.Pix[(c*f.src.H+f.top+y)*f.src.W+f.left:][:f.cw])
+}
+
+func (f floatRows) rows8(c, y int, inter []float32) {
+	for r := range 8 {
+		for x, v := range f.src.Pix[(c*f.src.H+f.top+y+r)*f.src.W+f.left:][:f.cw] {
+			inter[x*8+r] = v
+		}
+	}
+}
+
+// byteRows reads planar (·, h, w) levels as values level/255.
+type byteRows struct {
+	pix  []byte
+	h, w int
+}
+
+func (b byteRows) row(c, y int, dst []float32) {
+	dst = dst[:b.w]
+	for x, l := range b.pix[(c*b.h+y)*b.w:][:b.w] {
+		dst[x] = levelValue[l]
+	}
+}
+
+func (b byteRows) rows8(c, y int, inter []float32) {
+	rows8Levels(inter, b.pix[(c*b.h+y)*b.w:], b.w, b.w)
+}
+
+// rows8Levels writes the values level/255 of the 8 rows of n levels at
+// pix (rows stride apart) into inter interleaved column by column,
+// inter[x·8+r] = level x of row r: rows8LevelsGeneric, or its AVX2
+// version (the same values) where the processor has AVX2.
+var rows8Levels = rows8LevelsGeneric
+
+func rows8LevelsGeneric(inter []float32, pix []byte, n, stride int) {
+	for r := range 8 {
+		for x, l := range pix[r*stride:][:n] {
+			inter[x*8+r] = levelValue[l]
+		}
+	}
 }
 
 // horizontalRows resamples the ch rows of cw values of each of c channels
 // to outW columns with the weights co (or copies them, with same),
-// mirrored left-right when flip is set. read(c, y, row) writes row y of
-// channel c into row (len cw). It returns a (c, ch, outW) image from the
-// pool.
-func horizontalRows(read func(c, y int, row []float32), c, ch, cw, outW int, co coeffs, same, flip bool) Image {
+// mirrored left-right when flip is set, reading them from read. It
+// returns a (c, ch, outW) image from the pool.
+func horizontalRows(read rowReader, c, ch, cw, outW int, co coeffs, same, flip bool) Image {
 	out := NewImage(c, ch, outW)
 	buf := NewImage(1, 4, cw)
 	defer Recycle(buf)
@@ -145,7 +213,7 @@ func horizontalRows(read func(c, y int, row []float32), c, ch, cw, outW int, co 
 		for k := 0; k < c; k++ {
 			for y := 0; y < ch; y++ {
 				dst := out.Pix[(k*ch+y)*outW : (k*ch+y+1)*outW]
-				read(k, y, dst)
+				read.row(k, y, dst)
 				if flip {
 					reverse(dst)
 				}
@@ -153,10 +221,9 @@ func horizontalRows(read func(c, y int, row []float32), c, ch, cw, outW int, co 
 		}
 		return out
 	}
-	// col maps the resampled column x to where it is stored.
-	col := func(x int) int { return x }
 	if flip {
-		col = func(x int) int { return outW - 1 - x }
+		// Output x of the flipped row is output outW-1-x of the row.
+		co = co.reversed()
 	}
 	var inter []float32 // 8 rows interleaved, for horizontalTaps8
 	n8 := 0             // outputs horizontalTaps8 computes
@@ -172,12 +239,7 @@ func horizontalRows(read func(c, y int, row []float32), c, ch, cw, outW int, co 
 		// interleaved column by column, each output's taps summed over
 		// the eight rows at once, in the order of the scalar code below.
 		for ; n8 > 0 && y+8 <= ch; y += 8 {
-			for r := range 8 {
-				read(k, y+r, r0)
-				for x, v := range r0 {
-					inter[x*8+r] = v
-				}
-			}
+			read.rows8(k, y, inter)
 			d := out.Pix[(k*ch+y)*outW : (k*ch+y+8)*outW]
 			horizontalTaps8(&d[0], outW, &inter[0], &co.start[0], &co.size[0], &co.w[0], co.ksize, n8)
 			for r := range 8 {
@@ -190,18 +252,15 @@ func horizontalRows(read func(c, y int, row []float32), c, ch, cw, outW int, co 
 					}
 					row[x] = clamp01(s)
 				}
-				if flip {
-					reverse(row)
-				}
 			}
 		}
 		// Four rows at a time: the same taps and weights, four independent
 		// sums, each added up in the order a single row's is.
 		for ; y+4 <= ch; y += 4 {
-			read(k, y, r0)
-			read(k, y+1, r1)
-			read(k, y+2, r2)
-			read(k, y+3, r3)
+			read.row(k, y, r0)
+			read.row(k, y+1, r1)
+			read.row(k, y+2, r2)
+			read.row(k, y+3, r3)
 			d := out.Pix[(k*ch+y)*outW : (k*ch+y+4)*outW]
 			for x := 0; x < outW; x++ {
 				st, n := co.start[x], co.size[x]
@@ -214,12 +273,11 @@ func horizontalRows(read func(c, y int, row []float32), c, ch, cw, outW int, co 
 					s2 += float32(wk * a2[k])
 					s3 += float32(wk * a3[k])
 				}
-				o := col(x)
-				d[o], d[outW+o], d[2*outW+o], d[3*outW+o] = clamp01(s0), clamp01(s1), clamp01(s2), clamp01(s3)
+				d[x], d[outW+x], d[2*outW+x], d[3*outW+x] = clamp01(s0), clamp01(s1), clamp01(s2), clamp01(s3)
 			}
 		}
 		for ; y < ch; y++ {
-			read(k, y, r0)
+			read.row(k, y, r0)
 			dst := out.Pix[(k*ch+y)*outW : (k*ch+y+1)*outW]
 			for x := range dst {
 				st, n := co.start[x], co.size[x]
@@ -229,7 +287,7 @@ func horizontalRows(read func(c, y int, row []float32), c, ch, cw, outW int, co 
 				for k, wk := range w {
 					s += float32(wk * in[k])
 				}
-				dst[col(x)] = clamp01(s)
+				dst[x] = clamp01(s)
 			}
 		}
 	}

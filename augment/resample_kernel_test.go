@@ -43,7 +43,7 @@ func TestHorizontalTaps8MatchesScalar(t *testing.T) {
 	rng := newRNG(11)
 	for _, c := range []struct{ ch, cw, outW int }{{8, 40, 8}, {17, 375, 224}, {9, 100, 224}, {16, 61, 30}, {24, 224, 13}, {7, 50, 16}} {
 		img := randomImage(rng, 2, c.ch, c.cw)
-		read := func(k, y int, row []float32) { copy(row, img.Pix[(k*c.ch+y)*c.cw:][:c.cw]) }
+		read := floatRows{src: img, cw: c.cw}
 		for _, interp := range []Interp{Bilinear, Bicubic} {
 			co := computeCoeffsBox(c.cw, 0.3, float64(c.cw)-0.6, c.outW, interp)
 			for _, flip := range []bool{false, true} {

@@ -86,11 +86,17 @@ func applySource(t Transform, src Source, rng *rand.Rand) Image {
 
 // ProcessSource is Process on an image given as a Source: a transform that
 // starts with RandomResizedCrop converts only the crop; otherwise the whole
-// image is converted first. The result is Process's on Whole(src).
+// image is converted first. The result is Process's on Whole(src); a
+// trailing RandAugment runs on the levels, as in Process.
 func (p *Pipeline) ProcessSource(src Source, rng *rand.Rand, dst []float32) error {
 	c, h, w := src.Size()
 	if c <= 0 || h <= 0 || w <= 0 {
 		return fmt.Errorf("augment: source of size C=%d H=%d W=%d is not positive", c, h, w)
 	}
-	return p.finish(applySource(p.Transform, src, rng), rng, dst)
+	head, tail := splitLevelTransforms(p.Transform)
+	img := applySource(head, src, rng)
+	if len(tail) == 0 {
+		return p.finish(img, rng, dst)
+	}
+	return p.finishLevels(applyLevels(tail, toLevels(img), rng), rng, dst)
 }

@@ -1,0 +1,283 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+DATA affinexc<>+0(SB)/8, $0.5
+DATA affinexc<>+8(SB)/8, $1.5
+DATA affinexc<>+16(SB)/8, $2.5
+DATA affinexc<>+24(SB)/8, $3.5
+GLOBL affinexc<>(SB), RODATA|NOPTR, $32
+
+DATA affineconst<>+0(SB)/8, $0.5
+DATA affineconst<>+8(SB)/8, $4.0
+DATA affineconst<>+16(SB)/8, $255.0
+GLOBL affineconst<>(SB), RODATA|NOPTR, $24
+
+DATA affinelanes<>+0(SB)/4, $0
+DATA affinelanes<>+4(SB)/4, $1
+DATA affinelanes<>+8(SB)/4, $2
+DATA affinelanes<>+12(SB)/4, $3
+GLOBL affinelanes<>(SB), RODATA|NOPTR, $16
+
+// Frame: the row's constants broadcast to four lanes, then the group's
+// positions.
+#define M0 0(SP)
+#define M1Y 32(SP)
+#define M2 64(SP)
+#define M3 96(SP)
+#define M4Y 128(SP)
+#define M5 160(SP)
+#define WIDTH 192(SP)
+#define HEIGHT 224(SP)
+#define HALF 256(SP)
+#define XC 288(SP)
+#define FRACX 320(SP)
+#define FRACY 352(SP)
+#define INSIDE 384(SP)
+#define IDX 416(SP)
+#define WP4 432(SP)
+#define BIAS4 448(SP)
+
+// GATHER loads the four float32 taps at off(ptr) + IDX lanes, widened to
+// float64, into dst.
+#define GATHER(off, ptr, dst, dstx) \
+	VPCMPEQD X14, X14, X14; \
+	VGATHERDPS X14, off(ptr)(X9*4), dstx; \
+	VCVTPS2PD dstx, dst
+
+// LOAD loads the four float32 taps at off(ptr) + BX·4 + 0, 4, 8, 12 (the
+// IDX lanes when they are consecutive), widened to float64, into dst.
+#define LOAD(off, ptr, dst) \
+	VCVTPS2PD off(ptr)(BX*4), dst
+
+// CUBIC sets o to PIL's BICUBIC(v1, v2, v3, v4, d): p1 + d(p2 + d(p3 +
+// d·p4)), p2 = v3 - v1, p3 = 2(v1 - v2) + v3 - v4, p4 = -v1 + v2 - v3 +
+// v4, in PIL's order of operations; t1, t2 are clobbered.
+#define CUBIC(v1, v2, v3, v4, d, o, t1, t2) \
+	VSUBPD v2, v1, t1; \
+	VADDPD t1, t1, t1; \
+	VADDPD v3, t1, t1; \
+	VSUBPD v4, t1, t1; \
+	VSUBPD v1, v2, t2; \
+	VSUBPD v3, t2, t2; \
+	VADDPD v4, t2, t2; \
+	VMULPD d, t2, o; \
+	VADDPD t1, o, o; \
+	VMULPD d, o, o; \
+	VSUBPD v1, v3, t1; \
+	VADDPD t1, o, o; \
+	VMULPD d, o, o; \
+	VADDPD v2, o, o
+
+// ROW4 sets o to the cubic along the row at ptr (taps at 0, 4, 8 and 12
+// bytes past the IDX lanes) at FRACX.
+#define ROW4(ptr, o) \
+	GATHER(0, ptr, Y10, X10); \
+	GATHER(4, ptr, Y11, X11); \
+	GATHER(8, ptr, Y12, X12); \
+	GATHER(12, ptr, Y13, X13); \
+	CUBIC(Y10, Y11, Y12, Y13, FRACX, o, Y4, Y5)
+
+// ROW4C is ROW4 with consecutive IDX lanes.
+#define ROW4C(ptr, o) \
+	LOAD(0, ptr, Y10); \
+	LOAD(4, ptr, Y11); \
+	LOAD(8, ptr, Y12); \
+	LOAD(12, ptr, Y13); \
+	CUBIC(Y10, Y11, Y12, Y13, FRACX, o, Y4, Y5)
+
+// func affineBicubicAVX2(dst *uint8, dstPlane int, src *float32, srcPlane, wp int, k *[8]float64, n, channels int, fill *float64)
+//
+// One output row of affineLevels, bicubic, n pixels (a positive multiple
+// of 4) from x = 0: k holds m[0], m[1]·y', m[2], m[3], m[4]·y', m[5] and
+// the image's width and height; src holds each channel's levels as
+// float32, padded by two clamped pixels on every side, wp values a row,
+// srcPlane values a channel; dst[c·dstPlane + x] is written. Four pixels
+// at a time in float64, each value computed with PIL's operations in
+// PIL's order (no fused multiply-add): affinePixels's values.
+TEXT ·affineBicubicAVX2(SB), 0, $464-72
+	MOVQ k+40(FP), AX
+	VBROADCASTSD 0(AX), Y0
+	VMOVUPD Y0, M0
+	VBROADCASTSD 8(AX), Y0
+	VMOVUPD Y0, M1Y
+	VBROADCASTSD 16(AX), Y0
+	VMOVUPD Y0, M2
+	VBROADCASTSD 24(AX), Y0
+	VMOVUPD Y0, M3
+	VBROADCASTSD 32(AX), Y0
+	VMOVUPD Y0, M4Y
+	VBROADCASTSD 40(AX), Y0
+	VMOVUPD Y0, M5
+	VBROADCASTSD 48(AX), Y0
+	VMOVUPD Y0, WIDTH
+	VBROADCASTSD 56(AX), Y0
+	VMOVUPD Y0, HEIGHT
+	VBROADCASTSD affineconst<>+0(SB), Y0
+	VMOVUPD Y0, HALF
+	VMOVUPD affinexc<>(SB), Y0
+	VMOVUPD Y0, XC
+	MOVQ wp+32(FP), R15
+	MOVQ R15, AX
+	VMOVQ AX, X0
+	VPBROADCASTD X0, X0
+	VMOVDQU X0, WP4
+	INCQ AX
+	VMOVQ AX, X0
+	VPBROADCASTD X0, X0
+	VMOVDQU X0, BIAS4
+	SHLQ $2, R15 // a padded row in bytes
+	MOVQ dst+0(FP), DI
+	MOVQ n+48(FP), CX
+
+group:
+	// The positions: u = m0·x' + m1·y' + m2, v = m3·x' + m4·y' + m5.
+	VMOVUPD XC, Y0
+	VMULPD M0, Y0, Y1
+	VADDPD M1Y, Y1, Y1
+	VADDPD M2, Y1, Y1
+	VMULPD M3, Y0, Y2
+	VADDPD M4Y, Y2, Y2
+	VADDPD M5, Y2, Y2
+	VBROADCASTSD affineconst<>+8(SB), Y3
+	VADDPD Y3, Y0, Y0
+	VMOVUPD Y0, XC
+	// Inside: 0 <= u < w and 0 <= v < h; outside lanes sample (0, 0).
+	VXORPD Y3, Y3, Y3
+	VCMPPD $0x1D, Y3, Y1, Y4
+	VCMPPD $0x11, WIDTH, Y1, Y5
+	VANDPD Y5, Y4, Y4
+	VCMPPD $0x1D, Y3, Y2, Y5
+	VANDPD Y5, Y4, Y4
+	VCMPPD $0x11, HEIGHT, Y2, Y5
+	VANDPD Y5, Y4, Y4
+	VMOVUPD Y4, INSIDE
+	VMOVMSKPD Y4, DX // 0: all four take the fill
+	VMOVUPD HALF, Y6
+	VBLENDVPD Y4, Y1, Y6, Y1
+	VBLENDVPD Y4, Y2, Y6, Y2
+	VSUBPD Y6, Y1, Y1
+	VSUBPD Y6, Y2, Y2
+	VROUNDPD $1, Y1, Y7
+	VROUNDPD $1, Y2, Y8
+	VSUBPD Y7, Y1, Y1
+	VSUBPD Y8, Y2, Y2
+	VMOVUPD Y1, FRACX
+	VMOVUPD Y2, FRACY
+	// IDX: the padded offset of the tap at (-1, -1), (fy+1)·wp + fx+1.
+	VCVTTPD2DQY Y7, X7
+	VCVTTPD2DQY Y8, X8
+	VPMULLD WP4, X8, X8
+	VPADDD X7, X8, X8
+	VPADDD BIAS4, X8, X8
+	VMOVDQU X8, IDX
+	// Consecutive lanes (R10 = 15) read their taps with loads from BX
+	// instead of gathers.
+	VPSHUFD $0, X8, X5
+	VPADDD affinelanes<>(SB), X5, X5
+	VPCMPEQD X8, X5, X5
+	VMOVMSKPS X5, R10
+	VMOVD X8, BX
+	// All four at dy = 0: the row at 0 alone; at dx = 0: the column.
+	VCMPPD $0, Y3, Y2, Y5
+	VMOVMSKPD Y5, R11
+	VCMPPD $0, Y3, Y1, Y5
+	VMOVMSKPD Y5, R12
+	MOVQ src+16(FP), SI
+	MOVQ DI, R8
+	MOVQ fill+64(FP), R9
+	MOVQ channels+56(FP), R13
+
+channel:
+	TESTQ DX, DX
+	JZ    store
+	VMOVDQU IDX, X9
+	CMPQ R11, $15
+	JEQ  rowonly
+	CMPQ R12, $15
+	JEQ  colonly
+	MOVQ SI, R14
+	CMPQ R10, $15
+	JEQ  fullc
+	ROW4(R14, Y0)
+	ADDQ R15, R14
+	ROW4(R14, Y1)
+	ADDQ R15, R14
+	ROW4(R14, Y2)
+	ADDQ R15, R14
+	ROW4(R14, Y3)
+	CUBIC(Y0, Y1, Y2, Y3, FRACY, Y6, Y4, Y5)
+	JMP  store
+
+fullc:
+	ROW4C(R14, Y0)
+	ADDQ R15, R14
+	ROW4C(R14, Y1)
+	ADDQ R15, R14
+	ROW4C(R14, Y2)
+	ADDQ R15, R14
+	ROW4C(R14, Y3)
+	CUBIC(Y0, Y1, Y2, Y3, FRACY, Y6, Y4, Y5)
+	JMP  store
+
+rowonly:
+	LEAQ (SI)(R15*1), R14
+	CMPQ R10, $15
+	JEQ  rowonlyc
+	ROW4(R14, Y6)
+	JMP  store
+
+rowonlyc:
+	ROW4C(R14, Y6)
+	JMP  store
+
+colonlyc:
+	MOVQ SI, R14
+	LOAD(4, R14, Y10)
+	ADDQ R15, R14
+	LOAD(4, R14, Y11)
+	ADDQ R15, R14
+	LOAD(4, R14, Y12)
+	ADDQ R15, R14
+	LOAD(4, R14, Y13)
+	CUBIC(Y10, Y11, Y12, Y13, FRACY, Y6, Y4, Y5)
+	JMP  store
+
+colonly:
+	CMPQ R10, $15
+	JEQ  colonlyc
+	MOVQ SI, R14
+	GATHER(4, R14, Y10, X10)
+	ADDQ R15, R14
+	GATHER(4, R14, Y11, X11)
+	ADDQ R15, R14
+	GATHER(4, R14, Y12, X12)
+	ADDQ R15, R14
+	GATHER(4, R14, Y13, X13)
+	CUBIC(Y10, Y11, Y12, Y13, FRACY, Y6, Y4, Y5)
+
+store:
+	// Outside lanes take the fill; then clip to [0, 255] and truncate.
+	VBROADCASTSD (R9), Y7
+	VMOVUPD INSIDE, Y8
+	VBLENDVPD Y8, Y6, Y7, Y6
+	VXORPD Y7, Y7, Y7
+	VMAXPD Y7, Y6, Y6
+	VBROADCASTSD affineconst<>+16(SB), Y7
+	VMINPD Y7, Y6, Y6
+	VCVTTPD2DQY Y6, X6
+	VPACKUSDW X6, X6, X6
+	VPACKUSWB X6, X6, X6
+	VMOVD X6, AX
+	MOVL AX, (R8)
+	ADDQ dstPlane+8(FP), R8
+	MOVQ srcPlane+24(FP), AX
+	LEAQ (SI)(AX*4), SI
+	ADDQ $8, R9
+	DECQ R13
+	JNZ  channel
+	ADDQ $4, DI
+	SUBQ $4, CX
+	JNZ  group
+	VZEROUPPER
+	RET

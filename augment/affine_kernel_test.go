@@ -1,0 +1,55 @@
+package augment
+
+import (
+	"slices"
+	"testing"
+)
+
+// TestAffineBicubicRowMatchesPixels checks that affineLevels gives the
+// same levels with the four-pixel kernel (where the processor has one) as
+// with affinePixels alone: RandAugment's rotations, shears and
+// translations of both signs, random matrices, positions on the pixel
+// grid (dx or dy 0), shifts along both axes, one and three channels, widths that are not
+// multiples of 4, and images smaller than the taps.
+func TestAffineBicubicRowMatchesPixels(t *testing.T) {
+	if affineBicubicRow == nil {
+		t.Skip("no bicubic affine kernel on this processor")
+	}
+	rng := newRNG(31)
+	for _, size := range [][3]int{{3, 37, 53}, {1, 20, 4}, {3, 5, 7}, {3, 2, 9}, {1, 64, 64}, {3, 3, 3}} {
+		c, h, w := size[0], size[1], size[2]
+		src := toLevels(randomImage(rng, c, h, w))
+		fill := []uint8{124, 116, 104}[:c]
+		ms := [][6]float64{
+			rotateMatrix(h, w, 27), rotateMatrix(h, w, -13.7), rotateMatrix(h, w, 90), rotateMatrix(h, w, 0),
+			{1, 0.27, 0, 0, 1, 0}, {1, -0.3, 0, 0, 1, 0}, {1, 0, 0, 0.27, 1, 0}, {1, 0, 0, -0.11, 1, 0},
+			{1, 0, 0.405 * float64(w), 0, 1, 0}, {1, 0, -3.3, 0, 1, 0}, {1, 0, 0, 0, 1, -0.405 * float64(h)}, {1, 0, 0, 0, 1, 2.5},
+			{1, 0, 2, 0, 1, -1}, {1, 0, 2.3, 0, 1, 1.7}, {1, 0, -5.6, 0, 1, -0.4},
+		}
+		for range 20 {
+			var m [6]float64
+			for i := range m {
+				m[i] = rng.Float64()*2 - 1
+			}
+			m[2] *= float64(w)
+			m[5] *= float64(h)
+			ms = append(ms, m)
+		}
+		for _, m := range ms {
+			got := affineLevels(src, m, Bicubic, fill)
+			kernel := affineBicubicRow
+			affineBicubicRow = nil
+			want := affineLevels(src, m, Bicubic, fill)
+			affineBicubicRow = kernel
+			if !slices.Equal(got.Pix, want.Pix) {
+				for i := range got.Pix {
+					if got.Pix[i] != want.Pix[i] {
+						t.Fatalf("(%d, %d, %d), matrix %v: value %d is %d, one pixel at a time %d", c, h, w, m, i, got.Pix[i], want.Pix[i])
+					}
+				}
+			}
+			recycleBytes(got)
+			recycleBytes(want)
+		}
+	}
+}
