@@ -306,3 +306,22 @@ store:
 	JNZ  group
 	VZEROUPPER
 	RET
+
+// func floatLevelsAVX2(dst *float32, src *uint8, n int)
+//
+// dst[i] = float32(src[i]) for i < n (a positive multiple of 8).
+TEXT ·floatLevelsAVX2(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+
+float8:
+	VPMOVZXBD (SI), Y0
+	VCVTDQ2PS Y0, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ $8, SI
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JGT  float8
+	VZEROUPPER
+	RET
