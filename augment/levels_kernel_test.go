@@ -134,3 +134,27 @@ func TestBlendLevelsMatchesGeneric(t *testing.T) {
 		}
 	}
 }
+
+// TestMapLevels checks that mapLevels maps every level through the table,
+// for every length up to 40 (the eight-level loads and the tail).
+func TestMapLevels(t *testing.T) {
+	rng := newRNG(33)
+	var lut [256]uint8
+	for i := range lut {
+		lut[i] = uint8(rng.IntN(256))
+	}
+	for n := range 41 {
+		pix := make([]uint8, n)
+		for i := range pix {
+			pix[i] = uint8(rng.IntN(256))
+		}
+		want := make([]uint8, n)
+		for i, l := range pix {
+			want[i] = lut[l]
+		}
+		got := mapLevels(levelImage{C: 1, H: 1, W: n, Pix: pix}, &lut)
+		if !slices.Equal(got.Pix, want) {
+			t.Fatalf("length %d: got %v, want %v", n, got.Pix, want)
+		}
+	}
+}
