@@ -244,14 +244,27 @@ func sharpnessLevels(img levelImage, factor float64) levelImage {
 		for y := 1; y < img.H-1; y++ {
 			copy(mid, p[y*w:(y+1)*w])
 			down := p[(y+1)*w : (y+2)*w]
-			for x := 1; x < w-1; x++ {
-				s := int(up[x-1]) + int(up[x]) + int(up[x+1]) + int(mid[x-1]) + 5*int(mid[x]) + int(mid[x+1]) +
-					int(down[x-1]) + int(down[x]) + int(down[x+1])
-				smooth[x] = uint8((2*s + 13) / 26)
-			}
+			smoothRow(smooth, up, mid, down)
 			blendLevels(p[y*w+1:(y+1)*w-1], smooth[1:w-1], mid[1:w-1], f)
 			up, mid = mid, up
 		}
 	}
 	return img
+}
+
+// smoothRow sets smooth[x], 0 < x < len(mid)-1, to PIL's SMOOTH filter of
+// the 3×3 levels around mid[x] (weights 1, centre 5, divided by 13 and
+// rounded half up): each column's sum of the three rows once, then three
+// column sums and four more of the centre.
+func smoothRow(smooth, up, mid, down []uint8) {
+	w := len(mid)
+	up, down, smooth = up[:w], down[:w], smooth[:w]
+	left := uint32(up[0]) + uint32(mid[0]) + uint32(down[0])
+	centre := uint32(up[1]) + uint32(mid[1]) + uint32(down[1])
+	for x := 1; x < w-1; x++ {
+		right := uint32(up[x+1]) + uint32(mid[x+1]) + uint32(down[x+1])
+		s := left + centre + right + 4*uint32(mid[x])
+		smooth[x] = uint8((2*s + 13) / 26)
+		left, centre = centre, right
+	}
 }

@@ -158,3 +158,35 @@ func TestMapLevels(t *testing.T) {
 		}
 	}
 }
+
+// TestSmoothRow checks smoothRow against PIL's SMOOTH filter written out
+// tap by tap, for every width from 3 to 40 and rows of extreme levels.
+func TestSmoothRow(t *testing.T) {
+	rng := newRNG(34)
+	for w := 3; w <= 40; w++ {
+		rows := make([][]uint8, 3)
+		for r := range rows {
+			rows[r] = make([]uint8, w)
+			for x := range rows[r] {
+				switch w % 3 {
+				case 0:
+					rows[r][x] = uint8(rng.IntN(256))
+				case 1:
+					rows[r][x] = 255
+				default:
+					rows[r][x] = uint8(255 * rng.IntN(2))
+				}
+			}
+		}
+		up, mid, down := rows[0], rows[1], rows[2]
+		got := make([]uint8, w)
+		smoothRow(got, up, mid, down)
+		for x := 1; x < w-1; x++ {
+			s := int(up[x-1]) + int(up[x]) + int(up[x+1]) + int(mid[x-1]) + 5*int(mid[x]) + int(mid[x+1]) +
+				int(down[x-1]) + int(down[x]) + int(down[x+1])
+			if want := uint8((2*s + 13) / 26); got[x] != want {
+				t.Fatalf("width %d, x %d: %d, want %d (rows %v %v %v)", w, x, got[x], want, up, mid, down)
+			}
+		}
+	}
+}
