@@ -187,7 +187,10 @@ func (r *Reader) Read(i int, buf []byte) ([]byte, error) {
 // Read does, but without copying them where Open mapped the file into
 // memory (on Linux, macOS and FreeBSD): then mapped is true and the bytes
 // are the mapping's, which must not be modified and must not be used
-// after Close. Elsewhere View reads into buf, as Read does.
+// after Close (a file truncated in place while mapped faults on the next
+// read of the lost part; the prepare command replaces a file by renaming
+// a new one over it, which leaves the mapped one whole). Elsewhere View
+// reads into buf, as Read does.
 func (r *Reader) View(i int, buf []byte) (b []byte, mapped bool, err error) {
 	if r.mapped == nil {
 		b, err = r.Read(i, buf)
