@@ -36,8 +36,22 @@ var identityLevels = func() (t [256]uint8) {
 }()
 
 func levelHistogram(plane []uint8) (h [256]int) {
-	for _, l := range plane {
-		h[l]++
+	// Four partial counts, so that a run of one level does not wait on
+	// its own count's last store at every pixel.
+	var part [4][256]int
+	n := len(plane) &^ 3
+	for i := 0; i < n; i += 4 {
+		q := plane[i : i+4 : i+4]
+		part[0][q[0]]++
+		part[1][q[1]]++
+		part[2][q[2]]++
+		part[3][q[3]]++
+	}
+	for _, l := range plane[n:] {
+		part[0][l]++
+	}
+	for l := range h {
+		h[l] = part[0][l] + part[1][l] + part[2][l] + part[3][l]
 	}
 	return h
 }
@@ -100,10 +114,22 @@ func equalizeLevels(img levelImage) levelImage {
 
 // invertLevels maps level l to 255-l (ImageOps.invert).
 func invertLevels(img levelImage) levelImage {
-	for i, l := range img.Pix {
-		img.Pix[i] = 255 - l
-	}
+	maskLevels(img.Pix, 0xff, 0xff) // 255 - l is l ^ 0xff
 	return img
+}
+
+// maskLevels sets every level l of p to l&and ^ xor, eight levels to a
+// 64-bit load and store.
+func maskLevels(p []uint8, and, xor uint8) {
+	const ones = 0x0101010101010101
+	a, x := uint64(and)*ones, uint64(xor)*ones
+	n := len(p) &^ 7
+	for i := 0; i < n; i += 8 {
+		binary.LittleEndian.PutUint64(p[i:], binary.LittleEndian.Uint64(p[i:])&a^x)
+	}
+	for i := n; i < len(p); i++ {
+		p[i] = p[i]&and ^ xor
+	}
 }
 
 // posterizeLevels keeps the top bits of every level (ImageOps.posterize);
@@ -112,10 +138,7 @@ func posterizeLevels(img levelImage, bits int) levelImage {
 	if bits >= 8 {
 		return img
 	}
-	mask := uint8(0xff << (8 - max(bits, 0)))
-	for i, l := range img.Pix {
-		img.Pix[i] = l & mask
-	}
+	maskLevels(img.Pix, uint8(0xff<<(8-max(bits, 0))), 0)
 	return img
 }
 

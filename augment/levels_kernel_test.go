@@ -190,3 +190,36 @@ func TestSmoothRow(t *testing.T) {
 		}
 	}
 }
+
+// TestMaskLevelsAndHistogram checks maskLevels against l&and ^ xor and
+// levelHistogram against a count one level at a time, for every length up
+// to 40 (the eight- and four-level steps and their tails) and long runs
+// of one level.
+func TestMaskLevelsAndHistogram(t *testing.T) {
+	rng := newRNG(35)
+	for n := range 41 {
+		pix := make([]uint8, n)
+		for i := range pix {
+			pix[i] = uint8(rng.IntN(256))
+			if n%3 == 0 {
+				pix[i] = 200
+			}
+		}
+		var want [256]int
+		for _, l := range pix {
+			want[l]++
+		}
+		if got := levelHistogram(pix); got != want {
+			t.Fatalf("length %d: histogram %v, want %v", n, got, want)
+		}
+		for _, m := range [][2]uint8{{0xff, 0xff}, {0xe0, 0}, {0x80, 0x5a}} {
+			got := slices.Clone(pix)
+			maskLevels(got, m[0], m[1])
+			for i, l := range pix {
+				if want := l&m[0] ^ m[1]; got[i] != want {
+					t.Fatalf("length %d, and %#x xor %#x: level %d gives %d, want %d", n, m[0], m[1], l, got[i], want)
+				}
+			}
+		}
+	}
+}
