@@ -87,12 +87,22 @@ func paddedLevels(src levelImage) []float32 {
 			dst := padded[(c*hp+r)*wp:][:wp]
 			first, last := levelF32[row[0]], levelF32[row[src.W-1]]
 			dst[0], dst[1], dst[wp-2], dst[wp-1] = first, first, last, last
-			for x, l := range row {
-				dst[x+2] = levelF32[l]
-			}
+			floatLevels(dst[2:][:src.W], row)
 		}
 	}
 	return padded
+}
+
+// floatLevels sets dst[i] to float32(src[i]): floatLevelsGeneric, or its
+// AVX2 version (the same values) where the processor has AVX2.
+var floatLevels = floatLevelsGeneric
+
+// floatLevelsGeneric sets dst[i] to levelF32[src[i]].
+func floatLevelsGeneric(dst []float32, src []uint8) {
+	dst = dst[:len(src)]
+	for i, l := range src {
+		dst[i] = levelF32[l]
+	}
 }
 
 // affineTaps is where one output pixel samples a (h, w) plane: the

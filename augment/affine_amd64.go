@@ -7,6 +7,7 @@ import "golang.org/x/sys/cpu"
 func init() {
 	if cpu.X86.HasAVX2 {
 		affineBicubicRow = affineBicubicAVX2
+		floatLevels = floatLevelsWithAVX2
 	}
 }
 
@@ -15,3 +16,18 @@ func init() {
 //
 //go:noescape
 func affineBicubicAVX2(dst *uint8, dstPlane int, src *float32, srcPlane, wp int, k *[8]float64, n, channels int, fill *float64)
+
+// floatLevelsAVX2 is floatLevelsGeneric on n (a positive multiple of 8)
+// levels (affine_amd64.s).
+//
+//go:noescape
+func floatLevelsAVX2(dst *float32, src *uint8, n int)
+
+func floatLevelsWithAVX2(dst []float32, src []uint8) {
+	n := len(src) &^ 7
+	if n > 0 {
+		_ = dst[n-1]
+		floatLevelsAVX2(&dst[0], &src[0], n)
+	}
+	floatLevelsGeneric(dst[n:], src[n:])
+}

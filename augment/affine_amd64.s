@@ -35,6 +35,10 @@ GLOBL affinelanes<>(SB), RODATA|NOPTR, $16
 #define FRACY 352(SP)
 #define INSIDE 384(SP)
 #define IDX 416(SP)
+#define IDX0 416(SP)
+#define IDX1 420(SP)
+#define IDX2 424(SP)
+#define IDX3 428(SP)
 #define WP4 432(SP)
 #define BIAS4 448(SP)
 
@@ -69,13 +73,34 @@ GLOBL affinelanes<>(SB), RODATA|NOPTR, $16
 	VMULPD d, o, o; \
 	VADDPD v2, o, o
 
+// TAPS4 loads the four consecutive float32 taps past each IDX lane of
+// the row at ptr and transposes them: Y10…Y13 hold the taps at 0, 4, 8
+// and 12 bytes past the lanes, widened to float64 (GATHER's values, from
+// four loads and shuffles instead of four gathers). AX is clobbered.
+#define TAPS4(ptr) \
+	MOVLQSX IDX0, AX; \
+	VMOVUPS (ptr)(AX*4), X10; \
+	MOVLQSX IDX2, AX; \
+	VINSERTF128 $1, (ptr)(AX*4), Y10, Y10; \
+	MOVLQSX IDX1, AX; \
+	VMOVUPS (ptr)(AX*4), X11; \
+	MOVLQSX IDX3, AX; \
+	VINSERTF128 $1, (ptr)(AX*4), Y11, Y11; \
+	VUNPCKLPS Y11, Y10, Y12; \
+	VUNPCKHPS Y11, Y10, Y13; \
+	VPERMPD $0xD8, Y12, Y12; \
+	VPERMPD $0xD8, Y13, Y13; \
+	VCVTPS2PD X12, Y10; \
+	VEXTRACTF128 $1, Y12, X12; \
+	VCVTPS2PD X12, Y11; \
+	VCVTPS2PD X13, Y12; \
+	VEXTRACTF128 $1, Y13, X13; \
+	VCVTPS2PD X13, Y13
+
 // ROW4 sets o to the cubic along the row at ptr (taps at 0, 4, 8 and 12
 // bytes past the IDX lanes) at FRACX.
 #define ROW4(ptr, o) \
-	GATHER(0, ptr, Y10, X10); \
-	GATHER(4, ptr, Y11, X11); \
-	GATHER(8, ptr, Y12, X12); \
-	GATHER(12, ptr, Y13, X13); \
+	TAPS4(ptr); \
 	CUBIC(Y10, Y11, Y12, Y13, FRACX, o, Y4, Y5)
 
 // ROW4C is ROW4 with consecutive IDX lanes.
@@ -171,8 +196,8 @@ group:
 	VPADDD X7, X8, X8
 	VPADDD BIAS4, X8, X8
 	VMOVDQU X8, IDX
-	// Consecutive lanes (R10 = 15) read their taps with loads from BX
-	// instead of gathers.
+	// Consecutive lanes (R10 = 15) read their taps with plain loads from BX
+	// instead of TAPS4's shuffles.
 	VPSHUFD $0, X8, X5
 	VPADDD affinelanes<>(SB), X5, X5
 	VPCMPEQD X8, X5, X5
@@ -279,5 +304,24 @@ store:
 	ADDQ $4, DI
 	SUBQ $4, CX
 	JNZ  group
+	VZEROUPPER
+	RET
+
+// func floatLevelsAVX2(dst *float32, src *uint8, n int)
+//
+// dst[i] = float32(src[i]) for i < n (a positive multiple of 8).
+TEXT ·floatLevelsAVX2(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+
+float8:
+	VPMOVZXBD (SI), Y0
+	VCVTDQ2PS Y0, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ $8, SI
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JGT  float8
 	VZEROUPPER
 	RET

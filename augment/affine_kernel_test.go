@@ -53,3 +53,33 @@ func TestAffineBicubicRowMatchesPixels(t *testing.T) {
 		}
 	}
 }
+
+// TestFloatLevelsMatchesGeneric checks that floatLevels (the AVX2 version
+// where the processor has it) gives floatLevelsGeneric's values for every
+// level and every length up to 40.
+func TestFloatLevelsMatchesGeneric(t *testing.T) {
+	rng := newRNG(32)
+	for n := range 41 {
+		src := make([]uint8, n)
+		for i := range src {
+			src[i] = uint8(rng.IntN(256))
+		}
+		if n == 0 {
+			src = make([]uint8, 256)
+			for i := range src {
+				src[i] = uint8(i)
+			}
+		}
+		want, got := make([]float32, len(src)), make([]float32, len(src))
+		floatLevelsGeneric(want, src)
+		floatLevels(got, src)
+		if !slices.Equal(got, want) {
+			t.Fatalf("levels %v: got %v, want %v", src, got, want)
+		}
+		for i, l := range src {
+			if want[i] != float32(l) {
+				t.Fatalf("level %d: %v", l, want[i])
+			}
+		}
+	}
+}

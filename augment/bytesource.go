@@ -21,6 +21,16 @@ type ByteSource interface {
 	RegionBytes(dst []byte, top, left, h, w, factor int)
 }
 
+// BytePlanes is a ByteSource whose whole image is planar bytes in memory
+// (a raw image): a transform that resamples it at full size reads the
+// rows it needs in place, without RegionBytes's copy.
+type BytePlanes interface {
+	ByteSource
+	// Planes returns the (C, H, W) levels of the image, which the caller
+	// does not modify.
+	Planes() []byte
+}
+
 // reduction returns the largest factor (a power of two up to max) by
 // which an (h, w) region can be reduced and still cover (outH, outW)
 // pixels on both sides: the resampling that follows then never enlarges
@@ -93,10 +103,17 @@ func resampleBytes(bs ByteSource, top, left, h, w, outH, outW, wy, wx, wh, ww in
 		coY, coX = coY.shifted(y0), coX.shifted(x0)
 	}
 	nh, nw := y1-y0, x1-x0
-	pix := levelPool.get(c * nh * nw)
-	bs.RegionBytes(pix, rt+y0, rl+x0, nh, nw, f)
-	tmp := horizontalRows(byteRows{pix: pix, h: nh, w: nw}, c, nh, nw, ww, coX, whole && nw == ww, flip)
-	levelPool.put(pix)
+	var tmp Image
+	if planes, ok := bs.(BytePlanes); ok && f == 1 {
+		_, sh, sw := bs.Size()
+		rows := byteRows{pix: planes.Planes(), planeH: sh, stride: sw, top: rt + y0, left: rl + x0, w: nw}
+		tmp = horizontalRows(rows, c, nh, nw, ww, coX, whole && nw == ww, flip)
+	} else {
+		pix := levelPool.get(c * nh * nw)
+		bs.RegionBytes(pix, rt+y0, rl+x0, nh, nw, f)
+		tmp = horizontalRows(byteRows{pix: pix, planeH: nh, stride: nw, w: nw}, c, nh, nw, ww, coX, whole && nw == ww, flip)
+		levelPool.put(pix)
+	}
 	if whole && nh == wh {
 		return tmp
 	}

@@ -110,6 +110,64 @@ func TestByteSourceMatchesProcess(t *testing.T) {
 	}
 }
 
+// planesSource is byteSource with its planes read in place (BytePlanes).
+type planesSource struct{ *byteSource }
+
+func (s planesSource) Planes() []byte { return s.pix }
+
+// A BytePlanes source read in place gives what its RegionBytes copies
+// give, with the same draws: DeiT's crops and the evaluation pipeline on
+// wide, tall and near-square images, and a centre window of a resize.
+func TestBytePlanesMatchRegionBytes(t *testing.T) {
+	mean, std := []float32{0.485, 0.456, 0.406}, []float32{0.229, 0.224, 0.225}
+	deit, err := TrainPipeline(DeiTTrainConfig(48, mean, std))
+	if err != nil {
+		t.Fatal(err)
+	}
+	eval, err := EvalPipeline(EvalConfig{Size: 32, CropPct: 0.875, Interp: Bicubic, Mean: mean, Std: std})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, size := range [][2]int{{75, 100}, {60, 200}, {210, 50}} {
+		copied := &byteSource{c: 3, h: size[0], w: size[1], pix: smoothBytes(size[0], size[1]), max: 1}
+		comparePlanes(t, copied, planesSource{copied}, deit, eval)
+		// A centre window of a resize, which reads an inner span of rows
+		// and columns.
+		r := Resize{Size: 40, Interp: Bicubic}
+		want := r.applySource(copied, newRNG(1), &CenterCrop{H: 24, W: 24})
+		got := r.applySource(planesSource{copied}, newRNG(1), &CenterCrop{H: 24, W: 24})
+		if !slices.Equal(got.Pix, want.Pix) {
+			t.Fatalf("%d × %d: a window of a resize read in place differs from RegionBytes's copy", size[0], size[1])
+		}
+	}
+}
+
+func comparePlanes(t *testing.T, copied *byteSource, inPlace planesSource, deit, eval Pipeline) {
+	t.Helper()
+	for _, c := range []struct {
+		name string
+		p    Pipeline
+	}{{"deit", deit}, {"eval", eval}} {
+		for seed := range uint64(40) {
+			want := make([]float32, 3*c.p.Height*c.p.Width)
+			got := make([]float32, len(want))
+			r1, r2 := newRNG(seed), newRNG(seed)
+			if err := c.p.ProcessSource(copied, r1, want); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.p.ProcessSource(inPlace, r2, got); err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(got, want) {
+				t.Fatalf("%s, %d × %d, seed %d: the planes read in place differ from RegionBytes's copy", c.name, copied.h, copied.w, seed)
+			}
+			if r1.Uint64() != r2.Uint64() {
+				t.Fatalf("%s, seed %d: the random streams diverged", c.name, seed)
+			}
+		}
+	}
+}
+
 // reducedTol bounds the mean absolute difference, in 8-bit levels, between
 // a crop or resize read from a reduced image and the same read at full
 // size (0.28 to 0.37 here): the reduced image's squares average what the

@@ -6,10 +6,23 @@ package augment
 // new image from the pool and recycle their input, or work in place where
 // noted.
 
-// mapLevels maps every level of img through lut, in place.
+import "encoding/binary"
+
+// mapLevels maps every level of img through lut, in place, eight levels
+// to a 64-bit load and store.
 func mapLevels(img levelImage, lut *[256]uint8) levelImage {
-	for i, l := range img.Pix {
-		img.Pix[i] = lut[l]
+	p := img.Pix
+	n := len(p) &^ 7
+	for i := 0; i < n; i += 8 {
+		v := binary.LittleEndian.Uint64(p[i:])
+		v = uint64(lut[uint8(v)]) | uint64(lut[uint8(v>>8)])<<8 |
+			uint64(lut[uint8(v>>16)])<<16 | uint64(lut[uint8(v>>24)])<<24 |
+			uint64(lut[uint8(v>>32)])<<32 | uint64(lut[uint8(v>>40)])<<40 |
+			uint64(lut[uint8(v>>48)])<<48 | uint64(lut[v>>56])<<56
+		binary.LittleEndian.PutUint64(p[i:], v)
+	}
+	for i, l := range p[n:] {
+		p[n+i] = lut[l]
 	}
 	return img
 }
@@ -23,8 +36,22 @@ var identityLevels = func() (t [256]uint8) {
 }()
 
 func levelHistogram(plane []uint8) (h [256]int) {
-	for _, l := range plane {
-		h[l]++
+	// Four partial counts, so that a run of one level does not wait on
+	// its own count's last store at every pixel.
+	var part [4][256]int
+	n := len(plane) &^ 3
+	for i := 0; i < n; i += 4 {
+		q := plane[i : i+4 : i+4]
+		part[0][q[0]]++
+		part[1][q[1]]++
+		part[2][q[2]]++
+		part[3][q[3]]++
+	}
+	for _, l := range plane[n:] {
+		part[0][l]++
+	}
+	for l := range h {
+		h[l] = part[0][l] + part[1][l] + part[2][l] + part[3][l]
 	}
 	return h
 }
@@ -87,10 +114,22 @@ func equalizeLevels(img levelImage) levelImage {
 
 // invertLevels maps level l to 255-l (ImageOps.invert).
 func invertLevels(img levelImage) levelImage {
-	for i, l := range img.Pix {
-		img.Pix[i] = 255 - l
-	}
+	maskLevels(img.Pix, 0xff, 0xff) // 255 - l is l ^ 0xff
 	return img
+}
+
+// maskLevels sets every level l of p to l&and ^ xor, eight levels to a
+// 64-bit load and store.
+func maskLevels(p []uint8, and, xor uint8) {
+	const ones = 0x0101010101010101
+	a, x := uint64(and)*ones, uint64(xor)*ones
+	n := len(p) &^ 7
+	for i := 0; i < n; i += 8 {
+		binary.LittleEndian.PutUint64(p[i:], binary.LittleEndian.Uint64(p[i:])&a^x)
+	}
+	for i := n; i < len(p); i++ {
+		p[i] = p[i]&and ^ xor
+	}
 }
 
 // posterizeLevels keeps the top bits of every level (ImageOps.posterize);
@@ -99,10 +138,7 @@ func posterizeLevels(img levelImage, bits int) levelImage {
 	if bits >= 8 {
 		return img
 	}
-	mask := uint8(0xff << (8 - max(bits, 0)))
-	for i, l := range img.Pix {
-		img.Pix[i] = l & mask
-	}
+	maskLevels(img.Pix, uint8(0xff<<(8-max(bits, 0))), 0)
 	return img
 }
 
@@ -231,14 +267,27 @@ func sharpnessLevels(img levelImage, factor float64) levelImage {
 		for y := 1; y < img.H-1; y++ {
 			copy(mid, p[y*w:(y+1)*w])
 			down := p[(y+1)*w : (y+2)*w]
-			for x := 1; x < w-1; x++ {
-				s := int(up[x-1]) + int(up[x]) + int(up[x+1]) + int(mid[x-1]) + 5*int(mid[x]) + int(mid[x+1]) +
-					int(down[x-1]) + int(down[x]) + int(down[x+1])
-				smooth[x] = uint8((2*s + 13) / 26)
-			}
+			smoothRow(smooth, up, mid, down)
 			blendLevels(p[y*w+1:(y+1)*w-1], smooth[1:w-1], mid[1:w-1], f)
 			up, mid = mid, up
 		}
 	}
 	return img
+}
+
+// smoothRow sets smooth[x], 0 < x < len(mid)-1, to PIL's SMOOTH filter of
+// the 3×3 levels around mid[x] (weights 1, centre 5, divided by 13 and
+// rounded half up): each column's sum of the three rows once, then three
+// column sums and four more of the centre.
+func smoothRow(smooth, up, mid, down []uint8) {
+	w := len(mid)
+	up, down, smooth = up[:w], down[:w], smooth[:w]
+	left := uint32(up[0]) + uint32(mid[0]) + uint32(down[0])
+	centre := uint32(up[1]) + uint32(mid[1]) + uint32(down[1])
+	for x := 1; x < w-1; x++ {
+		right := uint32(up[x+1]) + uint32(mid[x+1]) + uint32(down[x+1])
+		s := left + centre + right + 4*uint32(mid[x])
+		smooth[x] = uint8((2*s + 13) / 26)
+		left, centre = centre, right
+	}
 }

@@ -134,3 +134,92 @@ func TestBlendLevelsMatchesGeneric(t *testing.T) {
 		}
 	}
 }
+
+// TestMapLevels checks that mapLevels maps every level through the table,
+// for every length up to 40 (the eight-level loads and the tail).
+func TestMapLevels(t *testing.T) {
+	rng := newRNG(33)
+	var lut [256]uint8
+	for i := range lut {
+		lut[i] = uint8(rng.IntN(256))
+	}
+	for n := range 41 {
+		pix := make([]uint8, n)
+		for i := range pix {
+			pix[i] = uint8(rng.IntN(256))
+		}
+		want := make([]uint8, n)
+		for i, l := range pix {
+			want[i] = lut[l]
+		}
+		got := mapLevels(levelImage{C: 1, H: 1, W: n, Pix: pix}, &lut)
+		if !slices.Equal(got.Pix, want) {
+			t.Fatalf("length %d: got %v, want %v", n, got.Pix, want)
+		}
+	}
+}
+
+// TestSmoothRow checks smoothRow against PIL's SMOOTH filter written out
+// tap by tap, for every width from 3 to 40 and rows of extreme levels.
+func TestSmoothRow(t *testing.T) {
+	rng := newRNG(34)
+	for w := 3; w <= 40; w++ {
+		rows := make([][]uint8, 3)
+		for r := range rows {
+			rows[r] = make([]uint8, w)
+			for x := range rows[r] {
+				switch w % 3 {
+				case 0:
+					rows[r][x] = uint8(rng.IntN(256))
+				case 1:
+					rows[r][x] = 255
+				default:
+					rows[r][x] = uint8(255 * rng.IntN(2))
+				}
+			}
+		}
+		up, mid, down := rows[0], rows[1], rows[2]
+		got := make([]uint8, w)
+		smoothRow(got, up, mid, down)
+		for x := 1; x < w-1; x++ {
+			s := int(up[x-1]) + int(up[x]) + int(up[x+1]) + int(mid[x-1]) + 5*int(mid[x]) + int(mid[x+1]) +
+				int(down[x-1]) + int(down[x]) + int(down[x+1])
+			if want := uint8((2*s + 13) / 26); got[x] != want {
+				t.Fatalf("width %d, x %d: %d, want %d (rows %v %v %v)", w, x, got[x], want, up, mid, down)
+			}
+		}
+	}
+}
+
+// TestMaskLevelsAndHistogram checks maskLevels against l&and ^ xor and
+// levelHistogram against a count one level at a time, for every length up
+// to 40 (the eight- and four-level steps and their tails) and long runs
+// of one level.
+func TestMaskLevelsAndHistogram(t *testing.T) {
+	rng := newRNG(35)
+	for n := range 41 {
+		pix := make([]uint8, n)
+		for i := range pix {
+			pix[i] = uint8(rng.IntN(256))
+			if n%3 == 0 {
+				pix[i] = 200
+			}
+		}
+		var want [256]int
+		for _, l := range pix {
+			want[l]++
+		}
+		if got := levelHistogram(pix); got != want {
+			t.Fatalf("length %d: histogram %v, want %v", n, got, want)
+		}
+		for _, m := range [][2]uint8{{0xff, 0xff}, {0xe0, 0}, {0x80, 0x5a}} {
+			got := slices.Clone(pix)
+			maskLevels(got, m[0], m[1])
+			for i, l := range pix {
+				if want := l&m[0] ^ m[1]; got[i] != want {
+					t.Fatalf("length %d, and %#x xor %#x: level %d gives %d, want %d", n, m[0], m[1], l, got[i], want)
+				}
+			}
+		}
+	}
+}

@@ -169,21 +169,29 @@ func (f floatRows) rows8(c, y int, inter []float32) {
 	}
 }
 
-// byteRows reads planar (·, h, w) levels as values level/255.
+// byteRows reads the rows of w levels whose first is at column left of
+// row top of planar levels (planes of planeH rows of stride levels each)
+// as values level/255.
 type byteRows struct {
-	pix  []byte
-	h, w int
+	pix                       []byte
+	planeH, stride, top, left int
+	w                         int
+}
+
+// at returns channel c's levels from row y of the region on.
+func (b byteRows) at(c, y int) []byte {
+	return b.pix[(c*b.planeH+b.top+y)*b.stride+b.left:]
 }
 
 func (b byteRows) row(c, y int, dst []float32) {
 	dst = dst[:b.w]
-	for x, l := range b.pix[(c*b.h+y)*b.w:][:b.w] {
+	for x, l := range b.at(c, y)[:b.w] {
 		dst[x] = levelValue[l]
 	}
 }
 
 func (b byteRows) rows8(c, y int, inter []float32) {
-	rows8Levels(inter, b.pix[(c*b.h+y)*b.w:], b.w, b.w)
+	rows8Levels(inter, b.at(c, y), b.w, b.stride)
 }
 
 // rows8Levels writes the values level/255 of the 8 rows of n levels at

@@ -15,8 +15,9 @@ import (
 const PreparedExt = ".shard"
 
 // Prepared is a data set read from a prepared file (formats/imageshard):
-// images already resized and encoded once, each read with one ReadAt and
-// checked against its CRC-32C. Items are decoded to (C, H, W) images with
+// images already resized and encoded once, each read from the file's
+// memory mapping (or with one ReadAt where it has none) and checked
+// against its CRC-32C. Items are decoded to (C, H, W) images with
 // values in [0, 1], C being the file's channel count.
 type Prepared struct {
 	r       *imageshard.Reader
@@ -91,7 +92,8 @@ func (p *Prepared) Shape() (c, h, w int) { return p.c, p.h, p.w }
 // train's data.dataset gives it (imagefolder, cifar10, …).
 func (p *Prepared) Source() string { return p.r.Meta().Source }
 
-// Close closes the file.
+// Close closes the file and releases its mapping: no source that
+// ItemSource returned may be used after it.
 func (p *Prepared) Close() error { return p.r.Close() }
 
 // Label returns item i's class from the index, reading no image, so that
@@ -110,18 +112,22 @@ func (p *Prepared) Item(i int) (augment.Image, int, error) {
 }
 
 // ItemSource reads image i and, for a JPEG, decodes it; the pixels are
-// converted to float32 only as the caller asks for them.
+// converted to float32 only as the caller asks for them. Where the file
+// is memory-mapped (imageshard.Reader.View) the bytes are not copied: a
+// raw image's source reads the mapping.
 func (p *Prepared) ItemSource(i int) (ItemSource, int, error) {
 	bp, _ := p.bufs.Get().(*[]byte)
 	if bp == nil {
 		bp = new([]byte)
 	}
-	b, err := p.r.Read(i, *bp)
+	b, mapped, err := p.r.View(i, *bp)
 	if err != nil {
 		p.bufs.Put(bp)
 		return nil, 0, fmt.Errorf("data: %w", err)
 	}
-	*bp = b
+	if !mapped {
+		*bp = b
+	}
 	rec := p.r.Record(i)
 	if rec.Encoding == imageshard.Raw {
 		return rawSource{c: p.c, h: rec.Height, w: rec.Width, pix: b, release: func() { p.bufs.Put(bp) }}, rec.Label, nil

@@ -115,6 +115,9 @@ func (s rawSource) RegionBytes(dst []byte, top, left, h, w, _ int) {
 	}
 }
 
+// Planes returns the (C, H, W) bytes, which augment resamples in place.
+func (s rawSource) Planes() []byte { return s.pix }
+
 func (s rawSource) Release() {
 	if s.release != nil {
 		s.release()

@@ -17,6 +17,7 @@ type Reader struct {
 	name    string
 	meta    Meta
 	records []Record
+	mapped  []byte // the whole file, read-only, where Open could map it
 }
 
 // Open opens the file at path and checks its header, trailer, index and
@@ -37,6 +38,7 @@ func Open(path string) (*Reader, error) {
 		return nil, err
 	}
 	r.closer = f
+	r.mapped = mapFile(f, st.Size())
 	return r, nil
 }
 
@@ -175,18 +177,58 @@ func (r *Reader) Read(i int, buf []byte) ([]byte, error) {
 	if err := r.readAt(buf, rec.Offset, fmt.Sprintf("item %d", i)); err != nil {
 		return nil, err
 	}
-	if got := Checksum(buf); got != rec.CRC {
-		return nil, r.errorf("item %d: CRC-32C %08x, the index records %08x: the item's bytes are corrupt", i, got, rec.CRC)
+	if err := r.checkItem(i, buf); err != nil {
+		return nil, err
 	}
 	return buf, nil
 }
 
-// Close closes the file Open opened.
-func (r *Reader) Close() error {
-	if r.closer == nil {
-		return nil
+// View returns item i's bytes, checked against the record's CRC-32C, as
+// Read does, but without copying them where Open mapped the file into
+// memory (on Linux, macOS and FreeBSD): then mapped is true and the bytes
+// are the mapping's, which must not be modified and must not be used
+// after Close (a file truncated in place while mapped faults on the next
+// read of the lost part; the prepare command replaces a file by renaming
+// a new one over it, which leaves the mapped one whole). Elsewhere View
+// reads into buf, as Read does.
+func (r *Reader) View(i int, buf []byte) (b []byte, mapped bool, err error) {
+	if r.mapped == nil {
+		b, err = r.Read(i, buf)
+		return b, false, err
 	}
-	return r.closer.Close()
+	if i < 0 || i >= len(r.records) {
+		return nil, false, r.errorf("item %d outside [0, %d)", i, len(r.records))
+	}
+	rec := r.records[i]
+	b = r.mapped[rec.Offset:][:rec.Length:rec.Length]
+	if err := r.checkItem(i, b); err != nil {
+		return nil, false, err
+	}
+	return b, true, nil
+}
+
+// checkItem checks item i's bytes b against its record's CRC-32C.
+func (r *Reader) checkItem(i int, b []byte) error {
+	if got, want := Checksum(b), r.records[i].CRC; got != want {
+		return r.errorf("item %d: CRC-32C %08x, the index records %08x: the item's bytes are corrupt", i, got, want)
+	}
+	return nil
+}
+
+// Close closes the file Open opened and releases its mapping.
+func (r *Reader) Close() error {
+	var err error
+	if r.mapped != nil {
+		err = unmapFile(r.mapped)
+		r.mapped = nil
+	}
+	if r.closer == nil {
+		return err
+	}
+	if cerr := r.closer.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 func (r *Reader) readAt(b []byte, off int64, what string) error {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -280,4 +281,51 @@ func tempSize(dir string) int64 {
 		}
 	}
 	return 0
+}
+
+// View gives Read's bytes, from the mapping where Open mapped the file (on
+// Linux always) and read into the buffer where the Reader has none; a
+// flipped byte in an item is reported as Read reports it.
+func TestView(t *testing.T) {
+	items := testItems()
+	b := encode(t, testMeta(), items)
+	b[headerSize+6+3] ^= 0x10 // inside item 1
+	path := filepath.Join(t.TempDir(), "train.shard")
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	opened, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer opened.Close()
+	inMemory, err := NewReader(bytes.NewReader(b), int64(len(b)), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []*Reader{opened, inMemory} {
+		wantMapped := r == opened && runtime.GOOS == "linux"
+		for i, it := range items {
+			got, mapped, err := r.View(i, nil)
+			if i == 1 {
+				if err == nil || !strings.Contains(err.Error(), path+": item 1: CRC-32C") {
+					t.Errorf("item 1: %v, want a CRC-32C error naming the file and item 1", err)
+				}
+				continue
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			mappedAsWanted := mapped == wantMapped || r == opened && runtime.GOOS != "linux"
+			if !bytes.Equal(got, it.data) || !mappedAsWanted {
+				t.Errorf("item %d: bytes %q mapped %v, want %q mapped %v", i, got, mapped, it.data, wantMapped)
+			}
+		}
+		if _, _, err := r.View(3, nil); err == nil || !strings.Contains(err.Error(), "item 3 outside [0, 3)") {
+			t.Errorf("View(3): %v", err)
+		}
+	}
+	if err := opened.Close(); err != nil {
+		t.Fatal(err)
+	}
 }
