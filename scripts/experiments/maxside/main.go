@@ -122,7 +122,8 @@ func sideName(maxSide int) string {
 
 // writeTable writes the Markdown table: each arm's seeds, top-1 per seed
 // and mean ± std, and its difference from full size (arm − full) paired by
-// seed with t, p and the verdict of the claim "full size beats N".
+// seed, on the seeds both ran, with t, p and the verdict of the claim
+// "full size beats N".
 func writeTable(w io.Writer, arms []arm) error {
 	if len(arms) == 0 || arms[0].maxSide != 0 {
 		return fmt.Errorf("no finished full-size (n0-s*) runs to compare with")
@@ -137,13 +138,14 @@ func writeTable(w io.Writer, arms []arm) error {
 		}
 		diff, t, p, verdict := "", "", "", ""
 		if a.maxSide != 0 {
-			d := study.Compare(a.seeds, a.top1, full.seeds, full.top1)
+			seeds, x, f := commonSeeds(a, full)
+			d := study.Compare(seeds, x, seeds, f)
 			diff = fmt.Sprintf("%+.2f ± %.2f", d.D, d.SE)
-			if !d.Paired {
-				diff += " (unpaired)"
+			if len(seeds) < len(a.seeds) || len(seeds) < len(full.seeds) {
+				diff += fmt.Sprintf(" (seeds %s)", joinInts(seeds))
 			}
 			t, p = study.Num(d.T()), study.Num(d.P())
-			verdict = study.Verdict(study.Compare(full.seeds, full.top1, a.seeds, a.top1))
+			verdict = study.Verdict(study.Compare(seeds, f, seeds, x))
 		}
 		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", sideName(a.maxSide), joinInts(a.seeds), strings.Join(per, ", "),
 			study.PM(study.Summarize(a.top1)), diff, t, p, verdict)
@@ -151,6 +153,19 @@ func writeTable(w io.Writer, arms []arm) error {
 	seeds := len(full.seeds)
 	_, err := fmt.Fprintf(w, "\n%s\n", study.VerdictRule(seeds))
 	return err
+}
+
+// commonSeeds are the seeds that both a and full ran, in order, with a's
+// and full's top-1 on them: the differences pair by seed.
+func commonSeeds(a, full arm) (seeds []int, x, f []float64) {
+	for i, s := range a.seeds {
+		if j := slices.Index(full.seeds, s); j >= 0 {
+			seeds = append(seeds, s)
+			x = append(x, a.top1[i])
+			f = append(f, full.top1[j])
+		}
+	}
+	return seeds, x, f
 }
 
 func joinInts(v []int) string {
