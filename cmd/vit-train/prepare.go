@@ -31,7 +31,12 @@ JPEG (--quality; JPEG files of an image folder that fit are kept as they
 are) or raw uint8, with an index record per image. Train on them
 with --set data.dataset=prepared --set data.root=OUT; the normalisation is
 the source data set's. Each file is written atomically: an interrupted or
-failed run leaves no file behind.`,
+failed run leaves no file behind.
+
+What --max-side costs in accuracy: on a 14-class photo set trained at 64
+px, sides of 4×, 2× and about 1.15× the training size stayed within 0.6
+points of full size, a difference five seeds did not resolve (a small
+proxy, not ImageNet: see the README, Prepared data sets).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return f.run(cmd) },
 	}
