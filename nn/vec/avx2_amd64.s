@@ -36,6 +36,50 @@ GLOBL tailmask<>(SB), RODATA|NOPTR, $64
 	SUBQ CX, AX; \
 	VMOVDQU (AX), Y15
 
+// ELEMENTWISE2(OP) is the body of a kernel dst[i] = x[i] OP y[i] for
+// func(dst, x, y *float32, n int): two vectors a step, then one, then
+// the masked tail.
+#define ELEMENTWISE2(OP) \
+	MOVQ dst+0(FP), DI; \
+	MOVQ x+8(FP), SI; \
+	MOVQ y+16(FP), DX; \
+	MOVQ n+24(FP), CX; \
+loop2:; \
+	CMPQ CX, $16; \
+	JLT  loop1; \
+	VMOVUPS (SI), Y0; \
+	VMOVUPS 32(SI), Y1; \
+	OP (DX), Y0, Y0; \
+	OP 32(DX), Y1, Y1; \
+	VMOVUPS Y0, (DI); \
+	VMOVUPS Y1, 32(DI); \
+	ADDQ $64, SI; \
+	ADDQ $64, DX; \
+	ADDQ $64, DI; \
+	SUBQ $16, CX; \
+	JMP  loop2; \
+loop1:; \
+	CMPQ CX, $8; \
+	JLT  tail; \
+	VMOVUPS (SI), Y0; \
+	OP (DX), Y0, Y0; \
+	VMOVUPS Y0, (DI); \
+	ADDQ $32, SI; \
+	ADDQ $32, DX; \
+	ADDQ $32, DI; \
+	SUBQ $8, CX; \
+tail:; \
+	TESTQ CX, CX; \
+	JZ    done; \
+	TAILMASK; \
+	VMASKMOVPS (SI), Y15, Y0; \
+	VMASKMOVPS (DX), Y15, Y1; \
+	OP Y1, Y0, Y0; \
+	VMASKMOVPS Y0, Y15, (DI); \
+done:; \
+	VZEROUPPER; \
+	RET
+
 // EXP sets out = e^in lane-wise: in is clamped to ≤ 89 (NaN passes), split
 // as k·ln2 + r with k = round(in·log2e) and |r| ≤ ln2/2, e^r is the
 // degree-7 Taylor polynomial in Estrin's form, and the result is scaled by
@@ -539,95 +583,11 @@ done:
 
 // func mulAVX2(dst, x, y *float32, n int)
 TEXT ·mulAVX2(SB), NOSPLIT, $0-32
-	MOVQ dst+0(FP), DI
-	MOVQ x+8(FP), SI
-	MOVQ y+16(FP), DX
-	MOVQ n+24(FP), CX
-
-loop2:
-	CMPQ CX, $16
-	JLT  loop1
-	VMOVUPS (SI), Y0
-	VMOVUPS 32(SI), Y1
-	VMULPS (DX), Y0, Y0
-	VMULPS 32(DX), Y1, Y1
-	VMOVUPS Y0, (DI)
-	VMOVUPS Y1, 32(DI)
-	ADDQ $64, SI
-	ADDQ $64, DX
-	ADDQ $64, DI
-	SUBQ $16, CX
-	JMP  loop2
-
-loop1:
-	CMPQ CX, $8
-	JLT  tail
-	VMOVUPS (SI), Y0
-	VMULPS (DX), Y0, Y0
-	VMOVUPS Y0, (DI)
-	ADDQ $32, SI
-	ADDQ $32, DX
-	ADDQ $32, DI
-	SUBQ $8, CX
-
-tail:
-	TESTQ CX, CX
-	JZ    done
-	TAILMASK
-	VMASKMOVPS (SI), Y15, Y0
-	VMASKMOVPS (DX), Y15, Y1
-	VMULPS Y1, Y0, Y0
-	VMASKMOVPS Y0, Y15, (DI)
-
-done:
-	VZEROUPPER
-	RET
+	ELEMENTWISE2(VMULPS)
 
 // func addAVX2(dst, x, y *float32, n int)
 TEXT ·addAVX2(SB), NOSPLIT, $0-32
-	MOVQ dst+0(FP), DI
-	MOVQ x+8(FP), SI
-	MOVQ y+16(FP), DX
-	MOVQ n+24(FP), CX
-
-loop2:
-	CMPQ CX, $16
-	JLT  loop1
-	VMOVUPS (SI), Y0
-	VMOVUPS 32(SI), Y1
-	VADDPS (DX), Y0, Y0
-	VADDPS 32(DX), Y1, Y1
-	VMOVUPS Y0, (DI)
-	VMOVUPS Y1, 32(DI)
-	ADDQ $64, SI
-	ADDQ $64, DX
-	ADDQ $64, DI
-	SUBQ $16, CX
-	JMP  loop2
-
-loop1:
-	CMPQ CX, $8
-	JLT  tail
-	VMOVUPS (SI), Y0
-	VADDPS (DX), Y0, Y0
-	VMOVUPS Y0, (DI)
-	ADDQ $32, SI
-	ADDQ $32, DX
-	ADDQ $32, DI
-	SUBQ $8, CX
-
-tail:
-	TESTQ CX, CX
-	JZ    done
-	TAILMASK
-	VMASKMOVPS (SI), Y15, Y0
-	VMASKMOVPS (DX), Y15, Y1
-	VADDPS Y1, Y0, Y0
-	VMASKMOVPS Y0, Y15, (DI)
-
-done:
-	VZEROUPPER
-	RET
+	ELEMENTWISE2(VADDPS)
 
 // func mulDiffAVX2(dst, y, x *float32, n int, c float32)
 TEXT ·mulDiffAVX2(SB), NOSPLIT, $0-36

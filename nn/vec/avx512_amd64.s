@@ -79,6 +79,50 @@
 	DECL AX; \
 	KMOVW AX, K1
 
+// ELEMENTWISE2(OP) is the body of a kernel dst[i] = x[i] OP y[i] for
+// func(dst, x, y *float32, n int): two vectors a step, then one, then
+// the masked tail.
+#define ELEMENTWISE2(OP) \
+	MOVQ dst+0(FP), DI; \
+	MOVQ x+8(FP), SI; \
+	MOVQ y+16(FP), DX; \
+	MOVQ n+24(FP), CX; \
+loop2:; \
+	CMPQ CX, $32; \
+	JLT  loop1; \
+	VMOVUPS (SI), Z0; \
+	VMOVUPS 64(SI), Z1; \
+	OP (DX), Z0, Z0; \
+	OP 64(DX), Z1, Z1; \
+	VMOVUPS Z0, (DI); \
+	VMOVUPS Z1, 64(DI); \
+	ADDQ $128, SI; \
+	ADDQ $128, DX; \
+	ADDQ $128, DI; \
+	SUBQ $32, CX; \
+	JMP  loop2; \
+loop1:; \
+	CMPQ CX, $16; \
+	JLT  tail; \
+	VMOVUPS (SI), Z0; \
+	OP (DX), Z0, Z0; \
+	VMOVUPS Z0, (DI); \
+	ADDQ $64, SI; \
+	ADDQ $64, DX; \
+	ADDQ $64, DI; \
+	SUBQ $16, CX; \
+tail:; \
+	TESTQ CX, CX; \
+	JZ    done; \
+	TAILMASK; \
+	VMOVUPS.Z (SI), K1, Z0; \
+	VMOVUPS.Z (DX), K1, Z1; \
+	OP Z1, Z0, Z0; \
+	VMOVUPS Z0, K1, (DI); \
+done:; \
+	VZEROUPPER; \
+	RET
+
 // HSUM adds the 16 lanes of Z0 into X0. Clobbers Z1.
 #define HSUM \
 	VEXTRACTF64X4 $1, Z0, Y1; \
@@ -530,95 +574,11 @@ done:
 
 // func mulAVX512(dst, x, y *float32, n int)
 TEXT ·mulAVX512(SB), NOSPLIT, $0-32
-	MOVQ dst+0(FP), DI
-	MOVQ x+8(FP), SI
-	MOVQ y+16(FP), DX
-	MOVQ n+24(FP), CX
-
-loop2:
-	CMPQ CX, $32
-	JLT  loop1
-	VMOVUPS (SI), Z0
-	VMOVUPS 64(SI), Z1
-	VMULPS (DX), Z0, Z0
-	VMULPS 64(DX), Z1, Z1
-	VMOVUPS Z0, (DI)
-	VMOVUPS Z1, 64(DI)
-	ADDQ $128, SI
-	ADDQ $128, DX
-	ADDQ $128, DI
-	SUBQ $32, CX
-	JMP  loop2
-
-loop1:
-	CMPQ CX, $16
-	JLT  tail
-	VMOVUPS (SI), Z0
-	VMULPS (DX), Z0, Z0
-	VMOVUPS Z0, (DI)
-	ADDQ $64, SI
-	ADDQ $64, DX
-	ADDQ $64, DI
-	SUBQ $16, CX
-
-tail:
-	TESTQ CX, CX
-	JZ    done
-	TAILMASK
-	VMOVUPS.Z (SI), K1, Z0
-	VMOVUPS.Z (DX), K1, Z1
-	VMULPS Z1, Z0, Z0
-	VMOVUPS Z0, K1, (DI)
-
-done:
-	VZEROUPPER
-	RET
+	ELEMENTWISE2(VMULPS)
 
 // func addAVX512(dst, x, y *float32, n int)
 TEXT ·addAVX512(SB), NOSPLIT, $0-32
-	MOVQ dst+0(FP), DI
-	MOVQ x+8(FP), SI
-	MOVQ y+16(FP), DX
-	MOVQ n+24(FP), CX
-
-loop2:
-	CMPQ CX, $32
-	JLT  loop1
-	VMOVUPS (SI), Z0
-	VMOVUPS 64(SI), Z1
-	VADDPS (DX), Z0, Z0
-	VADDPS 64(DX), Z1, Z1
-	VMOVUPS Z0, (DI)
-	VMOVUPS Z1, 64(DI)
-	ADDQ $128, SI
-	ADDQ $128, DX
-	ADDQ $128, DI
-	SUBQ $32, CX
-	JMP  loop2
-
-loop1:
-	CMPQ CX, $16
-	JLT  tail
-	VMOVUPS (SI), Z0
-	VADDPS (DX), Z0, Z0
-	VMOVUPS Z0, (DI)
-	ADDQ $64, SI
-	ADDQ $64, DX
-	ADDQ $64, DI
-	SUBQ $16, CX
-
-tail:
-	TESTQ CX, CX
-	JZ    done
-	TAILMASK
-	VMOVUPS.Z (SI), K1, Z0
-	VMOVUPS.Z (DX), K1, Z1
-	VADDPS Z1, Z0, Z0
-	VMOVUPS Z0, K1, (DI)
-
-done:
-	VZEROUPPER
-	RET
+	ELEMENTWISE2(VADDPS)
 
 // func mulDiffAVX512(dst, y, x *float32, n int, c float32)
 TEXT ·mulDiffAVX512(SB), NOSPLIT, $0-36
