@@ -301,7 +301,7 @@ func checkVariant(t *testing.T, v Variant, kern *kernel) {
 		emulations[v](c.tA, c.tB, c.m, c.n, c.k, kc, c.alpha, a, max(1, lda), b, max(1, ldb), c.beta, want, c.n, bias)
 		got := append([]float32(nil), c0...)
 		if c.m > 0 && c.n > 0 {
-			variantGemm(v, c.tA, c.tB, c.m, c.n, c.k, c.alpha, a, max(1, lda), b, max(1, ldb), c.beta, got, c.n, bias)
+			variantGemmThen(v, c.tA, c.tB, c.m, c.n, c.k, c.alpha, a, max(1, lda), b, max(1, ldb), c.beta, got, c.n, bias, nil)
 		}
 		packed := append([]float32(nil), c0...)
 		GemmPacked(c.tA, c.m, c.alpha, a, max(1, lda), packB(variantPanels(v), c.tB, c.k, c.n, b, max(1, ldb)), c.beta, packed, c.n, bias)
@@ -567,7 +567,7 @@ func TestShortProductsRunInFloat32(t *testing.T) {
 			if k < lowPrecisionMinK {
 				GemmBias(false, true, c.m, c.n, k, 1, a, k, b, k, 0, want, c.n, bias)
 			} else {
-				variantGemm(v, false, true, c.m, c.n, k, 1, a, k, b, k, 0, want, c.n, bias)
+				variantGemmThen(v, false, true, c.m, c.n, k, 1, a, k, b, k, 0, want, c.n, bias, nil)
 			}
 			got := append([]float32(nil), c0...)
 			GemmAs(v, false, true, c.m, c.n, k, 1, a, k, b, k, 0, got, c.n, bias)

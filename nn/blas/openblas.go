@@ -93,10 +93,6 @@ func variantRuns(Variant) bool { return false }
 
 func variantPanels(Variant) *panelKernel { return nil }
 
-func variantGemm(v Variant, tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int, bias []float32) {
-	panic("blas: no low-precision products in this build")
-}
-
 func variantGemmThen(v Variant, tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int, bias []float32, then Then) {
 	panic("blas: no low-precision products in this build")
 }

@@ -98,13 +98,30 @@ func (v Variant) arithmetic(k int) Variant {
 // fewer K steps (see lowPrecisionMinK) are Gemm's and GemmBias's products
 // bit for bit. It panics for a variant that does not run here (see Runs).
 func GemmAs[T float32 | float64](v Variant, transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int, bias []T) {
+	GemmAsThen(v, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, bias, nil)
+}
+
+// Then is work on a block C[i0:i1, j0:j1] of a product whose values are
+// final, such as an activation applied in place (see GemmAsThen).
+type Then = func(i0, i1, j0, j1 int)
+
+// GemmAsThen is GemmAs followed by then (nil: none) on blocks of C that
+// tile it, each once. In the low-precision variants' kernels each block is a strip of
+// rows that the kernel has just stored, still in cache, and then runs on
+// the goroutine that computed it: calls for different blocks may run at
+// once. Other products call then on rows of the whole C after it. C holds
+// GemmAs's values when then sees them.
+func GemmAsThen[T float32 | float64](v Variant, transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int, bias []T, then Then) {
 	a32, low := any(a).([]float32)
 	if v = v.arithmetic(k); v.IsFP32() || !low {
 		if bias == nil {
 			Gemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
-			return
+		} else {
+			GemmBias(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, bias)
 		}
-		GemmBias(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, bias)
+		if then != nil {
+			ThenRows(m, n, then)
+		}
 		return
 	}
 	if !v.Runs() {
@@ -116,33 +133,7 @@ func GemmAs[T float32 | float64](v Variant, transA, transB bool, m, n, k int, al
 	if bias != nil && len(bias) < n {
 		panic("blas: insufficient length of bias")
 	}
-	variantGemm(v, transA, transB, m, n, k, float32(alpha), a32, lda, any(b).([]float32), ldb, float32(beta), any(c).([]float32), ldc, any(bias).([]float32))
-}
-
-// Then is work on a block C[i0:i1, j0:j1] of a product whose values are
-// final, such as an activation applied in place (see GemmAsThen).
-type Then = func(i0, i1, j0, j1 int)
-
-// GemmAsThen is GemmAs followed by then on blocks of C that tile it, each
-// once. In the low-precision variants' kernels each block is a strip of
-// rows that the kernel has just stored, still in cache, and then runs on
-// the goroutine that computed it: calls for different blocks may run at
-// once. Other products call then on rows of the whole C after it. C holds
-// GemmAs's values when then sees them.
-func GemmAsThen[T float32 | float64](v Variant, transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int, bias []T, then Then) {
-	if m == 0 || n == 0 {
-		return
-	}
-	a32, low := any(a).([]float32)
-	if lv := v.arithmetic(k); low && !lv.IsFP32() && lv.Runs() {
-		if bias != nil && len(bias) < n {
-			panic("blas: insufficient length of bias")
-		}
-		variantGemmThen(lv, transA, transB, m, n, k, float32(alpha), a32, lda, any(b).([]float32), ldb, float32(beta), any(c).([]float32), ldc, any(bias).([]float32), then)
-		return
-	}
-	GemmAs(v, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, bias)
-	ThenRows(m, n, then)
+	variantGemmThen(v, transA, transB, m, n, k, float32(alpha), a32, lda, any(b).([]float32), ldb, float32(beta), any(c).([]float32), ldc, any(bias).([]float32), then)
 }
 
 // ThenRows calls then on blocks of whole rows that tile an (m, n) C, in

@@ -14,13 +14,8 @@ func variantPanels(v Variant) *kernel { return lowKernel(v) }
 
 func variantRuns(v Variant) bool { return lowKernel(v) != nil }
 
-// variantGemm is GemmAs on v's kernel, which runs here; m, n > 0.
-func variantGemm(v Variant, tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int, bias []float32) {
-	sgemmKernel(lowKernel(v), tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, bias)
-}
-
-// variantGemmThen is variantGemm calling then on each row strip of C as
-// the kernel finishes it.
+// variantGemmThen computes GemmAs's product in v's kernel, calling then
+// (nil: none) on each row strip of C as the kernel finishes it.
 func variantGemmThen(v Variant, tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int, bias []float32, then Then) {
 	sgemmKernelThen(lowKernel(v), tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, bias, then)
 }

@@ -89,21 +89,30 @@ func (op *linearOp) Do(in ...gorgonia.Value) (gorgonia.Value, error) {
 }
 
 func (op *linearOp) UsePreallocDo(prealloc gorgonia.Value, in ...gorgonia.Value) (gorgonia.Value, error) {
-	dt, err := checkDtypes("Linear", in...)
+	dt, out, b, m, n, k, err := op.operands(prealloc, in)
 	if err != nil {
 		return nil, err
 	}
-	out, m, n, k := op.result(prealloc, dt, in)
-	var b gorgonia.Value
+	if dt == tensor.Float32 {
+		linearForward[float32](op.gemm, op.frozen, in[0], in[1], b, out, m, n, k, nil)
+	} else {
+		linearForward[float64](op.gemm, op.frozen, in[0], in[1], b, out, m, n, k, nil)
+	}
+	return out, nil
+}
+
+// operands checks in's dtypes and returns them, the op's output tensor
+// (prealloc when it fits), the bias (nil without one) and the product's
+// sizes: x (m, k), W (n, k).
+func (op *linearOp) operands(prealloc gorgonia.Value, in []gorgonia.Value) (dt tensor.Dtype, out *tensor.Dense, b gorgonia.Value, m, n, k int, err error) {
+	if dt, err = checkDtypes(op.name, in...); err != nil {
+		return dt, nil, nil, 0, 0, 0, err
+	}
+	out, m, n, k = op.result(prealloc, dt, in)
 	if op.bias {
 		b = in[2]
 	}
-	if dt == tensor.Float32 {
-		linearForward[float32](op.gemm, op.frozen, in[0], in[1], b, out, m, n, k)
-	} else {
-		linearForward[float64](op.gemm, op.frozen, in[0], in[1], b, out, m, n, k)
-	}
-	return out, nil
+	return dt, out, b, m, n, k, nil
 }
 
 // result returns the op's output tensor (prealloc when it fits) for the
@@ -122,9 +131,11 @@ func (op *linearOp) result(prealloc gorgonia.Value, dt tensor.Dtype, in []gorgon
 	return out, m, n, k
 }
 
-// linearForwardThen is linearForward calling then on blocks of out that
-// tile it, once each, as their values become final (blas.GemmAsThen).
-func linearForwardThen[T Float](v blas.Variant, frozen *frozenWeight, x, w, b gorgonia.Value, out *tensor.Dense, m, n, k int, then blas.Then) {
+// linearForward computes out = x·Wᵀ (+ b): x (m, k), W (n, k), b (n),
+// in v's arithmetic, with W's packed copy in frozen when that is set, and
+// calls then (nil: none) on blocks of out that tile it, once each, as
+// their values become final (blas.GemmAsThen).
+func linearForward[T Float](v blas.Variant, frozen *frozenWeight, x, w, b gorgonia.Value, out *tensor.Dense, m, n, k int, then blas.Then) {
 	var bias []T
 	if b != nil {
 		bias = floats[T](b)
@@ -134,21 +145,6 @@ func linearForwardThen[T Float](v blas.Variant, frozen *frozenWeight, x, w, b go
 		return
 	}
 	blas.GemmAsThen(v, false, true, m, n, k, 1, floats[T](x), k, floats[T](w), k, 0, floats[T](out), n, bias, then)
-}
-
-// linearForward computes out = x·Wᵀ (+ b): x (m, k), W (n, k), b (n),
-// in v's arithmetic, with W's packed copy in frozen when that is set.
-func linearForward[T Float](v blas.Variant, frozen *frozenWeight, x, w, b gorgonia.Value, out *tensor.Dense, m, n, k int) {
-	y := floats[T](out)
-	var bias []T
-	if b != nil {
-		bias = floats[T](b)
-	}
-	if frozen != nil {
-		blas.GemmPacked(false, m, 1, floats[T](x), k, packedWeight(v, frozen, floats[T](w), n, k), 0, y, n, bias)
-		return
-	}
-	blas.GemmAs(v, false, true, m, n, k, 1, floats[T](x), k, floats[T](w), k, 0, y, n, bias)
 }
 
 // variantKey is what an op's hash records of its product's arithmetic:

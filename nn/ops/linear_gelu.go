@@ -49,14 +49,9 @@ func (op *linearGELUOp) Do(in ...gorgonia.Value) (gorgonia.Value, error) {
 }
 
 func (op *linearGELUOp) UsePreallocDo(prealloc gorgonia.Value, in ...gorgonia.Value) (gorgonia.Value, error) {
-	dt, err := checkDtypes(op.name, in...)
+	dt, out, b, m, n, k, err := op.operands(prealloc, in)
 	if err != nil {
 		return nil, err
-	}
-	out, m, n, k := op.result(prealloc, dt, in)
-	var b gorgonia.Value
-	if op.bias {
-		b = in[2]
 	}
 	act := op.act
 	if dt == tensor.Float32 {
@@ -65,11 +60,11 @@ func (op *linearGELUOp) UsePreallocDo(prealloc gorgonia.Value, in ...gorgonia.Va
 			act.slope32 = grow(act.slope32, m*n)
 			op.slope = act.slope32
 		}
-		linearForwardThen[float32](op.gemm, op.frozen, in[0], in[1], b, out, m, n, k, op.then)
+		linearForward[float32](op.gemm, op.frozen, in[0], in[1], b, out, m, n, k, op.then)
 		op.y, op.slope = nil, nil
 		return out, nil
 	}
-	linearForward[float64](op.gemm, op.frozen, in[0], in[1], b, out, m, n, k)
+	linearForward[float64](op.gemm, op.frozen, in[0], in[1], b, out, m, n, k, nil)
 	y := floats[float64](out)
 	if act.keep {
 		act.slope64 = grow(act.slope64, m*n)
