@@ -14,26 +14,13 @@ import (
 // finished runs (studytest.WriteFinished) in place of its run folders.
 func fixtureReport(t *testing.T, o options) string {
 	t.Helper()
-	fix := t.TempDir()
-	labels := filepath.Join(fix, "data")
-	if err := studytest.WriteLabels(labels); err != nil {
-		t.Fatal(err)
-	}
-	of := o
-	of.Work = filepath.Join(fix, "runs")
-	pf := newPlan(of, filepath.Join(of.Work, "configs"))
 	// Every arm a few images apart by seed.
 	correct := func(r study.Run) int { return 140 + len(r.Arm)%7 + r.Seed*r.Seed%5 }
-	if err := studytest.WriteFinished(pf, correct); err != nil {
-		t.Fatal(err)
-	}
-	res, err := study.Collect(labels, pf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(res.Runs) != len(pf.Runs) {
-		t.Fatalf("the fixture has %d finished runs of %d", len(res.Runs), len(pf.Runs))
-	}
+	res := studytest.Finished(t, func(work string) *study.Plan {
+		of := o
+		of.Work = work
+		return newPlan(of, filepath.Join(work, "configs"))
+	}, correct)
 	rep, err := analyse(o, newPlan(o, filepath.Join(o.Work, "configs")), res)
 	if err != nil {
 		t.Fatal(err)

@@ -69,6 +69,31 @@ func WriteFinished(p *study.Plan, correct Correct) error {
 	return nil
 }
 
+// Finished collects a fixture of finished runs in a temporary folder: the
+// test labels (WriteLabels) and, for every run of the plan that plan makes
+// for that folder's work, what WriteFinished writes. It fails t unless
+// every run is collected.
+func Finished(t testing.TB, plan func(work string) *study.Plan, correct Correct) *study.Results {
+	t.Helper()
+	fix := t.TempDir()
+	labels := filepath.Join(fix, "data")
+	if err := WriteLabels(labels); err != nil {
+		t.Fatal(err)
+	}
+	p := plan(filepath.Join(fix, "runs"))
+	if err := WriteFinished(p, correct); err != nil {
+		t.Fatal(err)
+	}
+	res, err := study.Collect(labels, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Runs) != len(p.Runs) {
+		t.Fatalf("the fixture has %d finished runs of %d", len(res.Runs), len(p.Runs))
+	}
+	return res
+}
+
 func writeRun(r study.Run, labels []int, k int) error {
 	if k < 0 || k > len(labels) {
 		return fmt.Errorf("%d correct of %d", k, len(labels))
