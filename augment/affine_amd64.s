@@ -10,8 +10,7 @@ GLOBL affinexc<>(SB), RODATA|NOPTR, $32
 
 DATA affineconst<>+0(SB)/8, $0.5
 DATA affineconst<>+8(SB)/8, $4.0
-DATA affineconst<>+16(SB)/8, $255.0
-GLOBL affineconst<>(SB), RODATA|NOPTR, $24
+GLOBL affineconst<>(SB), RODATA|NOPTR, $16
 
 DATA affinelanes<>+0(SB)/4, $0
 DATA affinelanes<>+4(SB)/4, $1
@@ -282,19 +281,21 @@ colonly:
 	CUBIC(Y10, Y11, Y12, Y13, FRACY, Y6, Y4, Y5)
 
 store:
-	// Outside lanes take the fill; then clip to [0, 255] and truncate.
+	// Outside lanes take the fill (where there are any).
+	CMPQ DX, $15
+	JEQ  pack
 	VBROADCASTSD (R9), Y7
 	VMOVUPD INSIDE, Y8
 	VBLENDVPD Y8, Y6, Y7, Y6
-	VXORPD Y7, Y7, Y7
-	VMAXPD Y7, Y6, Y6
-	VBROADCASTSD affineconst<>+16(SB), Y7
-	VMINPD Y7, Y6, Y6
+
+pack:
+	// truncLevel: truncate to int32, then the two unsigned saturating packs
+	// clip to [0, 255] (a value in (-1, 0] truncates to 0; the values are
+	// cubics of levels, far inside the int32 range).
 	VCVTTPD2DQY Y6, X6
 	VPACKUSDW X6, X6, X6
 	VPACKUSWB X6, X6, X6
-	VMOVD X6, AX
-	MOVL AX, (R8)
+	VMOVD X6, (R8)
 	ADDQ dstPlane+8(FP), R8
 	MOVQ srcPlane+24(FP), AX
 	LEAQ (SI)(AX*4), SI
