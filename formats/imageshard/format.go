@@ -82,9 +82,6 @@ var (
 	castagnoli   = crc32.MakeTable(crc32.Castagnoli)
 )
 
-// Checksum returns the CRC-32C (Castagnoli) of b, as records hold it.
-func Checksum(b []byte) uint32 { return crc32.Checksum(b, castagnoli) }
-
 func header() []byte {
 	b := make([]byte, headerSize)
 	copy(b, headerMagic[:])
