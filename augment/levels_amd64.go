@@ -7,10 +7,13 @@ import "golang.org/x/sys/cpu"
 func init() {
 	if cpu.X86.HasAVX2 {
 		levelsOf = levelsOfAVX2
-		normLevels = normLevelsWithAVX2
-		rows8Levels = rows8WithAVX2
 		normFloats = normFloatsWithAVX2
 		blendLevels = blendLevelsWithAVX2
+	}
+	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
+		// Their division by 255 takes two fused steps (levels_amd64.s).
+		normLevels = normLevelsWithAVX2
+		rows8Levels = rows8WithAVX2
 	}
 }
 

@@ -4,7 +4,19 @@
 
 DATA levelsconst<>+0(SB)/4, $255.0
 DATA levelsconst<>+4(SB)/4, $0.5
-GLOBL levelsconst<>(SB), RODATA|NOPTR, $8
+DATA levelsconst<>+8(SB)/4, $0x3b808081 // float32(1)/255
+GLOBL levelsconst<>(SB), RODATA|NOPTR, $12
+
+// VALUE sets v to l/255 for levels l widened to float32 (l is clobbered),
+// r holding 1/255 and k 255: q = l·r, then one correction step, q +
+// (l - 255·q)·r, the residual and the step each fused and rounded once.
+// That is the quotient VDIVPS gives (levelValue's) for each of the 256
+// levels (TestRows8LevelsMatchesGeneric and TestNormLevelsMatchesNormalize
+// check them all), at a fraction of a division's cost.
+#define VALUE(l, v, r, k) \
+	VMULPS       r, l, v; \
+	VFNMADD231PS k, v, l; \
+	VFMADD231PS  r, l, v
 
 // func levelsAVX2(dst *uint8, src *float32, n int)
 //
@@ -47,12 +59,14 @@ levels16:
 // func normLevelsAVX2(dst *float32, src *uint8, n int, mean, inv float32)
 //
 // dst[i] = (float32(src[i])/255 - mean)·inv for i < n (a positive
-// multiple of 8), each operation rounded to float32 (no fused
-// multiply-add), as normLevelsGeneric computes it.
+// multiple of 8), the subtraction and the product each rounded to float32
+// (not fused) after the division (VALUE's), as normLevelsGeneric computes
+// it.
 TEXT ·normLevelsAVX2(SB), NOSPLIT, $0-32
 	MOVQ dst+0(FP), DI
 	MOVQ src+8(FP), SI
 	MOVQ n+16(FP), CX
+	VBROADCASTSS levelsconst<>+8(SB), Y12
 	VBROADCASTSS levelsconst<>+0(SB), Y13
 	VBROADCASTSS mean+24(FP), Y14
 	VBROADCASTSS inv+28(FP), Y15
@@ -60,10 +74,10 @@ TEXT ·normLevelsAVX2(SB), NOSPLIT, $0-32
 norm8:
 	VPMOVZXBD (SI), Y0
 	VCVTDQ2PS Y0, Y0
-	VDIVPS Y13, Y0, Y0
-	VSUBPS Y14, Y0, Y0
-	VMULPS Y15, Y0, Y0
-	VMOVUPS Y0, (DI)
+	VALUE(Y0, Y1, Y12, Y13)
+	VSUBPS Y14, Y1, Y1
+	VMULPS Y15, Y1, Y1
+	VMOVUPS Y1, (DI)
 	ADDQ $8, SI
 	ADDQ $32, DI
 	SUBQ $8, CX
@@ -75,7 +89,7 @@ norm8:
 //
 // inter[x·8+r] = float32(pix[r·stride+x])/255 for the 8 rows r and x < n
 // (a positive multiple of 8): each 8×8 block of levels transposed, then
-// widened and divided (exactly, as levelValue holds them).
+// widened and divided (VALUE: exactly, as levelValue holds them).
 TEXT ·rows8AVX2(SB), NOSPLIT, $64-32
 	MOVQ inter+0(FP), DI
 	MOVQ pix+8(FP), SI
@@ -83,6 +97,7 @@ TEXT ·rows8AVX2(SB), NOSPLIT, $64-32
 	MOVQ stride+24(FP), R8
 	LEAQ (R8)(R8*2), R9 // 3·stride
 	LEAQ (SI)(R8*4), R10 // row 4
+	VBROADCASTSS levelsconst<>+8(SB), Y14
 	VBROADCASTSS levelsconst<>+0(SB), Y15
 
 block8:
@@ -128,22 +143,22 @@ block8:
 	VCVTDQ2PS Y5, Y5
 	VCVTDQ2PS Y6, Y6
 	VCVTDQ2PS Y7, Y7
-	VDIVPS Y15, Y0, Y0
-	VDIVPS Y15, Y1, Y1
-	VDIVPS Y15, Y2, Y2
-	VDIVPS Y15, Y3, Y3
-	VDIVPS Y15, Y4, Y4
-	VDIVPS Y15, Y5, Y5
-	VDIVPS Y15, Y6, Y6
-	VDIVPS Y15, Y7, Y7
-	VMOVUPS Y0, 0(DI)
-	VMOVUPS Y1, 32(DI)
-	VMOVUPS Y2, 64(DI)
-	VMOVUPS Y3, 96(DI)
-	VMOVUPS Y4, 128(DI)
-	VMOVUPS Y5, 160(DI)
-	VMOVUPS Y6, 192(DI)
-	VMOVUPS Y7, 224(DI)
+	VALUE(Y0, Y8, Y14, Y15)
+	VALUE(Y1, Y9, Y14, Y15)
+	VALUE(Y2, Y10, Y14, Y15)
+	VALUE(Y3, Y11, Y14, Y15)
+	VMOVUPS Y8, 0(DI)
+	VMOVUPS Y9, 32(DI)
+	VMOVUPS Y10, 64(DI)
+	VMOVUPS Y11, 96(DI)
+	VALUE(Y4, Y8, Y14, Y15)
+	VALUE(Y5, Y9, Y14, Y15)
+	VALUE(Y6, Y10, Y14, Y15)
+	VALUE(Y7, Y11, Y14, Y15)
+	VMOVUPS Y8, 128(DI)
+	VMOVUPS Y9, 160(DI)
+	VMOVUPS Y10, 192(DI)
+	VMOVUPS Y11, 224(DI)
 	ADDQ $8, SI
 	ADDQ $8, R10
 	ADDQ $256, DI

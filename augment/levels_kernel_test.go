@@ -95,6 +95,20 @@ func TestRows8LevelsMatchesGeneric(t *testing.T) {
 			t.Fatalf("width %d, stride %d: got %v, want %v", n, stride, got, want)
 		}
 	}
+	// Every level in each of the eight rows: its value, level/255.
+	pix := make([]byte, 8*256)
+	for i := range pix {
+		pix[i] = uint8(i + i/256*32)
+	}
+	got := make([]float32, 8*256)
+	rows8Levels(got, pix, 256, 256)
+	for x := range 256 {
+		for r := range 8 {
+			if l := pix[r*256+x]; got[x*8+r] != float32(l)/255 {
+				t.Fatalf("level %d: %v, want %v", l, got[x*8+r], float32(l)/255)
+			}
+		}
+	}
 }
 
 // TestNormFloatsMatchesGeneric checks that normFloats (the AVX2 version
