@@ -18,8 +18,8 @@ func affineLevels(src levelImage, m [6]float64, interp Interp, fill []uint8) lev
 	x0 := 0 // the pixels of each row that affineBicubicRow computes
 	var padded []float32
 	var fills []float64
-	if interp == Bicubic && affineBicubicRow != nil && src.W >= 4 {
-		x0 = src.W &^ 3
+	if interp == Bicubic && affineBicubicRow != nil && src.W >= affineBicubicGroup {
+		x0 = src.W &^ (affineBicubicGroup - 1)
 		padded = paddedLevels(src)
 		defer floatPool.put(padded)
 		fills = make([]float64, src.C)
@@ -41,12 +41,16 @@ func affineLevels(src levelImage, m [6]float64, interp Interp, fill []uint8) lev
 
 // affineBicubicRow is nil, or an assembly kernel that computes
 // affinePixels's bicubic values of row y's first n pixels (a positive
-// multiple of 4): dst is the row's first output of channel 0, dstPlane
+// multiple of affineBicubicGroup, a power of two): dst is the row's first
+// output of channel 0, dstPlane
 // the values of a channel; k holds m[0], m[1]·(y+0.5), m[2], m[3],
 // m[4]·(y+0.5), m[5], the width and the height; src is paddedLevels's
 // (C, H+4, W+4) planes, srcPlane and wp their plane and row sizes; fill
 // holds the fill of each of the channels.
 var affineBicubicRow func(dst *uint8, dstPlane int, src *float32, srcPlane, wp int, k *[8]float64, n, channels int, fill *float64)
+
+// affineBicubicGroup is the pixels affineBicubicRow computes at a time.
+var affineBicubicGroup = 4
 
 // affinePixels computes pixels x0… of output row y of affineLevels, one
 // at a time.

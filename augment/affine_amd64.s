@@ -326,3 +326,265 @@ float8:
 	JGT  float8
 	VZEROUPPER
 	RET
+
+DATA affine8xc<>+0(SB)/8, $0.5
+DATA affine8xc<>+8(SB)/8, $1.5
+DATA affine8xc<>+16(SB)/8, $2.5
+DATA affine8xc<>+24(SB)/8, $3.5
+DATA affine8xc<>+32(SB)/8, $4.5
+DATA affine8xc<>+40(SB)/8, $5.5
+DATA affine8xc<>+48(SB)/8, $6.5
+DATA affine8xc<>+56(SB)/8, $7.5
+GLOBL affine8xc<>(SB), RODATA|NOPTR, $64
+
+DATA affine8lanes<>+0(SB)/4, $0
+DATA affine8lanes<>+4(SB)/4, $1
+DATA affine8lanes<>+8(SB)/4, $2
+DATA affine8lanes<>+12(SB)/4, $3
+DATA affine8lanes<>+16(SB)/4, $4
+DATA affine8lanes<>+20(SB)/4, $5
+DATA affine8lanes<>+24(SB)/4, $6
+DATA affine8lanes<>+28(SB)/4, $7
+GLOBL affine8lanes<>(SB), RODATA|NOPTR, $32
+
+DATA affine8step<>+0(SB)/8, $8.0
+GLOBL affine8step<>(SB), RODATA|NOPTR, $8
+
+// The group's taps offsets, for TAPS8's loads.
+#define IDX8 0(SP)
+#define IDX8L(l) (4*l)(SP)
+
+// TAPS8 loads the four consecutive float32 taps past each of the eight
+// IDX8 lanes of the row at ptr and transposes them: Z10…Z13 hold the
+// taps at 0, 4, 8 and 12 bytes past the lanes, widened to float64. Lanes
+// 0–3 go to the low 128 bits of each half-transposed register, lanes 4–7
+// to the high 128. AX and Y4…Y7 are clobbered.
+#define TAPS8(ptr) \
+	MOVLQSX IDX8L(0), AX; \
+	VMOVUPS (ptr)(AX*4), X10; \
+	MOVLQSX IDX8L(4), AX; \
+	VINSERTF128 $1, (ptr)(AX*4), Y10, Y10; \
+	MOVLQSX IDX8L(1), AX; \
+	VMOVUPS (ptr)(AX*4), X11; \
+	MOVLQSX IDX8L(5), AX; \
+	VINSERTF128 $1, (ptr)(AX*4), Y11, Y11; \
+	MOVLQSX IDX8L(2), AX; \
+	VMOVUPS (ptr)(AX*4), X12; \
+	MOVLQSX IDX8L(6), AX; \
+	VINSERTF128 $1, (ptr)(AX*4), Y12, Y12; \
+	MOVLQSX IDX8L(3), AX; \
+	VMOVUPS (ptr)(AX*4), X13; \
+	MOVLQSX IDX8L(7), AX; \
+	VINSERTF128 $1, (ptr)(AX*4), Y13, Y13; \
+	VUNPCKLPS Y11, Y10, Y4; \
+	VUNPCKHPS Y11, Y10, Y5; \
+	VUNPCKLPS Y13, Y12, Y6; \
+	VUNPCKHPS Y13, Y12, Y7; \
+	VUNPCKLPD Y6, Y4, Y10; \
+	VUNPCKHPD Y6, Y4, Y11; \
+	VUNPCKLPD Y7, Y5, Y12; \
+	VUNPCKHPD Y7, Y5, Y13; \
+	VCVTPS2PD Y10, Z10; \
+	VCVTPS2PD Y11, Z11; \
+	VCVTPS2PD Y12, Z12; \
+	VCVTPS2PD Y13, Z13
+
+// ROW8 sets o to the cubic along the row at ptr (taps at 0, 4, 8 and 12
+// bytes past the IDX8 lanes) at the fractions Z30.
+#define ROW8(ptr, o) \
+	TAPS8(ptr); \
+	CUBIC(Z10, Z11, Z12, Z13, Z30, o, Z4, Z5)
+
+// LOAD8 loads the eight float32 taps at off(ptr) + BX·4 + 0, 4, …, 28
+// (the IDX8 lanes when they are consecutive), widened to float64.
+#define LOAD8(off, ptr, dst) \
+	VCVTPS2PD off(ptr)(BX*4), dst
+
+// ROW8C is ROW8 with consecutive IDX8 lanes.
+#define ROW8C(ptr, o) \
+	LOAD8(0, ptr, Z10); \
+	LOAD8(4, ptr, Z11); \
+	LOAD8(8, ptr, Z12); \
+	LOAD8(12, ptr, Z13); \
+	CUBIC(Z10, Z11, Z12, Z13, Z30, o, Z4, Z5)
+
+// GATHER8 loads the eight float32 taps at off(ptr) + the IDX8 lanes (Y9),
+// widened to float64, into dst. Y15 is clobbered.
+#define GATHER8(off, ptr, dst, dsty) \
+	VPCMPEQD Y15, Y15, Y15; \
+	VGATHERDPS Y15, off(ptr)(Y9*4), dsty; \
+	VCVTPS2PD dsty, dst
+
+// func affineBicubicAVX512(dst *uint8, dstPlane int, src *float32, srcPlane, wp int, k *[8]float64, n, channels int, fill *float64)
+//
+// affineBicubicAVX2 eight pixels at a time (n a positive multiple of 8),
+// in 512-bit registers: the same operations in the same order, each
+// pixel's values those of affinePixels. The row's constants stay in
+// Z16…Z29, the group's fractions in Z30 (x) and Z31 (y), its inside
+// lanes in K1.
+TEXT ·affineBicubicAVX512(SB), 0, $32-72
+	MOVQ k+40(FP), AX
+	VBROADCASTSD 0(AX), Z16
+	VBROADCASTSD 8(AX), Z17
+	VBROADCASTSD 16(AX), Z18
+	VBROADCASTSD 24(AX), Z19
+	VBROADCASTSD 32(AX), Z20
+	VBROADCASTSD 40(AX), Z21
+	VBROADCASTSD 48(AX), Z22
+	VBROADCASTSD 56(AX), Z23
+	VBROADCASTSD affineconst<>+0(SB), Z24
+	VMOVUPD affine8xc<>(SB), Z25
+	VBROADCASTSD affine8step<>(SB), Z26
+	VPXORQ Z27, Z27, Z27
+	MOVQ wp+32(FP), R15
+	MOVQ R15, AX
+	VPBROADCASTD AX, Y28
+	INCQ AX
+	VPBROADCASTD AX, Y29
+	SHLQ $2, R15 // a padded row in bytes
+	MOVQ dst+0(FP), DI
+	MOVQ n+48(FP), CX
+
+group8:
+	// The positions: u = m0·x' + m1·y' + m2, v = m3·x' + m4·y' + m5.
+	VMULPD Z16, Z25, Z1
+	VADDPD Z17, Z1, Z1
+	VADDPD Z18, Z1, Z1
+	VMULPD Z19, Z25, Z2
+	VADDPD Z20, Z2, Z2
+	VADDPD Z21, Z2, Z2
+	VADDPD Z26, Z25, Z25
+	// Inside: 0 <= u < w and 0 <= v < h; outside lanes sample (0, 0).
+	VCMPPD $0x1D, Z27, Z1, K1
+	VCMPPD $0x11, Z22, Z1, K2
+	KANDW K2, K1, K1
+	VCMPPD $0x1D, Z27, Z2, K2
+	KANDW K2, K1, K1
+	VCMPPD $0x11, Z23, Z2, K2
+	KANDW K2, K1, K1
+	KMOVW K1, DX // 0: all eight take the fill
+	VBLENDMPD Z1, Z24, K1, Z1
+	VBLENDMPD Z2, Z24, K1, Z2
+	VSUBPD Z24, Z1, Z1
+	VSUBPD Z24, Z2, Z2
+	VRNDSCALEPD $1, Z1, Z7
+	VRNDSCALEPD $1, Z2, Z8
+	VSUBPD Z7, Z1, Z30
+	VSUBPD Z8, Z2, Z31
+	// IDX8: the padded offset of the tap at (-1, -1), (fy+1)·wp + fx+1.
+	VCVTTPD2DQ Z7, Y7
+	VCVTTPD2DQ Z8, Y8
+	VPMULLD Y28, Y8, Y8
+	VPADDD Y7, Y8, Y8
+	VPADDD Y29, Y8, Y8
+	VMOVDQU Y8, IDX8
+	VMOVDQU Y8, Y9
+	// Consecutive lanes (R10 = 0xFF) read their taps with plain loads from
+	// BX instead of TAPS8's shuffles.
+	VPBROADCASTD X8, Y5
+	VPADDD affine8lanes<>(SB), Y5, Y5
+	VPCMPEQD Y8, Y5, Y5
+	VMOVMSKPS Y5, R10
+	VMOVD X8, BX
+	// All eight at dy = 0: the row at 0 alone; at dx = 0: the column.
+	VCMPPD $0, Z27, Z31, K2
+	KMOVW K2, R11
+	VCMPPD $0, Z27, Z30, K2
+	KMOVW K2, R12
+	MOVQ src+16(FP), SI
+	MOVQ DI, R8
+	MOVQ fill+64(FP), R9
+	MOVQ channels+56(FP), R13
+
+channel8:
+	TESTQ DX, DX
+	JZ    store8
+	CMPQ R11, $0xFF
+	JEQ  rowonly8
+	CMPQ R12, $0xFF
+	JEQ  colonly8
+	MOVQ SI, R14
+	CMPQ R10, $0xFF
+	JEQ  full8c
+	ROW8(R14, Z0)
+	ADDQ R15, R14
+	ROW8(R14, Z1)
+	ADDQ R15, R14
+	ROW8(R14, Z2)
+	ADDQ R15, R14
+	ROW8(R14, Z3)
+	CUBIC(Z0, Z1, Z2, Z3, Z31, Z6, Z4, Z5)
+	JMP  store8
+
+full8c:
+	ROW8C(R14, Z0)
+	ADDQ R15, R14
+	ROW8C(R14, Z1)
+	ADDQ R15, R14
+	ROW8C(R14, Z2)
+	ADDQ R15, R14
+	ROW8C(R14, Z3)
+	CUBIC(Z0, Z1, Z2, Z3, Z31, Z6, Z4, Z5)
+	JMP  store8
+
+rowonly8:
+	LEAQ (SI)(R15*1), R14
+	CMPQ R10, $0xFF
+	JEQ  rowonly8c
+	ROW8(R14, Z6)
+	JMP  store8
+
+rowonly8c:
+	ROW8C(R14, Z6)
+	JMP  store8
+
+colonly8c:
+	MOVQ SI, R14
+	LOAD8(4, R14, Z10)
+	ADDQ R15, R14
+	LOAD8(4, R14, Z11)
+	ADDQ R15, R14
+	LOAD8(4, R14, Z12)
+	ADDQ R15, R14
+	LOAD8(4, R14, Z13)
+	CUBIC(Z10, Z11, Z12, Z13, Z31, Z6, Z4, Z5)
+	JMP  store8
+
+colonly8:
+	CMPQ R10, $0xFF
+	JEQ  colonly8c
+	MOVQ SI, R14
+	GATHER8(4, R14, Z10, Y10)
+	ADDQ R15, R14
+	GATHER8(4, R14, Z11, Y11)
+	ADDQ R15, R14
+	GATHER8(4, R14, Z12, Y12)
+	ADDQ R15, R14
+	GATHER8(4, R14, Z13, Y13)
+	CUBIC(Z10, Z11, Z12, Z13, Z31, Z6, Z4, Z5)
+
+store8:
+	// Outside lanes take the fill (where there are any).
+	CMPQ DX, $0xFF
+	JEQ  pack8
+	VBROADCASTSD (R9), Z7
+	VBLENDMPD Z6, Z7, K1, Z6
+
+pack8:
+	// truncLevel, as the four-pixel kernel's pack does.
+	VCVTTPD2DQ Z6, Y6
+	VEXTRACTI128 $1, Y6, X7
+	VPACKUSDW X7, X6, X6
+	VPACKUSWB X6, X6, X6
+	VMOVQ X6, (R8)
+	ADDQ dstPlane+8(FP), R8
+	MOVQ srcPlane+24(FP), AX
+	LEAQ (SI)(AX*4), SI
+	ADDQ $8, R9
+	DECQ R13
+	JNZ  channel8
+	ADDQ $8, DI
+	SUBQ $8, CX
+	JNZ  group8
+	VZEROUPPER
+	RET
