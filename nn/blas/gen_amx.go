@@ -6,11 +6,11 @@
 //
 // produces sgemm_amx_amd64.s. The kernel computes a strip of panels
 // 32×32 tiles of C = alpha·A·B + beta·C (+ bias), side by side, with
-// TDPBF16PS:
+// TDPBF16PS, over one K block of k pairs:
 //
 //	func sgemmStripAMX(k int, a *float32, rsa int, b *float32, ldb, panelStride, panels int,
 //		c *float32, ldc int, alpha, beta float32, rows int, mask uint64,
-//		bias *float32)
+//		bias *float32, acc *float32, flags int)
 //
 // A holds 32 rows of bfloat16 pairs along K, row i at a[i·rsa] (a tile
 // row is 16 consecutive pairs); B holds panels of pairs of K steps by 32
@@ -20,14 +20,20 @@
 // apart row to row), the bias (nil for none) likewise; mask selects the
 // columns of the last tile (the others are whole).
 //
-// Each tile of C is four 16×16 float32 tiles (tmm0-3) summed across all
-// k pairs from zero, with two A tiles (tmm4-5, rows 0-15 and 16-31) and
-// two B tiles (tmm6-7, columns 0-15 and 16-31) loaded for every 16
-// pairs: the A panel, read once per tile of the strip, stays in L1.
-// After a tile's last pairs the accumulators are stored to the frame and
-// the epilogue of the AVX-512 kernels applies alpha, beta and the bias
-// row by row, for the first rows rows. The tiles are configured once per
-// call and released before it returns: no tile state outlives the call.
+// Each tile of C is four 16×16 float32 tiles (tmm0-3), with two A tiles
+// (tmm4-5, rows 0-15 and 16-31) and two B tiles (tmm6-7, columns 0-15
+// and 16-31) loaded for every 16 pairs: the A panel, read once per tile
+// of the strip, stays in L1 when the K block is short enough. A product
+// whose K takes several blocks carries its sums from block to block
+// unrounded: flags bit 0 starts the four tiles from the sums at acc (the
+// strip's tiles 4096 bytes apart, each of the four 16×16 tiles 1024
+// bytes on, rows 64 bytes apart) rather than from zero, and bit 1 stores
+// them there at the end rather than into C, so that every output is one
+// chain of instructions over all of K whatever the blocking. Without bit
+// 1, the accumulators are stored to the frame and the epilogue of the
+// AVX-512 kernels applies alpha, beta and the bias row by row, for the
+// first rows rows. The tiles are configured once per call and released
+// before it returns: no tile state outlives the call.
 package main
 
 import (
@@ -46,7 +52,8 @@ const (
 	frameB      = 4104 // this tile's B panel
 	frameC      = 4112 // this tile's C
 	frameBias   = 4120 // this tile's bias, or 0
-	frameSize   = 4128
+	frameSums   = 4128 // this tile's carried sums
+	frameSize   = 4136
 )
 
 func main() {
@@ -67,8 +74,8 @@ func main() {
 	}
 	fmt.Fprintf(w, "GLOBL ·amxTileConfig(SB), RODATA|NOPTR, $64\n")
 
-	fmt.Fprintf(w, "\n// func sgemmStripAMX(k int, a *float32, rsa int, b *float32, ldb, panelStride, panels int, c *float32, ldc int, alpha, beta float32, rows int, mask uint64, bias *float32)\n")
-	fmt.Fprintf(w, "TEXT ·sgemmStripAMX(SB), $%d-104\n", frameSize)
+	fmt.Fprintf(w, "\n// func sgemmStripAMX(k int, a *float32, rsa int, b *float32, ldb, panelStride, panels int, c *float32, ldc int, alpha, beta float32, rows int, mask uint64, bias *float32, acc *float32, flags int)\n")
+	fmt.Fprintf(w, "TEXT ·sgemmStripAMX(SB), $%d-120\n", frameSize)
 	p("LEAQ ·amxTileConfig(SB), DI")
 	tiles(amx.Ldtilecfg("DI"), "LDTILECFG (DI)")
 	p("MOVQ panels+48(FP), DX")
@@ -79,6 +86,8 @@ func main() {
 	p("MOVQ DX, %d(SP)", frameC)
 	p("MOVQ bias+96(FP), DX")
 	p("MOVQ DX, %d(SP)", frameBias)
+	p("MOVQ acc+104(FP), DX")
+	p("MOVQ DX, %d(SP)", frameSums)
 	p("VBROADCASTSS alpha+72(FP), Z24")
 	p("VBROADCASTSS beta+76(FP), Z25")
 
@@ -97,9 +106,21 @@ func main() {
 	p("SHLQ $2, R8")         // B's row stride in bytes
 	p("MOVQ R8, R10")        //
 	p("SHLQ $4, R10")        // 16 rows of B
+	// The accumulators: the carried sums (flags bit 0), or zero.
+	p("TESTQ $1, flags+112(FP)")
+	p("JZ sgemmStripAMX_zero")
+	p("MOVQ %d(SP), R11", frameSums)
+	p("MOVQ $64, R12")
+	for t := range 4 {
+		p("LEAQ %d(R11), DI", 1024*t)
+		tiles(amx.Tileloadd(t, "DI", "R12"), "TILELOADD (DI)(R12*1), tmm%d", t)
+	}
+	p("JMP sgemmStripAMX_loaded")
+	label("zero")
 	for t := range 4 {
 		tiles(amx.Tilezero(t), "TILEZERO tmm%d", t)
 	}
+	label("loaded")
 	p("TESTQ DX, DX")
 	p("JLE sgemmStripAMX_store")
 	label("loop")
@@ -118,6 +139,17 @@ func main() {
 	p("DECQ DX")
 	p("JNZ sgemmStripAMX_loop")
 	label("store")
+	// Sums carried to the next K block (flags bit 1) skip the epilogue.
+	p("TESTQ $2, flags+112(FP)")
+	p("JZ sgemmStripAMX_final")
+	p("MOVQ %d(SP), R11", frameSums)
+	p("MOVQ $64, R12")
+	for t := range 4 {
+		p("LEAQ %d(R11), DI", 1024*t)
+		tiles(amx.Tilestored("DI", "R12", t), "TILESTORED tmm%d, (DI)(R12*1)", t)
+	}
+	p("JMP sgemmStripAMX_next")
+	label("final")
 	p("LEAQ %d(SP), R11", frameAcc)
 	p("MOVQ $128, R12")
 	for t, off := range []int{0, 64, 16 * 128, 16*128 + 64} {
@@ -188,6 +220,7 @@ func main() {
 
 	// The next tile of the strip: C, the bias and B move one tile on.
 	label("next")
+	p("ADDQ $4096, %d(SP)", frameSums)
 	p("ADDQ $128, %d(SP)", frameC)
 	p("MOVQ %d(SP), R8", frameBias)
 	p("TESTQ R8, R8")

@@ -23,8 +23,8 @@ DATA ·amxTileConfig+54(SB)/1, $16
 DATA ·amxTileConfig+55(SB)/1, $16
 GLOBL ·amxTileConfig(SB), RODATA|NOPTR, $64
 
-// func sgemmStripAMX(k int, a *float32, rsa int, b *float32, ldb, panelStride, panels int, c *float32, ldc int, alpha, beta float32, rows int, mask uint64, bias *float32)
-TEXT ·sgemmStripAMX(SB), $4128-104
+// func sgemmStripAMX(k int, a *float32, rsa int, b *float32, ldb, panelStride, panels int, c *float32, ldc int, alpha, beta float32, rows int, mask uint64, bias *float32, acc *float32, flags int)
+TEXT ·sgemmStripAMX(SB), $4136-120
 	LEAQ ·amxTileConfig(SB), DI
 	BYTE $0xc4; BYTE $0xe2; BYTE $0x78; BYTE $0x49; BYTE $0x07 // LDTILECFG (DI)
 	MOVQ panels+48(FP), DX
@@ -35,6 +35,8 @@ TEXT ·sgemmStripAMX(SB), $4128-104
 	MOVQ DX, 4112(SP)
 	MOVQ bias+96(FP), DX
 	MOVQ DX, 4120(SP)
+	MOVQ acc+104(FP), DX
+	MOVQ DX, 4128(SP)
 	VBROADCASTSS alpha+72(FP), Z24
 	VBROADCASTSS beta+76(FP), Z25
 sgemmStripAMX_tile:
@@ -52,10 +54,25 @@ sgemmStripAMX_tile:
 	SHLQ $2, R8
 	MOVQ R8, R10
 	SHLQ $4, R10
+	TESTQ $1, flags+112(FP)
+	JZ sgemmStripAMX_zero
+	MOVQ 4128(SP), R11
+	MOVQ $64, R12
+	LEAQ 0(R11), DI
+	BYTE $0xc4; BYTE $0xa2; BYTE $0x7b; BYTE $0x4b; BYTE $0x04; BYTE $0x27 // TILELOADD (DI)(R12*1), tmm0
+	LEAQ 1024(R11), DI
+	BYTE $0xc4; BYTE $0xa2; BYTE $0x7b; BYTE $0x4b; BYTE $0x0c; BYTE $0x27 // TILELOADD (DI)(R12*1), tmm1
+	LEAQ 2048(R11), DI
+	BYTE $0xc4; BYTE $0xa2; BYTE $0x7b; BYTE $0x4b; BYTE $0x14; BYTE $0x27 // TILELOADD (DI)(R12*1), tmm2
+	LEAQ 3072(R11), DI
+	BYTE $0xc4; BYTE $0xa2; BYTE $0x7b; BYTE $0x4b; BYTE $0x1c; BYTE $0x27 // TILELOADD (DI)(R12*1), tmm3
+	JMP sgemmStripAMX_loaded
+sgemmStripAMX_zero:
 	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x49; BYTE $0xc0 // TILEZERO tmm0
 	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x49; BYTE $0xc8 // TILEZERO tmm1
 	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x49; BYTE $0xd0 // TILEZERO tmm2
 	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x49; BYTE $0xd8 // TILEZERO tmm3
+sgemmStripAMX_loaded:
 	TESTQ DX, DX
 	JLE sgemmStripAMX_store
 sgemmStripAMX_loop:
@@ -74,6 +91,20 @@ sgemmStripAMX_loop:
 	DECQ DX
 	JNZ sgemmStripAMX_loop
 sgemmStripAMX_store:
+	TESTQ $2, flags+112(FP)
+	JZ sgemmStripAMX_final
+	MOVQ 4128(SP), R11
+	MOVQ $64, R12
+	LEAQ 0(R11), DI
+	BYTE $0xc4; BYTE $0xa2; BYTE $0x7a; BYTE $0x4b; BYTE $0x04; BYTE $0x27 // TILESTORED tmm0, (DI)(R12*1)
+	LEAQ 1024(R11), DI
+	BYTE $0xc4; BYTE $0xa2; BYTE $0x7a; BYTE $0x4b; BYTE $0x0c; BYTE $0x27 // TILESTORED tmm1, (DI)(R12*1)
+	LEAQ 2048(R11), DI
+	BYTE $0xc4; BYTE $0xa2; BYTE $0x7a; BYTE $0x4b; BYTE $0x14; BYTE $0x27 // TILESTORED tmm2, (DI)(R12*1)
+	LEAQ 3072(R11), DI
+	BYTE $0xc4; BYTE $0xa2; BYTE $0x7a; BYTE $0x4b; BYTE $0x1c; BYTE $0x27 // TILESTORED tmm3, (DI)(R12*1)
+	JMP sgemmStripAMX_next
+sgemmStripAMX_final:
 	LEAQ 0(SP), R11
 	MOVQ $128, R12
 	LEAQ 0(R11), SI
@@ -162,6 +193,7 @@ sgemmStripAMX_betabias:
 	JNZ sgemmStripAMX_betabias
 	JMP sgemmStripAMX_next
 sgemmStripAMX_next:
+	ADDQ $4096, 4128(SP)
 	ADDQ $128, 4112(SP)
 	MOVQ 4120(SP), R8
 	TESTQ R8, R8
