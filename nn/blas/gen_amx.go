@@ -44,16 +44,18 @@ import (
 	"github.com/vit-train/vit-train/internal/amx"
 )
 
-// Frame offsets: the 32×32 float32 accumulators (128-byte rows), then
-// the strip's state across tiles.
+// Frame offsets: the 32×32 float32 accumulators (128-byte rows, from the
+// first 64-byte boundary on: Go aligns the stack to 8 bytes only, and a
+// tile row split across two cache lines stores and loads at a fraction
+// of the speed), then the strip's state across tiles.
 const (
 	frameAcc    = 0
-	framePanels = 4096 // tiles left, counting this one
-	frameB      = 4104 // this tile's B panel
-	frameC      = 4112 // this tile's C
-	frameBias   = 4120 // this tile's bias, or 0
-	frameSums   = 4128 // this tile's carried sums
-	frameSize   = 4136
+	framePanels = 4096 + 64       // tiles left, counting this one
+	frameB      = framePanels + 8 // this tile's B panel
+	frameC      = frameB + 8      // this tile's C
+	frameBias   = frameC + 8      // this tile's bias, or 0
+	frameSums   = frameBias + 8   // this tile's carried sums
+	frameSize   = frameSums + 8
 )
 
 func main() {
@@ -150,7 +152,8 @@ func main() {
 	}
 	p("JMP sgemmStripAMX_next")
 	label("final")
-	p("LEAQ %d(SP), R11", frameAcc)
+	p("LEAQ %d(SP), R11", frameAcc+63)
+	p("ANDQ $~63, R11")
 	p("MOVQ $128, R12")
 	for t, off := range []int{0, 64, 16 * 128, 16*128 + 64} {
 		p("LEAQ %d(R11), SI", off)

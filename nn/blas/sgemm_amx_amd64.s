@@ -24,19 +24,19 @@ DATA ·amxTileConfig+55(SB)/1, $16
 GLOBL ·amxTileConfig(SB), RODATA|NOPTR, $64
 
 // func sgemmStripAMX(k int, a *float32, rsa int, b *float32, ldb, panelStride, panels int, c *float32, ldc int, alpha, beta float32, rows int, mask uint64, bias *float32, acc *float32, flags int)
-TEXT ·sgemmStripAMX(SB), $4136-120
+TEXT ·sgemmStripAMX(SB), $4200-120
 	LEAQ ·amxTileConfig(SB), DI
 	BYTE $0xc4; BYTE $0xe2; BYTE $0x78; BYTE $0x49; BYTE $0x07 // LDTILECFG (DI)
 	MOVQ panels+48(FP), DX
-	MOVQ DX, 4096(SP)
+	MOVQ DX, 4160(SP)
 	MOVQ b+24(FP), DX
-	MOVQ DX, 4104(SP)
+	MOVQ DX, 4168(SP)
 	MOVQ c+56(FP), DX
-	MOVQ DX, 4112(SP)
+	MOVQ DX, 4176(SP)
 	MOVQ bias+96(FP), DX
-	MOVQ DX, 4120(SP)
+	MOVQ DX, 4184(SP)
 	MOVQ acc+104(FP), DX
-	MOVQ DX, 4128(SP)
+	MOVQ DX, 4192(SP)
 	VBROADCASTSS alpha+72(FP), Z24
 	VBROADCASTSS beta+76(FP), Z25
 sgemmStripAMX_tile:
@@ -48,7 +48,7 @@ sgemmStripAMX_tile:
 	MOVQ CX, SI
 	SHLQ $4, SI
 	ADDQ AX, SI
-	MOVQ 4104(SP), BX
+	MOVQ 4168(SP), BX
 	LEAQ 64(BX), R9
 	MOVQ ldb+32(FP), R8
 	SHLQ $2, R8
@@ -56,7 +56,7 @@ sgemmStripAMX_tile:
 	SHLQ $4, R10
 	TESTQ $1, flags+112(FP)
 	JZ sgemmStripAMX_zero
-	MOVQ 4128(SP), R11
+	MOVQ 4192(SP), R11
 	MOVQ $64, R12
 	LEAQ 0(R11), DI
 	BYTE $0xc4; BYTE $0xa2; BYTE $0x7b; BYTE $0x4b; BYTE $0x04; BYTE $0x27 // TILELOADD (DI)(R12*1), tmm0
@@ -93,7 +93,7 @@ sgemmStripAMX_loop:
 sgemmStripAMX_store:
 	TESTQ $2, flags+112(FP)
 	JZ sgemmStripAMX_final
-	MOVQ 4128(SP), R11
+	MOVQ 4192(SP), R11
 	MOVQ $64, R12
 	LEAQ 0(R11), DI
 	BYTE $0xc4; BYTE $0xa2; BYTE $0x7a; BYTE $0x4b; BYTE $0x04; BYTE $0x27 // TILESTORED tmm0, (DI)(R12*1)
@@ -105,7 +105,8 @@ sgemmStripAMX_store:
 	BYTE $0xc4; BYTE $0xa2; BYTE $0x7a; BYTE $0x4b; BYTE $0x1c; BYTE $0x27 // TILESTORED tmm3, (DI)(R12*1)
 	JMP sgemmStripAMX_next
 sgemmStripAMX_final:
-	LEAQ 0(SP), R11
+	LEAQ 63(SP), R11
+	ANDQ $~63, R11
 	MOVQ $128, R12
 	LEAQ 0(R11), SI
 	BYTE $0xc4; BYTE $0xa2; BYTE $0x7a; BYTE $0x4b; BYTE $0x04; BYTE $0x26 // TILESTORED tmm0, (SI)(R12*1)
@@ -116,18 +117,18 @@ sgemmStripAMX_final:
 	LEAQ 2112(R11), SI
 	BYTE $0xc4; BYTE $0xa2; BYTE $0x7a; BYTE $0x4b; BYTE $0x1c; BYTE $0x26 // TILESTORED tmm3, (SI)(R12*1)
 	MOVQ $0xffffffff, DX
-	CMPQ 4096(SP), $1
+	CMPQ 4160(SP), $1
 	JNE sgemmStripAMX_masked
 	MOVQ mask+88(FP), DX
 sgemmStripAMX_masked:
 	KMOVW DX, K1
 	SHRQ $16, DX
 	KMOVW DX, K2
-	MOVQ 4112(SP), CX
+	MOVQ 4176(SP), CX
 	MOVQ ldc+64(FP), DX
 	SHLQ $2, DX
 	MOVQ rows+80(FP), DI
-	MOVQ 4120(SP), R8
+	MOVQ 4184(SP), R8
 	MOVL beta+76(FP), SI
 	TESTL $0x7fffffff, SI
 	JNZ sgemmStripAMX_beta
@@ -193,17 +194,17 @@ sgemmStripAMX_betabias:
 	JNZ sgemmStripAMX_betabias
 	JMP sgemmStripAMX_next
 sgemmStripAMX_next:
-	ADDQ $4096, 4128(SP)
-	ADDQ $128, 4112(SP)
-	MOVQ 4120(SP), R8
+	ADDQ $4096, 4192(SP)
+	ADDQ $128, 4176(SP)
+	MOVQ 4184(SP), R8
 	TESTQ R8, R8
 	JZ sgemmStripAMX_nobias
-	ADDQ $128, 4120(SP)
+	ADDQ $128, 4184(SP)
 sgemmStripAMX_nobias:
 	MOVQ panelStride+40(FP), DX
 	SHLQ $2, DX
-	ADDQ DX, 4104(SP)
-	DECQ 4096(SP)
+	ADDQ DX, 4168(SP)
+	DECQ 4160(SP)
 	JNZ sgemmStripAMX_tile
 	BYTE $0xc4; BYTE $0xe2; BYTE $0x78; BYTE $0x49; BYTE $0xc0 // TILERELEASE
 	VZEROUPPER
