@@ -162,64 +162,19 @@ func main() {
 
 	// The epilogue, row by row from the frame (R11): as the AVX-512
 	// kernels', C = alpha·acc (beta = 0), fma(alpha, acc, bias) (beta = 0
-	// with a bias), or fma(alpha, acc, beta·C) (+ bias). Every column of
-	// a tile but the last one's, those of mask there.
-	p("MOVQ $0xffffffff, DX")
+	// with a bias), or fma(alpha, acc, beta·C) (+ bias). Whole tiles are
+	// stored without masks; the last tile, when mask leaves out columns,
+	// under mask (K1, K2) with the rows' loads of C masked the same way.
 	p("CMPQ %d(SP), $1", framePanels)
-	p("JNE sgemmStripAMX_masked")
+	p("JNE sgemmStripAMX_whole")
 	p("MOVQ mask+88(FP), DX")
-	label("masked")
+	p("CMPL DX, $-1")
+	p("JEQ sgemmStripAMX_whole")
 	p("KMOVW DX, K1")
 	p("SHRQ $16, DX")
 	p("KMOVW DX, K2")
-	p("MOVQ %d(SP), CX", frameC)
-	p("MOVQ ldc+64(FP), DX")
-	p("SHLQ $2, DX")
-	p("MOVQ rows+80(FP), DI")
-	p("MOVQ %d(SP), R8", frameBias)
-	p("MOVL beta+76(FP), SI")
-	p("TESTL $0x7fffffff, SI")
-	p("JNZ sgemmStripAMX_beta")
-	p("TESTQ R8, R8")
-	p("JNZ sgemmStripAMX_bias")
-	row := func(name string, body func(half int, k, off string)) {
-		label(name)
-		for h, k := range []string{"K1", "K2"} {
-			body(h, k, fmt.Sprint(64*h))
-		}
-		p("ADDQ $128, R11")
-		p("ADDQ DX, CX")
-		p("DECQ DI")
-		p("JNZ sgemmStripAMX_%s", name)
-		p("JMP sgemmStripAMX_next")
-	}
-	row("plain", func(h int, k, off string) {
-		p("VMULPS %s(R11), Z24, Z%d", off, h)
-		p("VMOVUPS Z%d, %s, %s(CX)", h, k, off)
-	})
-	row("bias", func(h int, k, off string) {
-		p("VMOVUPS %s(R11), Z%d", off, h)
-		p("VFMADD213PS %s(R8), Z24, %s, Z%d", off, k, h)
-		p("VMOVUPS Z%d, %s, %s(CX)", h, k, off)
-	})
-	label("beta")
-	p("TESTQ R8, R8")
-	p("JNZ sgemmStripAMX_betabias")
-	row("betaplain", func(h int, k, off string) {
-		p("VMOVUPS.Z %s(CX), %s, Z26", off, k)
-		p("VMULPS Z25, Z26, Z26")
-		p("VMOVUPS %s(R11), Z%d", off, h)
-		p("VFMADD231PS Z24, Z%d, Z26", h)
-		p("VMOVUPS Z26, %s, %s(CX)", k, off)
-	})
-	row("betabias", func(h int, k, off string) {
-		p("VMOVUPS.Z %s(CX), %s, Z26", off, k)
-		p("VMULPS Z25, Z26, Z26")
-		p("VMOVUPS %s(R11), Z%d", off, h)
-		p("VFMADD231PS Z24, Z%d, Z26", h)
-		p("VADDPS %s(R8), Z26, %s, Z26", off, k)
-		p("VMOVUPS Z26, %s, %s(CX)", k, off)
-	})
+	epilogue(p, label, "m", true)
+	epilogue(p, label, "", false)
 
 	// The next tile of the strip: C, the bias and B move one tile on.
 	label("next")
@@ -243,4 +198,69 @@ func main() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+}
+
+// epilogue writes the epilogue from label "whole"+suffix on, its labels
+// ending in suffix, for the frame's rows at R11: masked, it stores and
+// loads C's columns under K1 (the first 16) and K2 (the last 16).
+func epilogue(p func(string, ...any), label func(string), suffix string, masked bool) {
+	k := func(h int) string {
+		if !masked {
+			return ""
+		}
+		return []string{"K1, ", "K2, "}[h]
+	}
+	zeroing := ""
+	if masked {
+		zeroing = ".Z"
+	}
+	label("whole" + suffix)
+	p("MOVQ %d(SP), CX", frameC)
+	p("MOVQ ldc+64(FP), DX")
+	p("SHLQ $2, DX")
+	p("MOVQ rows+80(FP), DI")
+	p("MOVQ %d(SP), R8", frameBias)
+	p("MOVL beta+76(FP), SI")
+	p("TESTL $0x7fffffff, SI")
+	p("JNZ sgemmStripAMX_beta%s", suffix)
+	p("TESTQ R8, R8")
+	p("JNZ sgemmStripAMX_bias%s", suffix)
+	row := func(name string, body func(h int, off string)) {
+		label(name + suffix)
+		for h := range 2 {
+			body(h, fmt.Sprint(64*h))
+		}
+		p("ADDQ $128, R11")
+		p("ADDQ DX, CX")
+		p("DECQ DI")
+		p("JNZ sgemmStripAMX_%s%s", name, suffix)
+		p("JMP sgemmStripAMX_next")
+	}
+	row("plain", func(h int, off string) {
+		p("VMULPS %s(R11), Z24, Z%d", off, h)
+		p("VMOVUPS Z%d, %s%s(CX)", h, k(h), off)
+	})
+	row("bias", func(h int, off string) {
+		p("VMOVUPS %s(R11), Z%d", off, h)
+		p("VFMADD213PS %s(R8), Z24, %sZ%d", off, k(h), h)
+		p("VMOVUPS Z%d, %s%s(CX)", h, k(h), off)
+	})
+	label("beta" + suffix)
+	p("TESTQ R8, R8")
+	p("JNZ sgemmStripAMX_betabias%s", suffix)
+	row("betaplain", func(h int, off string) {
+		p("VMOVUPS%s %s(CX), %sZ26", zeroing, off, k(h))
+		p("VMULPS Z25, Z26, Z26")
+		p("VMOVUPS %s(R11), Z%d", off, h)
+		p("VFMADD231PS Z24, Z%d, Z26", h)
+		p("VMOVUPS Z26, %s%s(CX)", k(h), off)
+	})
+	row("betabias", func(h int, off string) {
+		p("VMOVUPS%s %s(CX), %sZ26", zeroing, off, k(h))
+		p("VMULPS Z25, Z26, Z26")
+		p("VMOVUPS %s(R11), Z%d", off, h)
+		p("VFMADD231PS Z24, Z%d, Z26", h)
+		p("VADDPS %s(R8), Z26, %sZ26", off, k(h))
+		p("VMOVUPS Z26, %s%s(CX)", k(h), off)
+	})
 }

@@ -116,14 +116,15 @@ sgemmStripAMX_final:
 	BYTE $0xc4; BYTE $0xa2; BYTE $0x7a; BYTE $0x4b; BYTE $0x14; BYTE $0x26 // TILESTORED tmm2, (SI)(R12*1)
 	LEAQ 2112(R11), SI
 	BYTE $0xc4; BYTE $0xa2; BYTE $0x7a; BYTE $0x4b; BYTE $0x1c; BYTE $0x26 // TILESTORED tmm3, (SI)(R12*1)
-	MOVQ $0xffffffff, DX
 	CMPQ 4160(SP), $1
-	JNE sgemmStripAMX_masked
+	JNE sgemmStripAMX_whole
 	MOVQ mask+88(FP), DX
-sgemmStripAMX_masked:
+	CMPL DX, $-1
+	JEQ sgemmStripAMX_whole
 	KMOVW DX, K1
 	SHRQ $16, DX
 	KMOVW DX, K2
+sgemmStripAMX_wholem:
 	MOVQ 4176(SP), CX
 	MOVQ ldc+64(FP), DX
 	SHLQ $2, DX
@@ -131,10 +132,10 @@ sgemmStripAMX_masked:
 	MOVQ 4184(SP), R8
 	MOVL beta+76(FP), SI
 	TESTL $0x7fffffff, SI
-	JNZ sgemmStripAMX_beta
+	JNZ sgemmStripAMX_betam
 	TESTQ R8, R8
-	JNZ sgemmStripAMX_bias
-sgemmStripAMX_plain:
+	JNZ sgemmStripAMX_biasm
+sgemmStripAMX_plainm:
 	VMULPS 0(R11), Z24, Z0
 	VMOVUPS Z0, K1, 0(CX)
 	VMULPS 64(R11), Z24, Z1
@@ -142,9 +143,9 @@ sgemmStripAMX_plain:
 	ADDQ $128, R11
 	ADDQ DX, CX
 	DECQ DI
-	JNZ sgemmStripAMX_plain
+	JNZ sgemmStripAMX_plainm
 	JMP sgemmStripAMX_next
-sgemmStripAMX_bias:
+sgemmStripAMX_biasm:
 	VMOVUPS 0(R11), Z0
 	VFMADD213PS 0(R8), Z24, K1, Z0
 	VMOVUPS Z0, K1, 0(CX)
@@ -154,12 +155,12 @@ sgemmStripAMX_bias:
 	ADDQ $128, R11
 	ADDQ DX, CX
 	DECQ DI
-	JNZ sgemmStripAMX_bias
+	JNZ sgemmStripAMX_biasm
 	JMP sgemmStripAMX_next
-sgemmStripAMX_beta:
+sgemmStripAMX_betam:
 	TESTQ R8, R8
-	JNZ sgemmStripAMX_betabias
-sgemmStripAMX_betaplain:
+	JNZ sgemmStripAMX_betabiasm
+sgemmStripAMX_betaplainm:
 	VMOVUPS.Z 0(CX), K1, Z26
 	VMULPS Z25, Z26, Z26
 	VMOVUPS 0(R11), Z0
@@ -173,9 +174,9 @@ sgemmStripAMX_betaplain:
 	ADDQ $128, R11
 	ADDQ DX, CX
 	DECQ DI
-	JNZ sgemmStripAMX_betaplain
+	JNZ sgemmStripAMX_betaplainm
 	JMP sgemmStripAMX_next
-sgemmStripAMX_betabias:
+sgemmStripAMX_betabiasm:
 	VMOVUPS.Z 0(CX), K1, Z26
 	VMULPS Z25, Z26, Z26
 	VMOVUPS 0(R11), Z0
@@ -188,6 +189,76 @@ sgemmStripAMX_betabias:
 	VFMADD231PS Z24, Z1, Z26
 	VADDPS 64(R8), Z26, K2, Z26
 	VMOVUPS Z26, K2, 64(CX)
+	ADDQ $128, R11
+	ADDQ DX, CX
+	DECQ DI
+	JNZ sgemmStripAMX_betabiasm
+	JMP sgemmStripAMX_next
+sgemmStripAMX_whole:
+	MOVQ 4176(SP), CX
+	MOVQ ldc+64(FP), DX
+	SHLQ $2, DX
+	MOVQ rows+80(FP), DI
+	MOVQ 4184(SP), R8
+	MOVL beta+76(FP), SI
+	TESTL $0x7fffffff, SI
+	JNZ sgemmStripAMX_beta
+	TESTQ R8, R8
+	JNZ sgemmStripAMX_bias
+sgemmStripAMX_plain:
+	VMULPS 0(R11), Z24, Z0
+	VMOVUPS Z0, 0(CX)
+	VMULPS 64(R11), Z24, Z1
+	VMOVUPS Z1, 64(CX)
+	ADDQ $128, R11
+	ADDQ DX, CX
+	DECQ DI
+	JNZ sgemmStripAMX_plain
+	JMP sgemmStripAMX_next
+sgemmStripAMX_bias:
+	VMOVUPS 0(R11), Z0
+	VFMADD213PS 0(R8), Z24, Z0
+	VMOVUPS Z0, 0(CX)
+	VMOVUPS 64(R11), Z1
+	VFMADD213PS 64(R8), Z24, Z1
+	VMOVUPS Z1, 64(CX)
+	ADDQ $128, R11
+	ADDQ DX, CX
+	DECQ DI
+	JNZ sgemmStripAMX_bias
+	JMP sgemmStripAMX_next
+sgemmStripAMX_beta:
+	TESTQ R8, R8
+	JNZ sgemmStripAMX_betabias
+sgemmStripAMX_betaplain:
+	VMOVUPS 0(CX), Z26
+	VMULPS Z25, Z26, Z26
+	VMOVUPS 0(R11), Z0
+	VFMADD231PS Z24, Z0, Z26
+	VMOVUPS Z26, 0(CX)
+	VMOVUPS 64(CX), Z26
+	VMULPS Z25, Z26, Z26
+	VMOVUPS 64(R11), Z1
+	VFMADD231PS Z24, Z1, Z26
+	VMOVUPS Z26, 64(CX)
+	ADDQ $128, R11
+	ADDQ DX, CX
+	DECQ DI
+	JNZ sgemmStripAMX_betaplain
+	JMP sgemmStripAMX_next
+sgemmStripAMX_betabias:
+	VMOVUPS 0(CX), Z26
+	VMULPS Z25, Z26, Z26
+	VMOVUPS 0(R11), Z0
+	VFMADD231PS Z24, Z0, Z26
+	VADDPS 0(R8), Z26, Z26
+	VMOVUPS Z26, 0(CX)
+	VMOVUPS 64(CX), Z26
+	VMULPS Z25, Z26, Z26
+	VMOVUPS 64(R11), Z1
+	VFMADD231PS Z24, Z1, Z26
+	VADDPS 64(R8), Z26, Z26
+	VMOVUPS Z26, 64(CX)
 	ADDQ $128, R11
 	ADDQ DX, CX
 	DECQ DI
