@@ -625,10 +625,12 @@ func (g *gemmCall) packARange(lo, hi int) {
 				src = g.a[i*g.lda:]
 			}
 			kern.aRows(g.tA)(dst, g.aRowWords, src, g.lda, rows, g.k)
-			// Zero past K in each row (a kernel with rowAlign reads
-			// there) and in the rows past m.
-			for r := range rows {
-				clear(dst[r*g.aRowWords+ceilDiv(g.k, kern.kw) : (r+1)*g.aRowWords])
+			// Zero past K in each row, as far as a kernel with
+			// rowAlign reads, and in the rows past m.
+			if pad := kern.rows(g.k) - ceilDiv(g.k, kern.kw); pad > 0 {
+				for r := range rows {
+					clear(dst[r*g.aRowWords+kern.rows(g.k)-pad : r*g.aRowWords+kern.rows(g.k)])
+				}
 			}
 			clear(dst[rows*g.aRowWords:])
 			continue
