@@ -93,6 +93,18 @@ func main() {
 	p("VBROADCASTSS alpha+72(FP), Z24")
 	p("VBROADCASTSS beta+76(FP), Z25")
 
+	// carried moves the four accumulator tiles from or to this tile's
+	// carried sums, 1024 bytes each (rows 64 bytes apart), with move(t)
+	// for tile t at DI (row stride R12).
+	carried := func(move func(t int)) {
+		p("MOVQ %d(SP), R11", frameSums)
+		p("MOVQ $64, R12")
+		for t := range 4 {
+			p("LEAQ %d(R11), DI", 1024*t)
+			move(t)
+		}
+	}
+
 	label("tile")
 	p("MOVQ k+0(FP), DX")
 	p("SHRQ $4, DX")         // instructions: 16 pairs each
@@ -111,12 +123,9 @@ func main() {
 	// The accumulators: the carried sums (flags bit 0), or zero.
 	p("TESTQ $1, flags+112(FP)")
 	p("JZ sgemmStripAMX_zero")
-	p("MOVQ %d(SP), R11", frameSums)
-	p("MOVQ $64, R12")
-	for t := range 4 {
-		p("LEAQ %d(R11), DI", 1024*t)
+	carried(func(t int) {
 		tiles(amx.Tileloadd(t, "DI", "R12"), "TILELOADD (DI)(R12*1), tmm%d", t)
-	}
+	})
 	p("JMP sgemmStripAMX_loaded")
 	label("zero")
 	for t := range 4 {
@@ -144,12 +153,9 @@ func main() {
 	// Sums carried to the next K block (flags bit 1) skip the epilogue.
 	p("TESTQ $2, flags+112(FP)")
 	p("JZ sgemmStripAMX_final")
-	p("MOVQ %d(SP), R11", frameSums)
-	p("MOVQ $64, R12")
-	for t := range 4 {
-		p("LEAQ %d(R11), DI", 1024*t)
+	carried(func(t int) {
 		tiles(amx.Tilestored("DI", "R12", t), "TILESTORED tmm%d, (DI)(R12*1)", t)
-	}
+	})
 	p("JMP sgemmStripAMX_next")
 	label("final")
 	p("LEAQ %d(SP), R11", frameAcc+63)
