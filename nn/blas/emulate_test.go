@@ -189,13 +189,14 @@ func tileAdd(x, y float32) float32 { return tileFMA(y, x, 1) }
 // amxSteps is the steps of one TDPBF16PS: 16 pairs.
 const amxSteps = 32
 
-// emulateAMX is GemmAs(AMX, …) with K blocks of kc steps: op(A) and op(B)
-// rounded to bfloat16; each block's steps in instructions of 32 from the
-// block's first, the last padded with zeros; within one, the even and
-// the odd steps summed in two chains of tileFMA from zero, and their
-// tileAdd added to the block's sum with tileAdd.
-func emulateAMX(tA, tB bool, m, n, k, kc int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int, bias []float32) {
-	emulateGemm(m, n, k, kc, alpha, beta, c, ldc, bias, func(acc float32, i, j, p0, p1 int) float32 {
+// emulateAMX is GemmAs(AMX, …), whatever its K blocks (kc is not used):
+// op(A) and op(B) rounded to bfloat16; all K's steps in instructions of
+// 32 from the first, the last padded with zeros; within one, the even
+// and the odd steps summed in two chains of tileFMA from zero, and their
+// tileAdd added to the output's sum with tileAdd; the sum goes into C as
+// a single K block's.
+func emulateAMX(tA, tB bool, m, n, k, _ int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int, bias []float32) {
+	emulateGemm(m, n, k, k, alpha, beta, c, ldc, bias, func(acc float32, i, j, p0, p1 int) float32 {
 		for r := p0; r < p1; r += amxSteps {
 			var even, odd float32
 			for p := r; p < r+amxSteps; p += 2 {

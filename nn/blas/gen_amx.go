@@ -6,11 +6,11 @@
 //
 // produces sgemm_amx_amd64.s. The kernel computes a strip of panels
 // 32×32 tiles of C = alpha·A·B + beta·C (+ bias), side by side, with
-// TDPBF16PS:
+// TDPBF16PS, over one K block of k pairs:
 //
 //	func sgemmStripAMX(k int, a *float32, rsa int, b *float32, ldb, panelStride, panels int,
 //		c *float32, ldc int, alpha, beta float32, rows int, mask uint64,
-//		bias *float32)
+//		bias *float32, acc *float32, flags int)
 //
 // A holds 32 rows of bfloat16 pairs along K, row i at a[i·rsa] (a tile
 // row is 16 consecutive pairs); B holds panels of pairs of K steps by 32
@@ -20,14 +20,20 @@
 // apart row to row), the bias (nil for none) likewise; mask selects the
 // columns of the last tile (the others are whole).
 //
-// Each tile of C is four 16×16 float32 tiles (tmm0-3) summed across all
-// k pairs from zero, with two A tiles (tmm4-5, rows 0-15 and 16-31) and
-// two B tiles (tmm6-7, columns 0-15 and 16-31) loaded for every 16
-// pairs: the A panel, read once per tile of the strip, stays in L1.
-// After a tile's last pairs the accumulators are stored to the frame and
-// the epilogue of the AVX-512 kernels applies alpha, beta and the bias
-// row by row, for the first rows rows. The tiles are configured once per
-// call and released before it returns: no tile state outlives the call.
+// Each tile of C is four 16×16 float32 tiles (tmm0-3), with two A tiles
+// (tmm4-5, rows 0-15 and 16-31) and two B tiles (tmm6-7, columns 0-15
+// and 16-31) loaded for every 16 pairs: the A panel, read once per tile
+// of the strip, stays in L1 when the K block is short enough. A product
+// whose K takes several blocks carries its sums from block to block
+// unrounded: flags bit 0 starts the four tiles from the sums at acc (the
+// strip's tiles 4096 bytes apart, each of the four 16×16 tiles 1024
+// bytes on, rows 64 bytes apart) rather than from zero, and bit 1 stores
+// them there at the end rather than into C, so that every output is one
+// chain of instructions over all of K whatever the blocking. Without bit
+// 1, the accumulators are stored to the frame and the epilogue of the
+// AVX-512 kernels applies alpha, beta and the bias row by row, for the
+// first rows rows. The tiles are configured once per call and released
+// before it returns: no tile state outlives the call.
 package main
 
 import (
@@ -38,15 +44,18 @@ import (
 	"github.com/vit-train/vit-train/internal/amx"
 )
 
-// Frame offsets: the 32×32 float32 accumulators (128-byte rows), then
-// the strip's state across tiles.
+// Frame offsets: the 32×32 float32 accumulators (128-byte rows, from the
+// first 64-byte boundary on: Go aligns the stack to 8 bytes only, and a
+// tile row split across two cache lines stores and loads at a fraction
+// of the speed), then the strip's state across tiles.
 const (
 	frameAcc    = 0
-	framePanels = 4096 // tiles left, counting this one
-	frameB      = 4104 // this tile's B panel
-	frameC      = 4112 // this tile's C
-	frameBias   = 4120 // this tile's bias, or 0
-	frameSize   = 4128
+	framePanels = 4096 + 64       // tiles left, counting this one
+	frameB      = framePanels + 8 // this tile's B panel
+	frameC      = frameB + 8      // this tile's C
+	frameBias   = frameC + 8      // this tile's bias, or 0
+	frameSums   = frameBias + 8   // this tile's carried sums
+	frameSize   = frameSums + 8
 )
 
 func main() {
@@ -67,8 +76,8 @@ func main() {
 	}
 	fmt.Fprintf(w, "GLOBL ·amxTileConfig(SB), RODATA|NOPTR, $64\n")
 
-	fmt.Fprintf(w, "\n// func sgemmStripAMX(k int, a *float32, rsa int, b *float32, ldb, panelStride, panels int, c *float32, ldc int, alpha, beta float32, rows int, mask uint64, bias *float32)\n")
-	fmt.Fprintf(w, "TEXT ·sgemmStripAMX(SB), $%d-104\n", frameSize)
+	fmt.Fprintf(w, "\n// func sgemmStripAMX(k int, a *float32, rsa int, b *float32, ldb, panelStride, panels int, c *float32, ldc int, alpha, beta float32, rows int, mask uint64, bias *float32, acc *float32, flags int)\n")
+	fmt.Fprintf(w, "TEXT ·sgemmStripAMX(SB), $%d-120\n", frameSize)
 	p("LEAQ ·amxTileConfig(SB), DI")
 	tiles(amx.Ldtilecfg("DI"), "LDTILECFG (DI)")
 	p("MOVQ panels+48(FP), DX")
@@ -79,8 +88,22 @@ func main() {
 	p("MOVQ DX, %d(SP)", frameC)
 	p("MOVQ bias+96(FP), DX")
 	p("MOVQ DX, %d(SP)", frameBias)
+	p("MOVQ acc+104(FP), DX")
+	p("MOVQ DX, %d(SP)", frameSums)
 	p("VBROADCASTSS alpha+72(FP), Z24")
 	p("VBROADCASTSS beta+76(FP), Z25")
+
+	// carried moves the four accumulator tiles from or to this tile's
+	// carried sums, 1024 bytes each (rows 64 bytes apart), with move(t)
+	// for tile t at DI (row stride R12).
+	carried := func(move func(t int)) {
+		p("MOVQ %d(SP), R11", frameSums)
+		p("MOVQ $64, R12")
+		for t := range 4 {
+			p("LEAQ %d(R11), DI", 1024*t)
+			move(t)
+		}
+	}
 
 	label("tile")
 	p("MOVQ k+0(FP), DX")
@@ -97,9 +120,18 @@ func main() {
 	p("SHLQ $2, R8")         // B's row stride in bytes
 	p("MOVQ R8, R10")        //
 	p("SHLQ $4, R10")        // 16 rows of B
+	// The accumulators: the carried sums (flags bit 0), or zero.
+	p("TESTQ $1, flags+112(FP)")
+	p("JZ sgemmStripAMX_zero")
+	carried(func(t int) {
+		tiles(amx.Tileloadd(t, "DI", "R12"), "TILELOADD (DI)(R12*1), tmm%d", t)
+	})
+	p("JMP sgemmStripAMX_loaded")
+	label("zero")
 	for t := range 4 {
 		tiles(amx.Tilezero(t), "TILEZERO tmm%d", t)
 	}
+	label("loaded")
 	p("TESTQ DX, DX")
 	p("JLE sgemmStripAMX_store")
 	label("loop")
@@ -118,7 +150,16 @@ func main() {
 	p("DECQ DX")
 	p("JNZ sgemmStripAMX_loop")
 	label("store")
-	p("LEAQ %d(SP), R11", frameAcc)
+	// Sums carried to the next K block (flags bit 1) skip the epilogue.
+	p("TESTQ $2, flags+112(FP)")
+	p("JZ sgemmStripAMX_final")
+	carried(func(t int) {
+		tiles(amx.Tilestored("DI", "R12", t), "TILESTORED tmm%d, (DI)(R12*1)", t)
+	})
+	p("JMP sgemmStripAMX_next")
+	label("final")
+	p("LEAQ %d(SP), R11", frameAcc+63)
+	p("ANDQ $~63, R11")
 	p("MOVQ $128, R12")
 	for t, off := range []int{0, 64, 16 * 128, 16*128 + 64} {
 		p("LEAQ %d(R11), SI", off)
@@ -127,67 +168,23 @@ func main() {
 
 	// The epilogue, row by row from the frame (R11): as the AVX-512
 	// kernels', C = alpha·acc (beta = 0), fma(alpha, acc, bias) (beta = 0
-	// with a bias), or fma(alpha, acc, beta·C) (+ bias). Every column of
-	// a tile but the last one's, those of mask there.
-	p("MOVQ $0xffffffff, DX")
+	// with a bias), or fma(alpha, acc, beta·C) (+ bias). Whole tiles are
+	// stored without masks; the last tile, when mask leaves out columns,
+	// under mask (K1, K2) with the rows' loads of C masked the same way.
 	p("CMPQ %d(SP), $1", framePanels)
-	p("JNE sgemmStripAMX_masked")
+	p("JNE sgemmStripAMX_whole")
 	p("MOVQ mask+88(FP), DX")
-	label("masked")
+	p("CMPL DX, $-1")
+	p("JEQ sgemmStripAMX_whole")
 	p("KMOVW DX, K1")
 	p("SHRQ $16, DX")
 	p("KMOVW DX, K2")
-	p("MOVQ %d(SP), CX", frameC)
-	p("MOVQ ldc+64(FP), DX")
-	p("SHLQ $2, DX")
-	p("MOVQ rows+80(FP), DI")
-	p("MOVQ %d(SP), R8", frameBias)
-	p("MOVL beta+76(FP), SI")
-	p("TESTL $0x7fffffff, SI")
-	p("JNZ sgemmStripAMX_beta")
-	p("TESTQ R8, R8")
-	p("JNZ sgemmStripAMX_bias")
-	row := func(name string, body func(half int, k, off string)) {
-		label(name)
-		for h, k := range []string{"K1", "K2"} {
-			body(h, k, fmt.Sprint(64*h))
-		}
-		p("ADDQ $128, R11")
-		p("ADDQ DX, CX")
-		p("DECQ DI")
-		p("JNZ sgemmStripAMX_%s", name)
-		p("JMP sgemmStripAMX_next")
-	}
-	row("plain", func(h int, k, off string) {
-		p("VMULPS %s(R11), Z24, Z%d", off, h)
-		p("VMOVUPS Z%d, %s, %s(CX)", h, k, off)
-	})
-	row("bias", func(h int, k, off string) {
-		p("VMOVUPS %s(R11), Z%d", off, h)
-		p("VFMADD213PS %s(R8), Z24, %s, Z%d", off, k, h)
-		p("VMOVUPS Z%d, %s, %s(CX)", h, k, off)
-	})
-	label("beta")
-	p("TESTQ R8, R8")
-	p("JNZ sgemmStripAMX_betabias")
-	row("betaplain", func(h int, k, off string) {
-		p("VMOVUPS.Z %s(CX), %s, Z26", off, k)
-		p("VMULPS Z25, Z26, Z26")
-		p("VMOVUPS %s(R11), Z%d", off, h)
-		p("VFMADD231PS Z24, Z%d, Z26", h)
-		p("VMOVUPS Z26, %s, %s(CX)", k, off)
-	})
-	row("betabias", func(h int, k, off string) {
-		p("VMOVUPS.Z %s(CX), %s, Z26", off, k)
-		p("VMULPS Z25, Z26, Z26")
-		p("VMOVUPS %s(R11), Z%d", off, h)
-		p("VFMADD231PS Z24, Z%d, Z26", h)
-		p("VADDPS %s(R8), Z26, %s, Z26", off, k)
-		p("VMOVUPS Z26, %s, %s(CX)", k, off)
-	})
+	epilogue(p, label, "m", true)
+	epilogue(p, label, "", false)
 
 	// The next tile of the strip: C, the bias and B move one tile on.
 	label("next")
+	p("ADDQ $4096, %d(SP)", frameSums)
 	p("ADDQ $128, %d(SP)", frameC)
 	p("MOVQ %d(SP), R8", frameBias)
 	p("TESTQ R8, R8")
@@ -207,4 +204,69 @@ func main() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+}
+
+// epilogue writes the epilogue from label "whole"+suffix on, its labels
+// ending in suffix, for the frame's rows at R11: masked, it stores and
+// loads C's columns under K1 (the first 16) and K2 (the last 16).
+func epilogue(p func(string, ...any), label func(string), suffix string, masked bool) {
+	k := func(h int) string {
+		if !masked {
+			return ""
+		}
+		return []string{"K1, ", "K2, "}[h]
+	}
+	zeroing := ""
+	if masked {
+		zeroing = ".Z"
+	}
+	label("whole" + suffix)
+	p("MOVQ %d(SP), CX", frameC)
+	p("MOVQ ldc+64(FP), DX")
+	p("SHLQ $2, DX")
+	p("MOVQ rows+80(FP), DI")
+	p("MOVQ %d(SP), R8", frameBias)
+	p("MOVL beta+76(FP), SI")
+	p("TESTL $0x7fffffff, SI")
+	p("JNZ sgemmStripAMX_beta%s", suffix)
+	p("TESTQ R8, R8")
+	p("JNZ sgemmStripAMX_bias%s", suffix)
+	row := func(name string, body func(h int, off string)) {
+		label(name + suffix)
+		for h := range 2 {
+			body(h, fmt.Sprint(64*h))
+		}
+		p("ADDQ $128, R11")
+		p("ADDQ DX, CX")
+		p("DECQ DI")
+		p("JNZ sgemmStripAMX_%s%s", name, suffix)
+		p("JMP sgemmStripAMX_next")
+	}
+	row("plain", func(h int, off string) {
+		p("VMULPS %s(R11), Z24, Z%d", off, h)
+		p("VMOVUPS Z%d, %s%s(CX)", h, k(h), off)
+	})
+	row("bias", func(h int, off string) {
+		p("VMOVUPS %s(R11), Z%d", off, h)
+		p("VFMADD213PS %s(R8), Z24, %sZ%d", off, k(h), h)
+		p("VMOVUPS Z%d, %s%s(CX)", h, k(h), off)
+	})
+	label("beta" + suffix)
+	p("TESTQ R8, R8")
+	p("JNZ sgemmStripAMX_betabias%s", suffix)
+	row("betaplain", func(h int, off string) {
+		p("VMOVUPS%s %s(CX), %sZ26", zeroing, off, k(h))
+		p("VMULPS Z25, Z26, Z26")
+		p("VMOVUPS %s(R11), Z%d", off, h)
+		p("VFMADD231PS Z24, Z%d, Z26", h)
+		p("VMOVUPS Z26, %s%s(CX)", k(h), off)
+	})
+	row("betabias", func(h int, off string) {
+		p("VMOVUPS%s %s(CX), %sZ26", zeroing, off, k(h))
+		p("VMULPS Z25, Z26, Z26")
+		p("VMOVUPS %s(R11), Z%d", off, h)
+		p("VFMADD231PS Z24, Z%d, Z26", h)
+		p("VADDPS %s(R8), Z26, %sZ26", off, k(h))
+		p("VMOVUPS Z26, %s%s(CX)", k(h), off)
+	})
 }

@@ -77,15 +77,16 @@ func sgemmKernelFP16(k int, a *float32, rsa, csa int, b *float32, ldb int, c *fl
 // panels 32×32 tiles of C, each summed on four AMX tiles with TDPBF16PS,
 // A converted row by row to bfloat16 pairs (rsa = the row's words), B's
 // panels packed as the bfloat16 kernels pack them, panelStride words
-// apart; k counts pairs, a multiple of 16.
+// apart; k counts pairs, a multiple of 16. flags carries the sums of a
+// K block to the next through acc (see stripFunc).
 
 //go:noescape
-func sgemmStripAMX(k int, a *float32, rsa int, b *float32, ldb, panelStride, panels int, c *float32, ldc int, alpha, beta float32, rows int, mask uint64, bias *float32)
+func sgemmStripAMX(k int, a *float32, rsa int, b *float32, ldb, panelStride, panels int, c *float32, ldc int, alpha, beta float32, rows int, mask uint64, bias *float32, acc *float32, flags int)
 
-// sgemmKernelAMX is sgemmStripAMX on one tile, as a kernelFunc (csa is
-// 1).
+// sgemmKernelAMX is sgemmStripAMX on one tile of one K block, as a
+// kernelFunc (csa is 1).
 func sgemmKernelAMX(k int, a *float32, rsa, csa int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, rows int, mask uint64, bias *float32) {
-	sgemmStripAMX(k, a, rsa, b, ldb, 0, 1, c, ldc, alpha, beta, rows, mask, bias)
+	sgemmStripAMX(k, a, rsa, b, ldb, 0, 1, c, ldc, alpha, beta, rows, mask, bias, nil, 0)
 }
 
 var (
@@ -100,7 +101,7 @@ var (
 		packA: packAFP16, packB: packBFP16, kw: 1, aCol: 4, bRow: 16, convert: true}
 	kernelAMX = &kernel{name: "amx", mr: 32, nr: 32, masked: true, fn: sgemmKernelAMX, strip: sgemmStripAMX,
 		packB: packBAMX, packARows: packARowsBF16, packATRows: packATRowsBF16,
-		kw: 2, aCol: 32, bRow: 32, convert: true, rowAlign: 16}
+		kw: 2, aCol: 32, bRow: 32, convert: true, rowAlign: 16, kcRows: 128}
 )
 
 // packCopy16AVX2 copies rows rows of 16 floats from src (stride lds) to

@@ -51,7 +51,26 @@ func transRowsBF16(dst []uint32, stride int, src []float32, ld, rows, steps int)
 		bf16TransRowsAVX512(&dst[i0*stride], stride, &src[i0], ld, n, whole)
 	}
 	if whole < steps {
-		transRowsBF16Go(dst[whole/2:], stride, src[whole*ld:], ld, rows, steps-whole)
+		transRowsTail(dst[whole/2:], stride, src[whole*ld:], ld, rows, steps-whole)
+	}
+}
+
+// transRowsTail is transRowsBF16 for fewer than 32 steps: 16 columns at
+// a time, the steps are copied into 32 zero-padded ones, converted by
+// the assembly into 16 words a row, and each row's first ⌈steps/2⌉ words
+// copied out.
+func transRowsTail(dst []uint32, stride int, src []float32, ld, rows, steps int) {
+	var in [32 * 16]float32
+	var out [16 * 16]uint32
+	for i0 := 0; i0 < rows; i0 += 16 {
+		n := min(16, rows-i0)
+		for p := range steps {
+			copy(in[p*16:p*16+n], src[p*ld+i0:p*ld+i0+n])
+		}
+		bf16TransRowsAVX512(&out[0], 16, &in[0], 16, n, 32)
+		for i := range n {
+			copy(dst[(i0+i)*stride:(i0+i)*stride+ceilDiv(steps, 2)], out[i*16:])
+		}
 	}
 }
 

@@ -38,16 +38,24 @@ func packPanels(kern *kernel, tB bool, k, n int, b []float32, ldb int) *panels {
 	kc, _ := kern.blockSizes(n, k)
 	p := &panels{kern: kern, k: k, n: n, kc: kc}
 	p.data = hugeFloats(p, kern.rows(k)*kern.rowWords(n))
-	blocks, cols := ceilDiv(k, kc), ceilDiv(n, kern.nr)
-	parallel.For(blocks*cols, 16, func(lo, hi int) {
-		for t := lo; t < hi; t++ {
-			pc, j := t/cols*kc, t%cols*kern.nr
-			kcb := min(kc, k-pc)
-			off := p.offset(pc, kcb, j)
-			kern.packB(p.data[off:off+kern.rows(kcb)*kern.bRow], kern.nr, b, ldb, tB, j, min(kern.nr, n-j), pc, kcb)
-		}
-	})
+	parallel.For(p.pieces(), 16, func(lo, hi int) { p.pack(b, ldb, tB, 0, lo, hi) })
 	return p
+}
+
+// pieces is how many panels p holds: one per K block and nr columns.
+func (p *panels) pieces() int { return ceilDiv(p.k, p.kc) * ceilDiv(p.n, p.kern.nr) }
+
+// pack packs pieces [lo, hi) of p (piece t is panel t % columns of K
+// block t / columns) from op(B)'s columns j0 on.
+func (p *panels) pack(b []float32, ldb int, tB bool, j0, lo, hi int) {
+	kern := p.kern
+	cols := ceilDiv(p.n, kern.nr)
+	for t := lo; t < hi; t++ {
+		pc, j := t/cols*p.kc, t%cols*kern.nr
+		kcb := min(p.kc, p.k-pc)
+		off := p.offset(pc, kcb, j)
+		kern.packB(p.data[off:off+kern.rows(kcb)*kern.bRow], kern.nr, b, ldb, tB, j0+j, min(kern.nr, p.n-j), pc, kcb)
+	}
 }
 
 // gemmPanels computes C = alpha·op(A)·B + beta·C + 1·biasᵀ (bias nil for

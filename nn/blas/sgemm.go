@@ -59,12 +59,27 @@ type kernel struct {
 	// of it with zeros: the AMX kernel takes 16 pairs an instruction.
 	rowAlign int
 	// strip, if set, computes the tiles of a row of B panels in one call
-	// (see sgemmStripAMX): fn's operands, the panels panelStride words
-	// apart, mask for the last tile.
+	// (see stripFunc), and the product is computed by blockStrips.
 	strip stripFunc
+	// kcRows, if set, caps the packed rows of a K block below kcMax's:
+	// short enough that a strip's A panel stays in L1.
+	kcRows int
 }
 
-type stripFunc = func(k int, a *float32, rsa int, b *float32, ldb, panelStride, panels int, c *float32, ldc int, alpha, beta float32, rows int, mask uint64, bias *float32)
+// stripFunc computes, for one K block of k packed rows, the tiles of C
+// of a row of panels B panels (fn's operands, the panels panelStride
+// words apart, mask for the last tile). With flags bit 0 the tiles' sums
+// start from those acc holds, with bit 1 they are stored there, unscaled,
+// instead of into C: acc holds mr·nr sums per panel, so that a product
+// whose K takes several blocks sums each output in one unbroken chain.
+// Without bit 1 the sums go into C as fn's do (alpha, beta, bias).
+type stripFunc = func(k int, a *float32, rsa int, b *float32, ldb, panelStride, panels int, c *float32, ldc int, alpha, beta float32, rows int, mask uint64, bias *float32, acc *float32, flags int)
+
+// The flags of stripFunc.
+const (
+	stripCarriedIn  = 1 // start from the sums in acc
+	stripCarriedOut = 2 // store the sums in acc, not C
+)
 
 // rows is how many packed rows kc K steps take.
 func (k *kernel) rows(kc int) int {
@@ -211,7 +226,7 @@ func putCall(g *gemmCall) {
 type bufPool struct{ freeList[[]float32] }
 
 var (
-	packPool bufPool // per-task B blocks
+	packPool bufPool // per-task B blocks, and the sums blockStrips carries
 	tilePool bufPool // per-task A panels and edge tiles, all of one size
 	convPool bufPool // converted A operands
 )
@@ -294,13 +309,16 @@ func (g *gemmCall) run() {
 // block is kc×nc floats: all of op(B)'s columns if they fit in ncMax, with
 // K blocks as long as bBlockBytes then allows; otherwise K blocks of up to
 // kcMax, and as many columns as fit.
-func blockSizes(n, k, nr int) (kc, nc int) {
+func blockSizes(n, k, nr int) (kc, nc int) { return blockSizesUpTo(n, k, nr, kcMax) }
+
+// blockSizesUpTo is blockSizes with K blocks of at most kcLimit steps.
+func blockSizesUpTo(n, k, nr, kcLimit int) (kc, nc int) {
 	nc = min(ncMax, ceilDiv(n, nr)*nr)
 	if nc < ncMax {
-		kcFit := min(kcMax, max(1, bBlockBytes/(4*nc)))
+		kcFit := min(kcLimit, max(1, bBlockBytes/(4*nc)))
 		return ceilDiv(k, ceilDiv(k, kcFit)), nc
 	}
-	kc = ceilDiv(k, ceilDiv(k, kcMax))
+	kc = ceilDiv(k, ceilDiv(k, kcLimit))
 	return kc, min(ncMax, max(nr, bBlockBytes/(4*kc)/nr*nr))
 }
 
@@ -310,7 +328,11 @@ func blockSizes(n, k, nr int) (kc, nc int) {
 // kw times as many steps, a multiple of kw so that only the last block of
 // a product pads its last row.
 func (kern *kernel) blockSizes(n, k int) (kc, nc int) {
-	rows, nc := blockSizes(n, kern.rows(k), kern.nr)
+	limit := kcMax
+	if kern.kcRows > 0 {
+		limit = kern.kcRows
+	}
+	rows, nc := blockSizesUpTo(n, kern.rows(k), kern.nr, limit)
 	if kern.rowAlign > 1 {
 		// Every block but the last whole instructions, so that only the
 		// last one pads.
@@ -358,11 +380,18 @@ func (g *gemmCall) tasks(lo, hi int) {
 	kern := g.kern
 	// Every tile buffer has the largest size, so buffers never need growing.
 	buf := tilePool.get(kern.mr*kcMax + kern.mr*kern.nr)
-	var bp *[]float32
-	if !g.directB && g.panels == nil {
+	var bp, sums *[]float32
+	switch {
+	case kern.strip != nil && g.panels == nil:
+		// All K blocks of the column block (see blockStrips).
+		bp = packPool.get(kern.rows(g.k) * kern.rowWords(g.colBlock))
+	case !g.directB && g.panels == nil:
 		// At least the largest planned size, so that products of every
 		// shape share the buffers without growing them.
 		bp = packPool.get(max(bBlockBytes/4, g.kc*g.colBlock))
+	}
+	if kern.strip != nil && g.kc < g.k {
+		sums = packPool.get(g.stripChunk() * g.colBlock)
 	}
 	for t := lo; t < hi; t++ {
 		i0 := (t % g.rowTasks) * g.rowBlock
@@ -371,18 +400,29 @@ func (g *gemmCall) tasks(lo, hi int) {
 		if bp != nil {
 			w.bp = *bp
 		}
-		g.block(w, i0, min(i0+g.rowBlock, g.m), j0, min(j0+g.colBlock, g.n))
+		i1, j1 := min(i0+g.rowBlock, g.m), min(j0+g.colBlock, g.n)
+		if kern.strip != nil {
+			if sums != nil {
+				w.sums = *sums
+			}
+			g.blockStrips(w, i0, i1, j0, j1)
+			continue
+		}
+		g.block(w, i0, i1, j0, j1)
 	}
-	if bp != nil {
-		packPool.put(bp)
+	for _, p := range []*[]float32{bp, sums} {
+		if p != nil {
+			packPool.put(p)
+		}
 	}
 	tilePool.put(buf)
 }
 
 // workspace is a task's scratch: a packed A panel (mr, kc), the packed B
-// block (nr-column panels of kc rows, nil when B is read in place) and an
-// edge tile (mr, nr).
-type workspace struct{ ap, bp, tile []float32 }
+// block (nr-column panels of kc rows, nil when B is read in place), an
+// edge tile (mr, nr), and for a strip kernel the sums it carries from K
+// block to K block.
+type workspace struct{ ap, bp, tile, sums []float32 }
 
 // block computes C[i0:i1, j0:j1]: for each K block it packs the block's
 // B panels into w.bp (kept in L2 while every A panel of the block passes
@@ -416,14 +456,6 @@ func (g *gemmCall) block(w workspace, i0, i1, j0, j1 int) {
 		for i := i0; i < i1; i += mr {
 			rows := min(mr, i1-i)
 			pa, rsa, csa := g.aPanel(w.ap, i, rows, pc, kc)
-			if kern.strip != nil {
-				g.prefetch(&next, perCall*ceilDiv(j1-j0, nr))
-				g.strip(w.bp, i, rows, pa, rsa, j0, j1, pc, kc, beta, bias)
-				if then != nil {
-					then(i, i+rows, j0, j1)
-				}
-				continue
-			}
 			for j := j0; j < j1; j += nr {
 				g.prefetch(&next, perCall)
 				pb, ldbk := g.bPanel(w.bp, j-j0, j, pc, kc)
@@ -452,18 +484,70 @@ func (g *gemmCall) block(w workspace, i0, i1, j0, j1 int) {
 	}
 }
 
-// strip computes C[i:i+rows, j0:j1] for the K block at pc with
-// kern.strip: the A panel pa, every B panel of the block.
-func (g *gemmCall) strip(bp []float32, i, rows int, pa *float32, rsa, j0, j1, pc, kc int, beta float32, bias []float32) {
+// stripSumsBytes bounds the sums blockStrips carries between K blocks
+// for one chunk of rows, so that they stay in L2 beside the K block of B.
+const stripSumsBytes = 256 << 10
+
+// stripChunk is how many rows of C blockStrips computes K block by K
+// block at a time: whole A panels whose carried sums, over a column
+// block, fit stripSumsBytes.
+func (g *gemmCall) stripChunk() int {
+	mr := g.kern.mr
+	return max(mr, stripSumsBytes/(4*g.colBlock)/mr*mr)
+}
+
+// blockStrips computes C[i0:i1, j0:j1] with kern.strip. It packs every K
+// block of op(B)'s columns [j0, j1) first (unless they were packed in
+// advance), then takes the rows in chunks (stripChunk): for each K block,
+// each A panel of the chunk passes over all the block's B panels in one
+// call, the A panel in L1 and the K block of B in L2. Each output's sums
+// go on from K block to K block through w.sums, so that the kernel's
+// epilogue (alpha, beta, the bias) runs once, after the last; g.then runs
+// on each strip then.
+func (g *gemmCall) blockStrips(w workspace, i0, i1, j0, j1 int) {
 	kern := g.kern
-	pb, ldbk := g.bPanel(bp, 0, j0, pc, kc)
-	var pbias *float32
-	if bias != nil {
-		pbias = &bias[j0]
+	mr := kern.mr
+	b, jb := g.panels, j0
+	if b == nil {
+		b, jb = &panels{kern: kern, k: g.k, n: j1 - j0, kc: g.kc, data: w.bp}, 0
+		b.pack(g.b, g.ldb, g.tB, j0, 0, b.pieces())
 	}
-	panels := ceilDiv(j1-j0, kern.nr)
-	last := j1 - j0 - (panels-1)*kern.nr
-	kern.strip(kern.rows(kc), pa, rsa, pb, ldbk, kern.rows(kc)*kern.bRow, panels, &g.c[i*g.ldc+j0], g.ldc, g.alpha, beta, rows, colMask(last), pbias)
+	colPanels := ceilDiv(j1-j0, kern.nr)
+	mask := colMask(j1 - j0 - (colPanels-1)*kern.nr)
+	var bias *float32
+	if g.bias != nil {
+		bias = &g.bias[j0]
+	}
+	chunk := i1 - i0
+	if g.kc < g.k {
+		chunk = g.stripChunk()
+	}
+	for c0 := i0; c0 < i1; c0 += chunk {
+		c1 := min(c0+chunk, i1)
+		for pc := 0; pc < g.k; pc += g.kc {
+			kc := min(g.kc, g.k-pc)
+			flags := 0
+			if pc > 0 {
+				flags |= stripCarriedIn
+			}
+			if pc+kc < g.k {
+				flags |= stripCarriedOut
+			}
+			pb := &b.data[b.offset(pc, kc, jb)]
+			for i := c0; i < c1; i += mr {
+				rows := min(mr, c1-i)
+				pa, rsa, _ := g.aPanel(w.ap, i, rows, pc, kc)
+				var sums *float32
+				if flags != 0 {
+					sums = &w.sums[(i-c0)/mr*colPanels*mr*kern.nr]
+				}
+				kern.strip(kern.rows(kc), pa, rsa, pb, kern.bRow, kern.rows(kc)*kern.bRow, colPanels, &g.c[i*g.ldc+j0], g.ldc, g.alpha, g.beta, rows, mask, bias, sums, flags)
+				if flags&stripCarriedOut == 0 && g.then != nil {
+					g.then(i, i+rows, j0, j1)
+				}
+			}
+		}
+	}
 }
 
 // bRegion is what prefetch brings in: rows rows of width bytes, ld
@@ -509,7 +593,12 @@ func (g *gemmCall) packAllA(parallelOK bool) {
 	pieces := panels * ceilDiv(g.k, g.kc)
 	if kern.aRows(g.tA) != nil {
 		// Rows 64-byte aligned; a piece is a row panel, all of K.
+		// an odd number of 64-byte lines, so that a panel's rows fall
+		// in different sets of L1 for every K.
 		g.aRowWords = ceilDiv(kern.rows(g.k), 16) * 16
+		if g.aRowWords/16%2 == 0 {
+			g.aRowWords += 16
+		}
 		g.convA = convPool.get(panels * kern.mr * g.aRowWords)
 		pieces = panels
 	} else {
@@ -536,10 +625,12 @@ func (g *gemmCall) packARange(lo, hi int) {
 				src = g.a[i*g.lda:]
 			}
 			kern.aRows(g.tA)(dst, g.aRowWords, src, g.lda, rows, g.k)
-			// Zero past K in each row (a kernel with rowAlign reads
-			// there) and in the rows past m.
-			for r := range rows {
-				clear(dst[r*g.aRowWords+ceilDiv(g.k, kern.kw) : (r+1)*g.aRowWords])
+			// Zero past K in each row, as far as a kernel with
+			// rowAlign reads, and in the rows past m.
+			if pad := kern.rows(g.k) - ceilDiv(g.k, kern.kw); pad > 0 {
+				for r := range rows {
+					clear(dst[r*g.aRowWords+kern.rows(g.k)-pad : r*g.aRowWords+kern.rows(g.k)])
+				}
 			}
 			clear(dst[rows*g.aRowWords:])
 			continue

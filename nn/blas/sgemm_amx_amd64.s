@@ -23,18 +23,20 @@ DATA ·amxTileConfig+54(SB)/1, $16
 DATA ·amxTileConfig+55(SB)/1, $16
 GLOBL ·amxTileConfig(SB), RODATA|NOPTR, $64
 
-// func sgemmStripAMX(k int, a *float32, rsa int, b *float32, ldb, panelStride, panels int, c *float32, ldc int, alpha, beta float32, rows int, mask uint64, bias *float32)
-TEXT ·sgemmStripAMX(SB), $4128-104
+// func sgemmStripAMX(k int, a *float32, rsa int, b *float32, ldb, panelStride, panels int, c *float32, ldc int, alpha, beta float32, rows int, mask uint64, bias *float32, acc *float32, flags int)
+TEXT ·sgemmStripAMX(SB), $4200-120
 	LEAQ ·amxTileConfig(SB), DI
 	BYTE $0xc4; BYTE $0xe2; BYTE $0x78; BYTE $0x49; BYTE $0x07 // LDTILECFG (DI)
 	MOVQ panels+48(FP), DX
-	MOVQ DX, 4096(SP)
+	MOVQ DX, 4160(SP)
 	MOVQ b+24(FP), DX
-	MOVQ DX, 4104(SP)
+	MOVQ DX, 4168(SP)
 	MOVQ c+56(FP), DX
-	MOVQ DX, 4112(SP)
+	MOVQ DX, 4176(SP)
 	MOVQ bias+96(FP), DX
-	MOVQ DX, 4120(SP)
+	MOVQ DX, 4184(SP)
+	MOVQ acc+104(FP), DX
+	MOVQ DX, 4192(SP)
 	VBROADCASTSS alpha+72(FP), Z24
 	VBROADCASTSS beta+76(FP), Z25
 sgemmStripAMX_tile:
@@ -46,16 +48,31 @@ sgemmStripAMX_tile:
 	MOVQ CX, SI
 	SHLQ $4, SI
 	ADDQ AX, SI
-	MOVQ 4104(SP), BX
+	MOVQ 4168(SP), BX
 	LEAQ 64(BX), R9
 	MOVQ ldb+32(FP), R8
 	SHLQ $2, R8
 	MOVQ R8, R10
 	SHLQ $4, R10
+	TESTQ $1, flags+112(FP)
+	JZ sgemmStripAMX_zero
+	MOVQ 4192(SP), R11
+	MOVQ $64, R12
+	LEAQ 0(R11), DI
+	BYTE $0xc4; BYTE $0xa2; BYTE $0x7b; BYTE $0x4b; BYTE $0x04; BYTE $0x27 // TILELOADD (DI)(R12*1), tmm0
+	LEAQ 1024(R11), DI
+	BYTE $0xc4; BYTE $0xa2; BYTE $0x7b; BYTE $0x4b; BYTE $0x0c; BYTE $0x27 // TILELOADD (DI)(R12*1), tmm1
+	LEAQ 2048(R11), DI
+	BYTE $0xc4; BYTE $0xa2; BYTE $0x7b; BYTE $0x4b; BYTE $0x14; BYTE $0x27 // TILELOADD (DI)(R12*1), tmm2
+	LEAQ 3072(R11), DI
+	BYTE $0xc4; BYTE $0xa2; BYTE $0x7b; BYTE $0x4b; BYTE $0x1c; BYTE $0x27 // TILELOADD (DI)(R12*1), tmm3
+	JMP sgemmStripAMX_loaded
+sgemmStripAMX_zero:
 	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x49; BYTE $0xc0 // TILEZERO tmm0
 	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x49; BYTE $0xc8 // TILEZERO tmm1
 	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x49; BYTE $0xd0 // TILEZERO tmm2
 	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x49; BYTE $0xd8 // TILEZERO tmm3
+sgemmStripAMX_loaded:
 	TESTQ DX, DX
 	JLE sgemmStripAMX_store
 sgemmStripAMX_loop:
@@ -74,7 +91,22 @@ sgemmStripAMX_loop:
 	DECQ DX
 	JNZ sgemmStripAMX_loop
 sgemmStripAMX_store:
-	LEAQ 0(SP), R11
+	TESTQ $2, flags+112(FP)
+	JZ sgemmStripAMX_final
+	MOVQ 4192(SP), R11
+	MOVQ $64, R12
+	LEAQ 0(R11), DI
+	BYTE $0xc4; BYTE $0xa2; BYTE $0x7a; BYTE $0x4b; BYTE $0x04; BYTE $0x27 // TILESTORED tmm0, (DI)(R12*1)
+	LEAQ 1024(R11), DI
+	BYTE $0xc4; BYTE $0xa2; BYTE $0x7a; BYTE $0x4b; BYTE $0x0c; BYTE $0x27 // TILESTORED tmm1, (DI)(R12*1)
+	LEAQ 2048(R11), DI
+	BYTE $0xc4; BYTE $0xa2; BYTE $0x7a; BYTE $0x4b; BYTE $0x14; BYTE $0x27 // TILESTORED tmm2, (DI)(R12*1)
+	LEAQ 3072(R11), DI
+	BYTE $0xc4; BYTE $0xa2; BYTE $0x7a; BYTE $0x4b; BYTE $0x1c; BYTE $0x27 // TILESTORED tmm3, (DI)(R12*1)
+	JMP sgemmStripAMX_next
+sgemmStripAMX_final:
+	LEAQ 63(SP), R11
+	ANDQ $~63, R11
 	MOVQ $128, R12
 	LEAQ 0(R11), SI
 	BYTE $0xc4; BYTE $0xa2; BYTE $0x7a; BYTE $0x4b; BYTE $0x04; BYTE $0x26 // TILESTORED tmm0, (SI)(R12*1)
@@ -84,25 +116,26 @@ sgemmStripAMX_store:
 	BYTE $0xc4; BYTE $0xa2; BYTE $0x7a; BYTE $0x4b; BYTE $0x14; BYTE $0x26 // TILESTORED tmm2, (SI)(R12*1)
 	LEAQ 2112(R11), SI
 	BYTE $0xc4; BYTE $0xa2; BYTE $0x7a; BYTE $0x4b; BYTE $0x1c; BYTE $0x26 // TILESTORED tmm3, (SI)(R12*1)
-	MOVQ $0xffffffff, DX
-	CMPQ 4096(SP), $1
-	JNE sgemmStripAMX_masked
+	CMPQ 4160(SP), $1
+	JNE sgemmStripAMX_whole
 	MOVQ mask+88(FP), DX
-sgemmStripAMX_masked:
+	CMPL DX, $-1
+	JEQ sgemmStripAMX_whole
 	KMOVW DX, K1
 	SHRQ $16, DX
 	KMOVW DX, K2
-	MOVQ 4112(SP), CX
+sgemmStripAMX_wholem:
+	MOVQ 4176(SP), CX
 	MOVQ ldc+64(FP), DX
 	SHLQ $2, DX
 	MOVQ rows+80(FP), DI
-	MOVQ 4120(SP), R8
+	MOVQ 4184(SP), R8
 	MOVL beta+76(FP), SI
 	TESTL $0x7fffffff, SI
-	JNZ sgemmStripAMX_beta
+	JNZ sgemmStripAMX_betam
 	TESTQ R8, R8
-	JNZ sgemmStripAMX_bias
-sgemmStripAMX_plain:
+	JNZ sgemmStripAMX_biasm
+sgemmStripAMX_plainm:
 	VMULPS 0(R11), Z24, Z0
 	VMOVUPS Z0, K1, 0(CX)
 	VMULPS 64(R11), Z24, Z1
@@ -110,9 +143,9 @@ sgemmStripAMX_plain:
 	ADDQ $128, R11
 	ADDQ DX, CX
 	DECQ DI
-	JNZ sgemmStripAMX_plain
+	JNZ sgemmStripAMX_plainm
 	JMP sgemmStripAMX_next
-sgemmStripAMX_bias:
+sgemmStripAMX_biasm:
 	VMOVUPS 0(R11), Z0
 	VFMADD213PS 0(R8), Z24, K1, Z0
 	VMOVUPS Z0, K1, 0(CX)
@@ -122,12 +155,12 @@ sgemmStripAMX_bias:
 	ADDQ $128, R11
 	ADDQ DX, CX
 	DECQ DI
-	JNZ sgemmStripAMX_bias
+	JNZ sgemmStripAMX_biasm
 	JMP sgemmStripAMX_next
-sgemmStripAMX_beta:
+sgemmStripAMX_betam:
 	TESTQ R8, R8
-	JNZ sgemmStripAMX_betabias
-sgemmStripAMX_betaplain:
+	JNZ sgemmStripAMX_betabiasm
+sgemmStripAMX_betaplainm:
 	VMOVUPS.Z 0(CX), K1, Z26
 	VMULPS Z25, Z26, Z26
 	VMOVUPS 0(R11), Z0
@@ -141,9 +174,9 @@ sgemmStripAMX_betaplain:
 	ADDQ $128, R11
 	ADDQ DX, CX
 	DECQ DI
-	JNZ sgemmStripAMX_betaplain
+	JNZ sgemmStripAMX_betaplainm
 	JMP sgemmStripAMX_next
-sgemmStripAMX_betabias:
+sgemmStripAMX_betabiasm:
 	VMOVUPS.Z 0(CX), K1, Z26
 	VMULPS Z25, Z26, Z26
 	VMOVUPS 0(R11), Z0
@@ -159,19 +192,90 @@ sgemmStripAMX_betabias:
 	ADDQ $128, R11
 	ADDQ DX, CX
 	DECQ DI
+	JNZ sgemmStripAMX_betabiasm
+	JMP sgemmStripAMX_next
+sgemmStripAMX_whole:
+	MOVQ 4176(SP), CX
+	MOVQ ldc+64(FP), DX
+	SHLQ $2, DX
+	MOVQ rows+80(FP), DI
+	MOVQ 4184(SP), R8
+	MOVL beta+76(FP), SI
+	TESTL $0x7fffffff, SI
+	JNZ sgemmStripAMX_beta
+	TESTQ R8, R8
+	JNZ sgemmStripAMX_bias
+sgemmStripAMX_plain:
+	VMULPS 0(R11), Z24, Z0
+	VMOVUPS Z0, 0(CX)
+	VMULPS 64(R11), Z24, Z1
+	VMOVUPS Z1, 64(CX)
+	ADDQ $128, R11
+	ADDQ DX, CX
+	DECQ DI
+	JNZ sgemmStripAMX_plain
+	JMP sgemmStripAMX_next
+sgemmStripAMX_bias:
+	VMOVUPS 0(R11), Z0
+	VFMADD213PS 0(R8), Z24, Z0
+	VMOVUPS Z0, 0(CX)
+	VMOVUPS 64(R11), Z1
+	VFMADD213PS 64(R8), Z24, Z1
+	VMOVUPS Z1, 64(CX)
+	ADDQ $128, R11
+	ADDQ DX, CX
+	DECQ DI
+	JNZ sgemmStripAMX_bias
+	JMP sgemmStripAMX_next
+sgemmStripAMX_beta:
+	TESTQ R8, R8
+	JNZ sgemmStripAMX_betabias
+sgemmStripAMX_betaplain:
+	VMOVUPS 0(CX), Z26
+	VMULPS Z25, Z26, Z26
+	VMOVUPS 0(R11), Z0
+	VFMADD231PS Z24, Z0, Z26
+	VMOVUPS Z26, 0(CX)
+	VMOVUPS 64(CX), Z26
+	VMULPS Z25, Z26, Z26
+	VMOVUPS 64(R11), Z1
+	VFMADD231PS Z24, Z1, Z26
+	VMOVUPS Z26, 64(CX)
+	ADDQ $128, R11
+	ADDQ DX, CX
+	DECQ DI
+	JNZ sgemmStripAMX_betaplain
+	JMP sgemmStripAMX_next
+sgemmStripAMX_betabias:
+	VMOVUPS 0(CX), Z26
+	VMULPS Z25, Z26, Z26
+	VMOVUPS 0(R11), Z0
+	VFMADD231PS Z24, Z0, Z26
+	VADDPS 0(R8), Z26, Z26
+	VMOVUPS Z26, 0(CX)
+	VMOVUPS 64(CX), Z26
+	VMULPS Z25, Z26, Z26
+	VMOVUPS 64(R11), Z1
+	VFMADD231PS Z24, Z1, Z26
+	VADDPS 64(R8), Z26, Z26
+	VMOVUPS Z26, 64(CX)
+	ADDQ $128, R11
+	ADDQ DX, CX
+	DECQ DI
 	JNZ sgemmStripAMX_betabias
 	JMP sgemmStripAMX_next
 sgemmStripAMX_next:
-	ADDQ $128, 4112(SP)
-	MOVQ 4120(SP), R8
+	ADDQ $4096, 4192(SP)
+	ADDQ $128, 4176(SP)
+	MOVQ 4184(SP), R8
 	TESTQ R8, R8
 	JZ sgemmStripAMX_nobias
-	ADDQ $128, 4120(SP)
+	ADDQ $128, 4184(SP)
 sgemmStripAMX_nobias:
 	MOVQ panelStride+40(FP), DX
 	SHLQ $2, DX
-	ADDQ DX, 4104(SP)
-	DECQ 4096(SP)
+	ADDQ DX, 4168(SP)
+	DECQ 4160(SP)
 	JNZ sgemmStripAMX_tile
 	BYTE $0xc4; BYTE $0xe2; BYTE $0x78; BYTE $0x49; BYTE $0xc0 // TILERELEASE
 	VZEROUPPER

@@ -42,8 +42,9 @@ const (
 	// denormal inputs read as zero and denormal results flushed to zero;
 	// the two chains' sum, rounded and flushed so, is added to the
 	// output's float32 sum, rounded and flushed again (Intel SDM,
-	// TDPBF16PS; shared/amx settles it on the hardware). Each K block's
-	// sum goes into C as Gemm's float32 kernel adds its blocks.
+	// TDPBF16PS; shared/amx settles it on the hardware). The sum runs on
+	// unrounded from K block to K block, so that it does not depend on
+	// the blocking, and goes into C once, as a single K block's.
 	AMX Variant = "amx"
 )
 
