@@ -157,7 +157,13 @@ type gemmCall struct {
 	// final (see GemmAsThen).
 	then Then
 
-	taskFn, packFn func(lo, hi int)
+	// sharedB, for a strip kernel whose row tasks share column blocks,
+	// holds all of op(B) packed once before the tasks run (see
+	// packAllB); panels then points at shared.
+	sharedB *[]float32
+	shared  panels
+
+	taskFn, packFn, packBFn func(lo, hi int)
 }
 
 // freeList recycles items: a few slots taken and refilled with one atomic
@@ -206,7 +212,7 @@ func getCall() *gemmCall {
 	g := calls.take()
 	if g == nil {
 		g = new(gemmCall)
-		g.taskFn, g.packFn = g.tasks, g.packARange
+		g.taskFn, g.packFn, g.packBFn = g.tasks, g.packARange, g.packBRange
 	}
 	return g
 }
@@ -216,6 +222,10 @@ func putCall(g *gemmCall) {
 	if g.convA != nil {
 		convPool.put(g.convA)
 		g.convA, g.aRowWords = nil, 0
+	}
+	if g.sharedB != nil {
+		packPool.put(g.sharedB)
+		g.sharedB, g.shared.data = nil, nil
 	}
 	calls.put(g)
 }
@@ -296,6 +306,9 @@ func (g *gemmCall) run() {
 	parallelOK := g.plan()
 	if g.kern.convert {
 		g.packAllA(parallelOK)
+	}
+	if g.kern.strip != nil && g.panels == nil && g.rowTasks > 1 {
+		g.packAllB(parallelOK)
 	}
 	if tasks := g.rowTasks * g.colTasks; tasks > 1 && parallelOK {
 		parallel.For(tasks, 1, g.taskFn)
@@ -610,6 +623,24 @@ func (g *gemmCall) packAllA(parallelOK bool) {
 	}
 	g.packARange(0, pieces)
 }
+
+// packAllB packs all of op(B) for a strip kernel before the tasks run,
+// spread over the workers when the product is: its row tasks would
+// otherwise each pack their column block's B again.
+func (g *gemmCall) packAllB(parallelOK bool) {
+	kern := g.kern
+	g.sharedB = packPool.get(kern.rows(g.k) * kern.rowWords(g.n))
+	g.shared = panels{kern: kern, k: g.k, n: g.n, kc: g.kc, data: *g.sharedB}
+	g.panels = &g.shared
+	if parallelOK {
+		parallel.For(g.shared.pieces(), 4, g.packBFn)
+		return
+	}
+	g.packBRange(0, g.shared.pieces())
+}
+
+// packBRange packs pieces [lo, hi) of g.shared.
+func (g *gemmCall) packBRange(lo, hi int) { g.shared.pack(g.b, g.ldb, g.tB, 0, lo, hi) }
 
 // packARange converts pieces [lo, hi) of op(A) (see packAllA): row panel
 // t, or row panel t % panels of K block t / panels.
