@@ -50,3 +50,40 @@ func BenchmarkKernel(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkStrip times the amx kernel's strip alone on packed operands,
+// where this processor runs it: an A panel of 32 rows and kp pairs (rows
+// 4·kp bytes apart, in L1) over 8 B panels of kp pairs by 32 columns (a
+// block in L2), into C of ldc 768 as a ViT-B projection's; "last" ends
+// in C through the epilogue, "carried" stores the sums for the next K
+// block, as blockStrips does with every block but the last.
+func BenchmarkStrip(b *testing.B) {
+	kern := lowKernel(AMX)
+	if kern == nil || kern.strip == nil {
+		b.Skip("the amx kernel does not run here")
+	}
+	const panels, ldc = 8, 768
+	for _, kp := range []int{32, 64, 128, 192} {
+		for _, mode := range []string{"last", "carried"} {
+			b.Run(fmt.Sprintf("k=%d/%s", 2*kp, mode), func(b *testing.B) {
+				a := alignedFloats(32 * kp)
+				bp := alignedFloats(32 * kp * panels)
+				c := alignedFloats(32 * ldc)
+				sums := alignedFloats(32 * 32 * panels)
+				flags := 0
+				if mode == "carried" {
+					flags = stripCarriedIn | stripCarriedOut
+				}
+				cpu0 := cpuTime()
+				for i := 0; i < b.N; i++ {
+					kern.strip(kp, &a[0], kp, &bp[0], 32, 32*kp, panels, &c[0], ldc, 1, 0, 32, colMask(32), nil, &sums[0], flags)
+				}
+				flop := 2 * float64(32*32*2*kp*panels) * float64(b.N)
+				b.ReportMetric(flop/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+				if cpu := (cpuTime() - cpu0).Seconds(); cpu > 0 {
+					b.ReportMetric(flop/cpu/1e9, "GFLOP/cpu-s")
+				}
+			})
+		}
+	}
+}
