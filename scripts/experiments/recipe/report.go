@@ -64,9 +64,10 @@ func (r *report) Markdown() string {
 			labels[i] += " (the yaml's)"
 		}
 	}
-	w("- **Candidates**: the recipes of the yaml header's sweep that differ from the yaml only in peak learning rate and batch size: %s. "+
+	w("- **Candidates**: %d recipes of the yaml header's sweep, each differing from the yaml only in peak learning rate and batch size: %s. "+
 		"Everything else is the yaml's: AdamW, weight decay 0.05, a warmup of half an epoch then cosine to 1e-5, no augmentation, evaluation batch 500. "+
-		"The sweep's two recipes at lr 1e-3 (with pad-crop and flip, and without) are not candidates.\n", strings.Join(labels, "; "))
+		"The sweep's two recipes at lr 1e-3, batch 128 (the former recipe, with pad-crop and flip and a warmup of one epoch; and the same without augmentation) are not candidates, to keep the study to about an hour on one core.\n",
+		len(candidates), strings.Join(labels, "; "))
 	w("- **Seeds and epochs**: %s per run, %s per candidate (a seed fixes the initialisation and the data order, so the candidates are paired by seed), fixed before the runs (`study_seeds.json` in the work folder).\n",
 		study.Plural(o.epochs, "epoch"), study.SeedRange(o.seeds))
 	w("- **Choice**: the candidate with the highest mean held-out top-1 over the seeds (of equal means, the earlier in the table below); the verdicts say which of its leads the seeds resolve.\n")
