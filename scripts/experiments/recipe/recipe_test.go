@@ -204,8 +204,25 @@ func TestAnalyseChoosesAndSaysWhetherTheRecipeChanged(t *testing.T) {
 		if !strings.Contains(md, want) || strings.Contains(md, other) {
 			t.Errorf("chosen %s: the report does not say %s", best, want)
 		}
+		if resolved := "Its lead over the yaml's recipe is resolved"; best != yamlKey && !strings.Contains(md, resolved) {
+			t.Errorf("chosen %s: the report does not say %q", best, resolved)
+		}
 		if fail := rep.FailedChecks(); len(fail) > 0 || len(rep.Missing()) > 0 {
 			t.Errorf("checks %v, missing %v", fail, rep.Missing())
+		}
+	}
+}
+
+// A changed recipe whose lead over the yaml's the seeds do not resolve is
+// reported as changed, and as not told apart from the yaml's.
+func TestChoiceTextSaysWhenTheLeadIsNotResolved(t *testing.T) {
+	y := candidateByKey(yamlKey)
+	rep := &report{Chosen: 1, HeldOut: []seedResults{seedsOf(candidates[0], 80), seedsOf(candidates[1], 88), seedsOf(y, 87.9)},
+		Comparisons: []comparison{{Other: candidates[0], Verdict: study.Holds}, {Other: y, Verdict: study.NotResolved}}}
+	got := rep.choiceText()
+	for _, want := range []string{"chose **" + candidates[1].Label() + "**", "**the recipe changed**", "Its lead over the yaml's recipe is not resolved"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("%q lacks %q", got, want)
 		}
 	}
 }

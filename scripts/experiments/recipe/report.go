@@ -162,7 +162,17 @@ func (r *report) choiceText() string {
 	s := fmt.Sprintf("The held-out images chose **%s**, with a mean held-out top-1 of %s%%. ", c.Cand.Label(), study.Num(study.Mean(c.Top1)))
 	if r.changed() {
 		y := candidateByKey(yamlKey)
-		return s + fmt.Sprintf("It is not `configs/fashion_mnist_full.yaml`'s recipe (%s): **the recipe changed**.", y.Label())
+		s += fmt.Sprintf("It is not `configs/fashion_mnist_full.yaml`'s recipe (%s): **the recipe changed**. ", y.Label())
+		for _, c := range r.Comparisons {
+			if c.Other.Key != yamlKey {
+				continue
+			}
+			if c.Verdict == study.Holds {
+				return s + "Its lead over the yaml's recipe is resolved (see the verdicts)."
+			}
+			return s + "Its lead over the yaml's recipe is not resolved: the seeds do not tell the two apart (see the verdicts)."
+		}
+		return s
 	}
 	return s + "It is `configs/fashion_mnist_full.yaml`'s recipe: **the recipe did not change**."
 }
