@@ -21,8 +21,8 @@ type labelSource interface {
 // by a fixed seed and taken in turn, class after class, until n are
 // taken (a class with fewer items than its share gives the rest to the
 // others). The items keep ds's order. A dataset that cannot give its
-// labels without decoding its images (not a Memory or ImageFolder) gets n
-// items drawn uniformly, by the same fixed seed.
+// labels without decoding its images (not a Memory or ImageFolder, nor a
+// View of one) gets n items drawn uniformly, by the same fixed seed.
 func Subset(ds Dataset, n int) Dataset {
 	if n <= 0 || n >= ds.Len() {
 		return ds
@@ -32,18 +32,45 @@ func Subset(ds Dataset, n int) Dataset {
 
 // subsetIndex is the sorted (n,) indices of ds that Subset keeps.
 func subsetIndex(ds Dataset, n int) []int {
-	l, ok := ds.(labelSource)
+	labels, ok := labelsOf(ds)
 	if !ok {
 		rng := rand.New(rand.NewPCG(streamSeed(0, streamSubset, ds.Len(), n)))
 		picked := rng.Perm(ds.Len())[:n]
 		slices.Sort(picked)
 		return picked
 	}
-	labels := make([]int, ds.Len())
-	for i := range labels {
-		labels[i] = l.Label(i)
-	}
 	return SubsetIndices(labels, len(ds.Classes()), n)
+}
+
+// labelsOf returns the labels of ds's items when it gives them without
+// decoding its images: a labelSource, or a View of one (the held-out
+// images of data.val_split, say).
+func labelsOf(ds Dataset) ([]int, bool) {
+	if l, ok := ds.(labelSource); ok {
+		labels := make([]int, ds.Len())
+		for i := range labels {
+			labels[i] = l.Label(i)
+		}
+		return labels, true
+	}
+	var v View
+	switch d := ds.(type) {
+	case View:
+		v = d
+	case sourceView:
+		v = d.View
+	default:
+		return nil, false
+	}
+	inner, ok := labelsOf(v.Dataset)
+	if !ok {
+		return nil, false
+	}
+	labels := make([]int, len(v.Indices))
+	for i, j := range v.Indices {
+		labels[i] = inner[j]
+	}
+	return labels, true
 }
 
 // SubsetIndices returns the sorted (n,) indices that Subset keeps of a

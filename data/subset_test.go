@@ -142,3 +142,24 @@ func TestSubsetIndicesAreSubsets(t *testing.T) {
 		}
 	}
 }
+
+// A subset of a view (the held-out images of data.val_split) is drawn
+// from the view's labels as a subset of a Memory is, so that it covers the
+// classes and a study can tell its items from the labels alone.
+func TestSubsetOfAViewCoversTheClasses(t *testing.T) {
+	ds := classSorted(4, 25)
+	var indices, labels []int
+	for i := ds.Len() - 1; i >= 0; i -= 3 {
+		indices = append(indices, i)
+		labels = append(labels, ds.Labels[i])
+	}
+	for _, view := range []Dataset{View{Dataset: ds, Indices: indices}, NewView(ds, indices)} {
+		s, ok := Subset(view, 10).(View)
+		if !ok {
+			t.Fatalf("Subset of a view is a %T", Subset(view, 10))
+		}
+		if want := SubsetIndices(labels, 4, 10); !slices.Equal(s.Indices, want) {
+			t.Errorf("Subset of a %T keeps %v, want the class-covering %v", view, s.Indices, want)
+		}
+	}
+}

@@ -245,11 +245,14 @@ func ReportCommand(name string, c Common, flagsLine string) string {
 }
 
 // folderFlags are the --work and --out flags that put c's folders where
-// they are, for the study named name ("" for a full study's defaults).
+// they are, for the study named name ("" for a full study's defaults):
+// each relative to the current folder when inside it (a report's folder
+// in the repository), else absolute.
 func (c Common) folderFlags(name string) string {
 	d := DefaultCommon(name)
-	if c.Quick || RelPath(c.Work) != d.Work || RelPath(c.Out) != d.Out {
-		return " --work " + QuoteArgs([]string{c.Work}) + " --out " + QuoteArgs([]string{c.Out})
+	work, out := RelPath(c.Work), RelPath(c.Out)
+	if c.Quick || work != d.Work || out != d.Out {
+		return " --work " + QuoteArgs([]string{work}) + " --out " + QuoteArgs([]string{out})
 	}
 	return ""
 }

@@ -51,8 +51,12 @@ type Run struct {
 }
 
 // Paths of a run's outputs.
-func (r Run) Last() string                { return filepath.Join(r.Dir, "last.safetensors") }
-func (r Run) EvalDir(name string) string  { return filepath.Join(r.Dir, name) }
+func (r Run) Last() string               { return filepath.Join(r.Dir, "last.safetensors") }
+func (r Run) EvalDir(name string) string { return filepath.Join(r.Dir, name) }
+
+// TestLogits is vit-train logits --split test of the checkpoint, over
+// the run's evaluation split: the test set, or the training images it
+// held out (data.val_split).
 func (r Run) TestLogits() string          { return filepath.Join(r.Dir, "test_logits.npy") }
 func (r Run) TrainLogitsFile() string     { return filepath.Join(r.Dir, "train_logits.npy") }
 func (r Run) DoneFile() string            { return filepath.Join(r.Dir, "study_done.json") }

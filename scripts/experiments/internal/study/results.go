@@ -50,29 +50,39 @@ type Result struct {
 	Eval   EvalJSON
 	Evals  map[string]EvalJSON
 	Epochs []map[string]float64 // epochs.csv
-	Test   Logits               // test_logits.npy
-	Params string               // "0.14M", from the run's log
-	TrainS float64              // Σ epoch_seconds
+	Test   Logits               // test_logits.npy, over its evaluation split
+	// Labels are the labels of the images the run evaluates, which its
+	// Test logits score: the test labels or, for a run that held out part
+	// of the training set (data.val_split), those of the held-out images
+	// its val_split.json lists, in that order.
+	Labels []int
+	// HeldOut are the training-set indices of the images a run held out
+	// for validation (its val_split.json); nil for a run evaluated on the
+	// test set.
+	HeldOut []int
+	Params  string  // "0.14M", from the run's log
+	TrainS  float64 // Σ epoch_seconds
 	// Post are the vit-train eval and logits processes run on its
 	// checkpoint.
 	Post []Attempt
 }
 
-// Results are the finished runs by ID, and the test labels.
+// Results are the finished runs by ID, and the test labels (Labels).
 type Results struct {
 	Runs   map[string]*Result
 	Labels []int
 }
 
 // Collect reads every finished run of p (one whose evaluations and test
-// logits exist), and the test labels from the IDX folder data; unfinished
-// runs are left out.
+// logits exist), and the labels from the IDX folder data: the test
+// labels, and each run's (Result.Labels); unfinished runs are left out.
 func Collect(data string, p *Plan) (*Results, error) {
 	res := &Results{Runs: map[string]*Result{}}
 	var err error
 	if res.Labels, err = ReadLabels(data); err != nil {
 		return nil, err
 	}
+	var train []int // the training labels, read for the first run that held out images
 	for _, r := range p.Runs {
 		rr, err := ReadRun(r)
 		if errors.Is(err, os.ErrNotExist) {
@@ -81,9 +91,36 @@ func Collect(data string, p *Plan) (*Results, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", r.ID, err)
 		}
+		rr.Labels = res.Labels
+		if rr.HeldOut != nil {
+			if train == nil {
+				if train, err = readIDXLabels(data, "train-labels-idx1-ubyte"); err != nil {
+					return nil, err
+				}
+			}
+			if rr.Labels, err = heldOutLabels(train, rr.HeldOut); err != nil {
+				return nil, fmt.Errorf("%s: %s: %w", r.ID, filepath.Join(r.Dir, heldOutFile), err)
+			}
+		}
 		res.Runs[r.ID] = rr
 	}
 	return res, nil
+}
+
+// heldOutFile is vit-train's record in a run folder of the training
+// images the run held out for validation (data.val_split).
+const heldOutFile = "val_split.json"
+
+// heldOutLabels are the labels of the training images at indices.
+func heldOutLabels(train, indices []int) ([]int, error) {
+	out := make([]int, len(indices))
+	for i, j := range indices {
+		if j < 0 || j >= len(train) {
+			return nil, fmt.Errorf("held-out index %d outside the %d training images", j, len(train))
+		}
+		out[i] = train[j]
+	}
+	return out, nil
 }
 
 // ReadRun reads a finished run's outputs; an error wrapping
@@ -115,6 +152,15 @@ func ReadRun(r Run) (*Result, error) {
 		return nil, fmt.Errorf("%s: shape %v, want (N, C)", r.TestLogits(), shape)
 	}
 	rr.Test = Logits{Data: d, N: shape[0], C: shape[1]}
+	var held struct {
+		Indices []int `json:"indices"`
+	}
+	switch err := ReadJSON(filepath.Join(r.Dir, heldOutFile), &held); {
+	case err == nil:
+		rr.HeldOut = held.Indices
+	case !errors.Is(err, os.ErrNotExist):
+		return nil, err
+	}
 	if rr.Epochs, err = ReadCSV(filepath.Join(r.Dir, "epochs.csv")); err != nil {
 		return nil, err
 	}
@@ -236,8 +282,11 @@ func CheckData(dir string) error {
 }
 
 // ReadLabels reads the test labels (t10k-labels-idx1-ubyte[.gz]).
-func ReadLabels(dir string) ([]int, error) {
-	path, err := findIDX(dir, "t10k-labels-idx1-ubyte")
+func ReadLabels(dir string) ([]int, error) { return readIDXLabels(dir, "t10k-labels-idx1-ubyte") }
+
+// readIDXLabels reads the IDX label file dir/name[.gz].
+func readIDXLabels(dir, name string) ([]int, error) {
+	path, err := findIDX(dir, name)
 	if err != nil {
 		return nil, err
 	}

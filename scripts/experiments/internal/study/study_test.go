@@ -354,6 +354,16 @@ func TestReportCommand(t *testing.T) {
 	if got := ContinueCommand("x", c, " --core"); got != "go run ./scripts/experiments/x --core --work /w/ft6 --out /o" {
 		t.Errorf("ContinueCommand = %q", got)
 	}
+	// A folder inside the current one (the repository's docs) is named
+	// relative to it, so that the command runs from any checkout.
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Out = filepath.Join(wd, "docs", "experiments")
+	if got := ContinueCommand("x", c, ""); got != "go run ./scripts/experiments/x --work /w/ft6 --out docs/experiments" {
+		t.Errorf("ContinueCommand with the report in the current folder = %q", got)
+	}
 }
 
 func TestSeedCount(t *testing.T) {

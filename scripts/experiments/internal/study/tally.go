@@ -96,7 +96,7 @@ func NewTally(p *Plan, res *Results) Tally {
 			t.Binaries = append(t.Binaries, rr.Done.Binary)
 		}
 		if r.Seed == 0 {
-			t.Commands = append(t.Commands, "vit-train "+QuoteArgs(RelArgs(r.Args)))
+			t.Commands = append(t.Commands, CommandLine(r))
 		}
 		if target := sharedTarget(r.Dir); target != "" {
 			t.Shared = append(t.Shared, SharedRun{ID: r.ID, Target: target})
@@ -117,6 +117,10 @@ func NewTally(p *Plan, res *Results) Tally {
 	}
 	return t
 }
+
+// CommandLine is the vit-train command that starts r, for a report: its
+// paths relative to the current folder.
+func CommandLine(r Run) string { return "vit-train " + QuoteArgs(RelArgs(r.Args)) }
 
 // BuildLine is the report's setup line on the build and the machine.
 func (t Tally) BuildLine() string {
@@ -196,7 +200,8 @@ func (t Tally) unrecordedNote() string {
 }
 
 // ConsistencyCheck compares, for each finished run, the top-1 of its test
-// logits (vit-train logits) with its first evaluation (vit-train eval) and
+// logits (vit-train logits, over its evaluation split: the test set, or
+// the images it held out) with its first evaluation (vit-train eval) and
 // the last epoch's validation top-1 (the training run's own evaluation),
 // and its epochs.csv with its epochs.
 func ConsistencyCheck(p *Plan, res *Results) Check {
@@ -208,7 +213,7 @@ func ConsistencyCheck(p *Plan, res *Results) Check {
 			continue
 		}
 		n++
-		fromLogits := Accuracy(rr.Test.Argmax(), res.Labels)
+		fromLogits := Accuracy(rr.Test.Argmax(), rr.Labels)
 		lastVal := math.NaN()
 		if len(rr.Epochs) > 0 {
 			lastVal = rr.Epochs[len(rr.Epochs)-1]["val_top1"]
@@ -224,7 +229,7 @@ func ConsistencyCheck(p *Plan, res *Results) Check {
 			bad = append(bad, fmt.Sprintf("%s: epochs.csv has %d epochs, the run %d", r.ID, len(rr.Epochs), r.Epochs))
 		}
 	}
-	c := Check{Name: "each run's test top-1 is the same from its logits (vit-train logits), its evaluation (vit-train eval) and its last epoch's log; epochs.csv has every epoch", OK: len(bad) == 0}
+	c := Check{Name: "each run's top-1 on its evaluation split (the test set, or the training images it held out) is the same from its logits (vit-train logits), its evaluation (vit-train eval) and its last epoch's log; epochs.csv has every epoch", OK: len(bad) == 0}
 	if c.OK {
 		c.Detail = fmt.Sprintf("%d runs agree", n)
 	} else {

@@ -20,10 +20,12 @@ import (
 	"github.com/vit-train/vit-train/scripts/experiments/internal/study"
 )
 
-// Classes is the fixture's number of classes, TestImages its test images.
+// Classes is the fixture's number of classes, TestImages its test images
+// and TrainImages its training images.
 const (
-	Classes    = 10
-	TestImages = 200
+	Classes     = 10
+	TestImages  = 200
+	TrainImages = 2 * TestImages
 )
 
 // Labels are the fixture's test labels: image i is of class i mod Classes.
@@ -35,19 +37,50 @@ func Labels() []int {
 	return l
 }
 
-// WriteLabels writes Labels as dir/t10k-labels-idx1-ubyte, the file
-// study.Collect reads.
-func WriteLabels(dir string) error {
-	labels := Labels()
-	b := binary.BigEndian.AppendUint32(nil, 0x801)
-	b = binary.BigEndian.AppendUint32(b, uint32(len(labels)))
-	for _, l := range labels {
-		b = append(b, byte(l))
+// HeldOut are the training images that a fixture run holding out part of
+// the training set (data.val_split) holds out: the last TestImages, whose
+// labels are Labels().
+func HeldOut() []int {
+	idx := make([]int, TestImages)
+	for i := range idx {
+		idx[i] = TrainImages - TestImages + i
 	}
+	return idx
+}
+
+// WriteLabels writes Labels as dir/t10k-labels-idx1-ubyte and the
+// training labels (image i of class i mod Classes) as
+// dir/train-labels-idx1-ubyte, the files study.Collect reads.
+func WriteLabels(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(dir, "t10k-labels-idx1-ubyte"), b, 0o644)
+	train := make([]int, TrainImages)
+	for i := range train {
+		train[i] = i % Classes
+	}
+	for name, labels := range map[string][]int{"t10k-labels-idx1-ubyte": Labels(), "train-labels-idx1-ubyte": train} {
+		b := binary.BigEndian.AppendUint32(nil, 0x801)
+		b = binary.BigEndian.AppendUint32(b, uint32(len(labels)))
+		for _, l := range labels {
+			b = append(b, byte(l))
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// holdsOut says whether the run holds out part of the training set: its
+// command sets data.val_split above 0.
+func holdsOut(r study.Run) bool {
+	for _, a := range r.Args {
+		if v, ok := strings.CutPrefix(a, "data.val_split="); ok && v != "0" {
+			return true
+		}
+	}
+	return false
 }
 
 // Correct says how many of the TestImages a run classifies correctly.
@@ -57,8 +90,10 @@ type Correct func(r study.Run) int
 // study.Collect: its study_done.json (one training process of a minute of
 // wall-clock and two of CPU time), its evaluations' eval.json (both heads
 // too, a point apart around the top-1), test_logits.npy that classify the
-// first correct(r) test images right and the others wrong, and an
-// epochs.csv whose last epoch's validation top-1 is the same.
+// first correct(r) evaluated images right and the others wrong, and an
+// epochs.csv whose last epoch's validation top-1 is the same. A run that
+// holds out part of the training set (data.val_split) evaluates the
+// HeldOut images, which its val_split.json lists.
 func WriteFinished(p *study.Plan, correct Correct) error {
 	labels := Labels()
 	for _, r := range p.Runs {
@@ -112,6 +147,13 @@ func writeRun(r study.Run, labels []int, k int) error {
 	}
 	if err := npy.WriteFile(r.TestLogits(), logits, []int{len(labels), Classes}); err != nil {
 		return err
+	}
+	if holdsOut(r) {
+		rec := map[string]any{"fraction": float64(TestImages) / TrainImages, "train_images": TrainImages - TestImages,
+			"val_images": TestImages, "evaluated": TestImages, "indices": HeldOut()}
+		if err := writeJSON(filepath.Join(r.Dir, "val_split.json"), rec); err != nil {
+			return err
+		}
 	}
 	csv := "epoch,train_loss,val_top1,epoch_seconds\n"
 	for e := 1; e <= r.Epochs; e++ {

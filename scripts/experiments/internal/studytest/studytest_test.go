@@ -1,6 +1,9 @@
 package studytest
 
 import (
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -65,5 +68,50 @@ func TestSkeletonKeepsWhatTheFlagsDecide(t *testing.T) {
 	}
 	if err := SameSkeleton(md, md+"\n> a note\n"); err == nil {
 		t.Error("an added note")
+	}
+}
+
+// A run that holds out training images is scored, and checked, against
+// those images' labels (its val_split.json), not the test labels.
+func TestHeldOutRunsAreCheckedAgainstTheirImages(t *testing.T) {
+	plan := func(work string) *study.Plan {
+		p := study.NewPlan()
+		for i, id := range []string{"test", "heldout"} {
+			args := []string{"train", "--out", filepath.Join(work, id)}
+			if i == 1 {
+				args = append(args, "--set", "data.val_split=0.5")
+			}
+			p.Add(study.Run{ID: id, Dir: filepath.Join(work, id), Epochs: 2, Args: args, Evals: []study.Eval{study.NativeEval}})
+		}
+		return p
+	}
+	res := Finished(t, plan, func(study.Run) int { return 150 })
+	held := res.Runs["heldout"]
+	if !slices.Equal(held.HeldOut, HeldOut()) || !slices.Equal(held.Labels, Labels()) || res.Runs["test"].HeldOut != nil {
+		t.Fatalf("held-out run: indices %v, labels %v", held.HeldOut, held.Labels)
+	}
+	p := plan(filepath.Dir(held.Spec.Dir))
+	if c := study.ConsistencyCheck(p, res); !c.OK {
+		t.Fatalf("the fixture fails the check: %s", c.Detail)
+	}
+	// Held-out images one further on are of other classes: the logits no
+	// longer score what vit-train eval reported.
+	shifted := HeldOut()
+	for i := range shifted {
+		shifted[i]--
+	}
+	b, err := json.Marshal(map[string]any{"indices": shifted})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(held.Spec.Dir, "val_split.json"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	again, err := study.Collect(filepath.Join(filepath.Dir(filepath.Dir(held.Spec.Dir)), "data"), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := study.ConsistencyCheck(p, again); c.OK || !strings.Contains(c.Detail, "heldout: top-1") {
+		t.Errorf("held-out images of other labels pass the check: %+v", c)
 	}
 }
