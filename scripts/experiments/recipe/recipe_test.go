@@ -24,7 +24,7 @@ func testOptions(t *testing.T, seeds int) options {
 
 // The study's recipe is configs/fashion_mnist_full.yaml's, and its
 // candidate yamlKey is that file's learning rate and batch size.
-func TestRecipeIsTheMainJobs(t *testing.T) {
+func TestRecipeIsFashionMNISTFulls(t *testing.T) {
 	values := func(b []byte) map[string]any {
 		var v map[string]any
 		if err := yaml.Unmarshal(b, &v); err != nil {

@@ -41,7 +41,7 @@ func (r *report) Markdown() string {
 	}
 	w("This report is written by `%s`; every number, and every verdict, is computed from the run folders in `%s`.\n\n",
 		reportCommand(o), study.RelPath(o.Work))
-	w("`configs/fashion_mnist_full.yaml` is the main job's recipe and the fine-tuning study's from-scratch recipe. " +
+	w("`configs/fashion_mnist_full.yaml` is the recipe of the main job's model on all of Fashion-MNIST, and the fine-tuning study's from-scratch recipe. " +
 		"Its learning rate and batch size were chosen by a sweep of one seed per recipe scored on the 10,000 test images (the file's header), so its test top-1 flatters it. " +
 		"This study chooses among that sweep's recipes on images held out from the training set, and measures the test set once, for the chosen recipe.\n\n")
 
