@@ -3,6 +3,7 @@
 package blas
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -31,15 +32,15 @@ func randomFloats(rng *rand.Rand, n int) []float32 {
 	return f
 }
 
-// samePacked fails unless got and want, packed words or float16, are
-// equal element by element.
-func samePacked[T uint16 | uint32](t *testing.T, what string, got, want []T) {
-	t.Helper()
+// packedDiff describes the first element where got and want, packed
+// words or float16, differ, or returns "" where they are the same.
+func packedDiff[T uint16 | uint32](got, want []T) string {
 	for i := range want {
 		if got[i] != want[i] {
-			t.Fatalf("%s: element %d is %#x, want %#x", what, i, got[i], want[i])
+			return fmt.Sprintf("element %d is %#x, want %#x", i, got[i], want[i])
 		}
 	}
+	return ""
 }
 
 // markedPair returns two equal buffers of size elements, each a pattern
@@ -86,7 +87,9 @@ func TestPackBF16(t *testing.T) {
 						want[q*mr+i] = bf16Pair(at(i0+i, p0+2*q), odd)
 					}
 				}
-				samePacked(t, "packABF16", words(dst), want)
+				if d := packedDiff(words(dst), want); d != "" {
+					t.Fatalf("packABF16: %s", d)
+				}
 
 				// op(B) is (kc, cols) from p0, j0 = 2, with cols = rows·2.
 				cols := 2 * rows
@@ -111,7 +114,9 @@ func TestPackBF16(t *testing.T) {
 						want[q*nr+j] = bf16Pair(bt(p0+2*q, j0+j), odd)
 					}
 				}
-				samePacked(t, "packBBF16", words(dst), want)
+				if d := packedDiff(words(dst), want); d != "" {
+					t.Fatalf("packBBF16: %s", d)
+				}
 
 				// op(A) = Aᵀ row by row, as the AMX kernel reads it.
 				if trans {
@@ -129,7 +134,9 @@ func TestPackBF16(t *testing.T) {
 							want[i*stride+q] = bf16Pair(at(i0+i, p0+2*q), odd)
 						}
 					}
-					samePacked(t, "packATRowsBF16", got, want)
+					if d := packedDiff(got, want); d != "" {
+						t.Fatalf("packATRowsBF16: %s", d)
+					}
 				}
 			}
 		}
@@ -153,7 +160,9 @@ func TestBF16ConversionsMatchGo(t *testing.T) {
 				got, want := markedPair[uint32](pairs*stride + 1)
 				pairRowsBF16(got, stride, src, ld, n, pairs)
 				pairRowsBF16Go(want, stride, src, ld, n, pairs)
-				samePacked(t, "pairRowsBF16", got, want)
+				if d := packedDiff(got, want); d != "" {
+					t.Fatalf("pairRowsBF16: %s", d)
+				}
 			}
 		}
 		// n steps of each of rows rows (up to 16 at a time in the
@@ -165,21 +174,27 @@ func TestBF16ConversionsMatchGo(t *testing.T) {
 				got, want := markedPair[uint32](ceilDiv(n, 2)*stride + 1)
 				rowsBF16(got, stride, src, ld, rows, n)
 				rowsBF16Go(want, stride, src, ld, rows, n)
-				samePacked(t, "rowsBF16", got, want)
+				if d := packedDiff(got, want); d != "" {
+					t.Fatalf("rowsBF16: %s", d)
+				}
 				// The same rows, their pairs in order, rows wordStride
 				// words apart.
 				wordStride := ceilDiv(n, 2) + pad%4
 				got, want = markedPair[uint32](rows*wordStride + 1)
 				rowMajorBF16(got, wordStride, src, ld, rows, n)
 				rowMajorBF16Go(want, wordStride, src, ld, rows, n)
-				samePacked(t, "rowMajorBF16", got, want)
+				if d := packedDiff(got, want); d != "" {
+					t.Fatalf("rowMajorBF16: %s", d)
+				}
 				// Columns of a (n, rows) matrix along K, the pairs
 				// of each in order, columns wordStride words apart.
 				src = randomFloats(rng, n*(rows+pad)+1)
 				got, want = markedPair[uint32](rows*wordStride + 1)
 				transRowsBF16(got, wordStride, src, rows+pad, rows, n)
 				transRowsBF16Go(want, wordStride, src, rows+pad, rows, n)
-				samePacked(t, "transRowsBF16", got, want)
+				if d := packedDiff(got, want); d != "" {
+					t.Fatalf("transRowsBF16: %s", d)
+				}
 			}
 		}
 	}

@@ -78,7 +78,9 @@ func TestPackFP16(t *testing.T) {
 						want[p*mr+i] = toFP16(at(i0+i, p0+p))
 					}
 				}
-				samePacked(t, "packAFP16", halves(dst), want)
+				if d := packedDiff(halves(dst), want); d != "" {
+					t.Fatalf("packAFP16: %s", d)
+				}
 
 				// op(B) is (kc, cols) from p0, j0 = 2, with cols = rows·4.
 				cols := 4 * rows
@@ -99,7 +101,9 @@ func TestPackFP16(t *testing.T) {
 						want[p*nr+j] = toFP16(bt(p0+p, j0+j))
 					}
 				}
-				samePacked(t, "packBFP16", halves(dst), want)
+				if d := packedDiff(halves(dst), want); d != "" {
+					t.Fatalf("packBFP16: %s", d)
+				}
 			}
 		}
 	}
@@ -125,13 +129,17 @@ func TestFP16ConversionsMatchGo(t *testing.T) {
 				got, want := markedPair[uint16](count*stride + 1)
 				stepRowsFP16(got, stride, src, ld, n, count)
 				stepRowsFP16Go(want, stride, src, ld, n, count)
-				samePacked(t, "stepRowsFP16", got, want)
+				if d := packedDiff(got, want); d != "" {
+					t.Fatalf("stepRowsFP16: %s", d)
+				}
 				// count rows of n steps, transposed.
 				stride = count + pad%4
 				got, want = markedPair[uint16](n*stride + 1)
 				rowsFP16(got, stride, src, ld, count, n)
 				rowsFP16Go(want, stride, src, ld, count, n)
-				samePacked(t, "rowsFP16", got, want)
+				if d := packedDiff(got, want); d != "" {
+					t.Fatalf("rowsFP16: %s", d)
+				}
 			}
 		}
 	}
