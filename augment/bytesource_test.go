@@ -1,7 +1,9 @@
 package augment
 
 import (
+	"fmt"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"testing"
 )
@@ -69,43 +71,17 @@ func smoothBytes(h, w int) []byte {
 // pipelines (crop, resize and flip in one pass over the bytes) and the
 // evaluation one (resize from the bytes).
 func TestByteSourceMatchesProcess(t *testing.T) {
-	mean, std := []float32{0.485, 0.456, 0.406}, []float32{0.229, 0.224, 0.225}
-	deit, err := TrainPipeline(DeiTTrainConfig(48, mean, std))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rrc, err := TrainPipeline(TrainConfig{Size: 32, HFlip: 0.5, Interp: Bicubic, Mean: mean, Std: std})
-	if err != nil {
-		t.Fatal(err)
-	}
-	eval, err := EvalPipeline(EvalConfig{Size: 32, CropPct: 0.875, Interp: Bicubic, Mean: mean, Std: std})
-	if err != nil {
-		t.Fatal(err)
-	}
-	// A resize of random filter draws it once, as Apply does.
-	randomResize := Pipeline{Transform: Compose(Resize{Size: 40, Interp: RandomInterp}, CenterCrop{H: 32, W: 32}), Height: 32, Width: 32}
+	ps := newSourcePipelines(t)
 	src := &byteSource{c: 3, h: 75, w: 100, pix: smoothBytes(75, 100), max: 1}
 	img := Whole(src)
 	for _, c := range []struct {
 		name string
 		p    Pipeline
-	}{{"deit", deit}, {"rrc-flip", rrc}, {"eval", eval}, {"random resize", randomResize}} {
+	}{{"deit", ps.deit}, {"rrc-flip", ps.rrc}, {"eval", ps.eval}, {"random resize", ps.randomResize}} {
 		for seed := range uint64(20) {
-			want := make([]float32, 3*c.p.Height*c.p.Width)
-			got := make([]float32, len(want))
-			r1, r2 := newRNG(seed), newRNG(seed)
-			if err := c.p.Process(img.Clone(), r1, want); err != nil {
-				t.Fatal(err)
-			}
-			if err := c.p.ProcessSource(src, r2, got); err != nil {
-				t.Fatal(err)
-			}
-			if !slices.Equal(got, want) {
-				t.Fatalf("%s, seed %d: ProcessSource differs from Process", c.name, seed)
-			}
-			if r1.Uint64() != r2.Uint64() {
-				t.Fatalf("%s, seed %d: the random streams diverged", c.name, seed)
-			}
+			sameResults(t, c.name+": ProcessSource against Process", c.p, seed,
+				func(r *rand.Rand, dst []float32) error { return c.p.Process(img.Clone(), r, dst) },
+				func(r *rand.Rand, dst []float32) error { return c.p.ProcessSource(src, r, dst) })
 		}
 	}
 }
@@ -119,18 +95,19 @@ func (s planesSource) Planes() []byte { return s.pix }
 // give, with the same draws: DeiT's crops and the evaluation pipeline on
 // wide, tall and near-square images, and a centre window of a resize.
 func TestBytePlanesMatchRegionBytes(t *testing.T) {
-	mean, std := []float32{0.485, 0.456, 0.406}, []float32{0.229, 0.224, 0.225}
-	deit, err := TrainPipeline(DeiTTrainConfig(48, mean, std))
-	if err != nil {
-		t.Fatal(err)
-	}
-	eval, err := EvalPipeline(EvalConfig{Size: 32, CropPct: 0.875, Interp: Bicubic, Mean: mean, Std: std})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ps := newSourcePipelines(t)
 	for _, size := range [][2]int{{75, 100}, {60, 200}, {210, 50}} {
 		copied := &byteSource{c: 3, h: size[0], w: size[1], pix: smoothBytes(size[0], size[1]), max: 1}
-		comparePlanes(t, copied, planesSource{copied}, deit, eval)
+		for _, c := range []struct {
+			name string
+			p    Pipeline
+		}{{"deit", ps.deit}, {"eval", ps.eval}} {
+			for seed := range uint64(40) {
+				sameResults(t, fmt.Sprintf("%s, %d × %d: the planes read in place against RegionBytes's copy", c.name, size[0], size[1]), c.p, seed,
+					func(r *rand.Rand, dst []float32) error { return c.p.ProcessSource(copied, r, dst) },
+					func(r *rand.Rand, dst []float32) error { return c.p.ProcessSource(planesSource{copied}, r, dst) })
+			}
+		}
 		// A centre window of a resize, which reads an inner span of rows
 		// and columns.
 		r := Resize{Size: 40, Interp: Bicubic}
@@ -138,32 +115,6 @@ func TestBytePlanesMatchRegionBytes(t *testing.T) {
 		got := r.applySource(planesSource{copied}, newRNG(1), &CenterCrop{H: 24, W: 24})
 		if !slices.Equal(got.Pix, want.Pix) {
 			t.Fatalf("%d × %d: a window of a resize read in place differs from RegionBytes's copy", size[0], size[1])
-		}
-	}
-}
-
-func comparePlanes(t *testing.T, copied *byteSource, inPlace planesSource, deit, eval Pipeline) {
-	t.Helper()
-	for _, c := range []struct {
-		name string
-		p    Pipeline
-	}{{"deit", deit}, {"eval", eval}} {
-		for seed := range uint64(40) {
-			want := make([]float32, 3*c.p.Height*c.p.Width)
-			got := make([]float32, len(want))
-			r1, r2 := newRNG(seed), newRNG(seed)
-			if err := c.p.ProcessSource(copied, r1, want); err != nil {
-				t.Fatal(err)
-			}
-			if err := c.p.ProcessSource(inPlace, r2, got); err != nil {
-				t.Fatal(err)
-			}
-			if !slices.Equal(got, want) {
-				t.Fatalf("%s, %d × %d, seed %d: the planes read in place differ from RegionBytes's copy", c.name, copied.h, copied.w, seed)
-			}
-			if r1.Uint64() != r2.Uint64() {
-				t.Fatalf("%s, seed %d: the random streams diverged", c.name, seed)
-			}
 		}
 	}
 }
