@@ -33,9 +33,7 @@ func SoftmaxRow[T Float](x, out []T) {
 		return
 	}
 	if x32, ok := any(x).([]float32); ok {
-		o32 := any(out).([]float32)
-		s := vec.ExpSubMaxSum(o32, x32, vec.Max(x32))
-		vec.Scale(o32, o32, 1/s)
+		vec.Softmax(any(out).([]float32), x32)
 		return
 	}
 	out = out[:len(x)]

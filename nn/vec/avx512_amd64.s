@@ -134,6 +134,54 @@ done:; \
 	VMOVSHDUP X0, X1; \
 	VADDSS X1, X0, X0
 
+// EXPSUBSUM(L2, L1, TAIL, DONE) sets dst[i] = e^(x[i]−m) for the n floats
+// at SI, dst at DI, n in CX and m broadcast in Z7, and leaves Σ dst[i] in
+// X0: two vectors a step into two sums, then one, then the masked tail;
+// L2…DONE are its labels. Needs LOADEXP; clobbers Z0-Z6, Z8, Z9.
+#define EXPSUBSUM(L2, L1, TAIL, DONE) \
+	VPXORD Z8, Z8, Z8; \
+	VPXORD Z9, Z9, Z9; \
+L2:; \
+	CMPQ CX, $32; \
+	JLT  L1; \
+	VMOVUPS (SI), Z0; \
+	VSUBPS  Z7, Z0, Z0; \
+	EXP(Z0, Z1); \
+	VMOVUPS Z1, (DI); \
+	VADDPS  Z1, Z8, Z8; \
+	VMOVUPS 64(SI), Z0; \
+	VSUBPS  Z7, Z0, Z0; \
+	EXP(Z0, Z1); \
+	VMOVUPS Z1, 64(DI); \
+	VADDPS  Z1, Z9, Z9; \
+	ADDQ $128, SI; \
+	ADDQ $128, DI; \
+	SUBQ $32, CX; \
+	JMP  L2; \
+L1:; \
+	CMPQ CX, $16; \
+	JLT  TAIL; \
+	VMOVUPS (SI), Z0; \
+	VSUBPS  Z7, Z0, Z0; \
+	EXP(Z0, Z1); \
+	VMOVUPS Z1, (DI); \
+	VADDPS  Z1, Z8, Z8; \
+	ADDQ $64, SI; \
+	ADDQ $64, DI; \
+	SUBQ $16, CX; \
+TAIL:; \
+	TESTQ CX, CX; \
+	JZ    DONE; \
+	TAILMASK; \
+	VMOVUPS.Z (SI), K1, Z0; \
+	VSUBPS  Z7, Z0, Z0; \
+	EXP(Z0, Z1); \
+	VMOVUPS Z1, K1, (DI); \
+	VADDPS  Z1, Z9, K1, Z9; \
+DONE:; \
+	VADDPS Z9, Z8, Z0; \
+	HSUM
+
 // func expAVX512(dst, x *float32, n int)
 TEXT ·expAVX512(SB), NOSPLIT, $0-24
 	MOVQ dst+0(FP), DI
@@ -171,127 +219,84 @@ TEXT ·expSubSumAVX512(SB), NOSPLIT, $0-36
 	MOVQ n+16(FP), CX
 	VBROADCASTSS m+24(FP), Z7
 	LOADEXP
-	VPXORD Z8, Z8, Z8
-	VPXORD Z9, Z9, Z9
-
-loop2:
-	CMPQ CX, $32
-	JLT  loop1
-	VMOVUPS (SI), Z0
-	VSUBPS  Z7, Z0, Z0
-	EXP(Z0, Z1)
-	VMOVUPS Z1, (DI)
-	VADDPS  Z1, Z8, Z8
-	VMOVUPS 64(SI), Z0
-	VSUBPS  Z7, Z0, Z0
-	EXP(Z0, Z1)
-	VMOVUPS Z1, 64(DI)
-	VADDPS  Z1, Z9, Z9
-	ADDQ $128, SI
-	ADDQ $128, DI
-	SUBQ $32, CX
-	JMP  loop2
-
-loop1:
-	CMPQ CX, $16
-	JLT  tail
-	VMOVUPS (SI), Z0
-	VSUBPS  Z7, Z0, Z0
-	EXP(Z0, Z1)
-	VMOVUPS Z1, (DI)
-	VADDPS  Z1, Z8, Z8
-	ADDQ $64, SI
-	ADDQ $64, DI
-	SUBQ $16, CX
-
-tail:
-	TESTQ CX, CX
-	JZ    done
-	TAILMASK
-	VMOVUPS.Z (SI), K1, Z0
-	VSUBPS  Z7, Z0, Z0
-	EXP(Z0, Z1)
-	VMOVUPS Z1, K1, (DI)
-	VADDPS  Z1, Z9, K1, Z9
-
-done:
-	VADDPS Z9, Z8, Z0
-	HSUM
+	EXPSUBSUM(loop2, loop1, tail, done)
 	MOVSS X0, ret+32(FP)
 	VZEROUPPER
 	RET
+
+// MAXOF(L4, L1, TAIL, DONE, NAN, END) leaves in X0 the largest of the n
+// floats at SI, n ≥ 1 in CX, or the quiet NaN 0x7fc00000 if one of them
+// is a NaN: four vectors a step into four maxima, then one, then the
+// masked tail; L4…END are its labels. Clobbers Z0-Z7, K1-K3, AX.
+#define MAXOF(L4, L1, TAIL, DONE, NAN, END) \
+	VBROADCASTSS consts<>+NEGINF(SB), Z0; \
+	VMOVAPS Z0, Z1; \
+	VMOVAPS Z0, Z2; \
+	VMOVAPS Z0, Z3; \
+	KXORW K3, K3, K3; \
+L4:; \
+	CMPQ CX, $64; \
+	JLT  L1; \
+	VMOVUPS (SI), Z4; \
+	VMOVUPS 64(SI), Z5; \
+	VMOVUPS 128(SI), Z6; \
+	VMOVUPS 192(SI), Z7; \
+	VMAXPS  Z4, Z0, Z0; \
+	VMAXPS  Z5, Z1, Z1; \
+	VMAXPS  Z6, Z2, Z2; \
+	VMAXPS  Z7, Z3, Z3; \
+	VCMPPS  $3, Z5, Z4, K2; \
+	KORW    K2, K3, K3; \
+	VCMPPS  $3, Z7, Z6, K2; \
+	KORW    K2, K3, K3; \
+	ADDQ $256, SI; \
+	SUBQ $64, CX; \
+	JMP  L4; \
+L1:; \
+	CMPQ CX, $16; \
+	JLT  TAIL; \
+	VMOVUPS (SI), Z4; \
+	VMAXPS  Z4, Z0, Z0; \
+	VCMPPS  $3, Z4, Z4, K2; \
+	KORW    K2, K3, K3; \
+	ADDQ $64, SI; \
+	SUBQ $16, CX; \
+	JMP  L1; \
+TAIL:; \
+	TESTQ CX, CX; \
+	JZ    DONE; \
+	TAILMASK; \
+	VBROADCASTSS consts<>+NEGINF(SB), Z4; \
+	VMOVUPS (SI), K1, Z4; \
+	VMAXPS  Z4, Z0, Z0; \
+	VCMPPS  $3, Z4, Z4, K2; \
+	KORW    K2, K3, K3; \
+DONE:; \
+	KORTESTW K3, K3; \
+	JNZ      NAN; \
+	VMAXPS Z1, Z0, Z0; \
+	VMAXPS Z3, Z2, Z2; \
+	VMAXPS Z2, Z0, Z0; \
+	VEXTRACTF64X4 $1, Z0, Y1; \
+	VMAXPS Y1, Y0, Y0; \
+	VEXTRACTF128 $1, Y0, X1; \
+	VMAXPS X1, X0, X0; \
+	VMOVHLPS X0, X0, X1; \
+	VMAXPS X1, X0, X0; \
+	VMOVSHDUP X0, X1; \
+	VMAXSS X1, X0, X0; \
+	JMP END; \
+NAN:; \
+	MOVL $0x7fc00000, AX; \
+	VMOVD AX, X0; \
+END:
 
 // func maxAVX512(x *float32, n int) float32
 TEXT ·maxAVX512(SB), NOSPLIT, $0-20
 	MOVQ x+0(FP), SI
 	MOVQ n+8(FP), CX
-	VBROADCASTSS consts<>+NEGINF(SB), Z0
-	VMOVAPS Z0, Z1
-	VMOVAPS Z0, Z2
-	VMOVAPS Z0, Z3
-	KXORW K3, K3, K3
-
-loop4:
-	CMPQ CX, $64
-	JLT  loop1
-	VMOVUPS (SI), Z4
-	VMOVUPS 64(SI), Z5
-	VMOVUPS 128(SI), Z6
-	VMOVUPS 192(SI), Z7
-	VMAXPS  Z4, Z0, Z0
-	VMAXPS  Z5, Z1, Z1
-	VMAXPS  Z6, Z2, Z2
-	VMAXPS  Z7, Z3, Z3
-	VCMPPS  $3, Z5, Z4, K2
-	KORW    K2, K3, K3
-	VCMPPS  $3, Z7, Z6, K2
-	KORW    K2, K3, K3
-	ADDQ $256, SI
-	SUBQ $64, CX
-	JMP  loop4
-
-loop1:
-	CMPQ CX, $16
-	JLT  tail
-	VMOVUPS (SI), Z4
-	VMAXPS  Z4, Z0, Z0
-	VCMPPS  $3, Z4, Z4, K2
-	KORW    K2, K3, K3
-	ADDQ $64, SI
-	SUBQ $16, CX
-	JMP  loop1
-
-tail:
-	TESTQ CX, CX
-	JZ    done
-	TAILMASK
-	VBROADCASTSS consts<>+NEGINF(SB), Z4
-	VMOVUPS (SI), K1, Z4
-	VMAXPS  Z4, Z0, Z0
-	VCMPPS  $3, Z4, Z4, K2
-	KORW    K2, K3, K3
-
-done:
-	KORTESTW K3, K3
-	JNZ      nan
-	VMAXPS Z1, Z0, Z0
-	VMAXPS Z3, Z2, Z2
-	VMAXPS Z2, Z0, Z0
-	VEXTRACTF64X4 $1, Z0, Y1
-	VMAXPS Y1, Y0, Y0
-	VEXTRACTF128 $1, Y0, X1
-	VMAXPS X1, X0, X0
-	VMOVHLPS X0, X0, X1
-	VMAXPS X1, X0, X0
-	VMOVSHDUP X0, X1
-	VMAXSS X1, X0, X0
+	MAXOF(loop4, loop1, tail, done, nan, end)
 	MOVSS X0, ret+16(FP)
-	VZEROUPPER
-	RET
-
-nan:
-	MOVL $0x7fc00000, AX
-	MOVL AX, ret+16(FP)
 	VZEROUPPER
 	RET
 
@@ -448,43 +453,71 @@ done:
 	VZEROUPPER
 	RET
 
+// SCALEROWS(L2, L1, TAIL, DONE) sets dst[i] = a·x[i] for the n floats at
+// SI, dst at DI, n in CX and a broadcast in Z7: two vectors a step, then
+// one, then the masked tail; L2…DONE are its labels. Clobbers Z0, Z1, K1,
+// AX.
+#define SCALEROWS(L2, L1, TAIL, DONE) \
+L2:; \
+	CMPQ CX, $32; \
+	JLT  L1; \
+	VMULPS (SI), Z7, Z0; \
+	VMULPS 64(SI), Z7, Z1; \
+	VMOVUPS Z0, (DI); \
+	VMOVUPS Z1, 64(DI); \
+	ADDQ $128, SI; \
+	ADDQ $128, DI; \
+	SUBQ $32, CX; \
+	JMP  L2; \
+L1:; \
+	CMPQ CX, $16; \
+	JLT  TAIL; \
+	VMULPS (SI), Z7, Z0; \
+	VMOVUPS Z0, (DI); \
+	ADDQ $64, SI; \
+	ADDQ $64, DI; \
+	SUBQ $16, CX; \
+TAIL:; \
+	TESTQ CX, CX; \
+	JZ    DONE; \
+	TAILMASK; \
+	VMOVUPS.Z (SI), K1, Z0; \
+	VMULPS Z7, Z0, Z0; \
+	VMOVUPS Z0, K1, (DI); \
+DONE:
+
 // func scaleAVX512(dst, x *float32, n int, a float32)
 TEXT ·scaleAVX512(SB), NOSPLIT, $0-28
 	MOVQ dst+0(FP), DI
 	MOVQ x+8(FP), SI
 	MOVQ n+16(FP), CX
 	VBROADCASTSS a+24(FP), Z7
+	SCALEROWS(loop2, loop1, tail, done)
+	VZEROUPPER
+	RET
 
-loop2:
-	CMPQ CX, $32
-	JLT  loop1
-	VMULPS (SI), Z7, Z0
-	VMULPS 64(SI), Z7, Z1
-	VMOVUPS Z0, (DI)
-	VMOVUPS Z1, 64(DI)
-	ADDQ $128, SI
-	ADDQ $128, DI
-	SUBQ $32, CX
-	JMP  loop2
-
-loop1:
-	CMPQ CX, $16
-	JLT  tail
-	VMULPS (SI), Z7, Z0
-	VMOVUPS Z0, (DI)
-	ADDQ $64, SI
-	ADDQ $64, DI
-	SUBQ $16, CX
-
-tail:
-	TESTQ CX, CX
-	JZ    done
-	TAILMASK
-	VMOVUPS.Z (SI), K1, Z0
-	VMULPS Z7, Z0, Z0
-	VMOVUPS Z0, K1, (DI)
-
-done:
+// func softmaxAVX512(dst, x *float32, n int)
+//
+// Max, then expSubSum with it, then scale by 1/Σ, in one call: the same
+// instructions in the same order as maxAVX512, expSubSumAVX512 and
+// scaleAVX512, so the same bits.
+TEXT ·softmaxAVX512(SB), NOSPLIT, $0-24
+	MOVQ x+8(FP), SI
+	MOVQ n+16(FP), CX
+	MAXOF(mloop4, mloop1, mtail, mdone, mnan, mend)
+	VBROADCASTSS X0, Z7
+	MOVQ dst+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ n+16(FP), CX
+	LOADEXP
+	EXPSUBSUM(eloop2, eloop1, etail, edone)
+	VMOVSS consts<>+ONE(SB), X1
+	VDIVSS X0, X1, X1
+	VBROADCASTSS X1, Z7
+	MOVQ dst+0(FP), DI
+	MOVQ DI, SI
+	MOVQ n+16(FP), CX
+	SCALEROWS(sloop2, sloop1, stail, sdone)
 	VZEROUPPER
 	RET
 

@@ -86,3 +86,30 @@ func BenchmarkAdamW(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkSoftmaxRows times Softmax over short rows, as attention runs it
+// (50 tokens: vit_fmnist_patch4_28; 65: vit_cifar_patch4_32; 197:
+// ViT-B/16), against the same arithmetic as three calls.
+func BenchmarkSoftmaxRows(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, n := range []int{50, 65, 197} {
+		const rows = 1024
+		x, d := benchSlice(rng, n*rows, -8, 8), make([]float32, n*rows)
+		for _, way := range []struct {
+			name string
+			fn   func(dst, x []float32)
+		}{
+			{"fused", Softmax},
+			{"three-calls", func(dst, x []float32) { Scale(dst, dst, 1/ExpSubMaxSum(dst, x, Max(x))) }},
+		} {
+			b.Run(fmt.Sprintf("n=%d/%s", n, way.name), func(b *testing.B) {
+				for b.Loop() {
+					for r := range rows {
+						way.fn(d[r*n:(r+1)*n], x[r*n:(r+1)*n])
+					}
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*rows), "ns/row")
+			})
+		}
+	}
+}

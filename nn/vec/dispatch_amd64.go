@@ -29,6 +29,9 @@ func expAVX512(dst, x *float32, n int)
 func expSubSumAVX512(dst, x *float32, n int, m float32) float32
 
 //go:noescape
+func softmaxAVX512(dst, x *float32, n int)
+
+//go:noescape
 func maxAVX512(x *float32, n int) float32
 
 //go:noescape
@@ -167,6 +170,14 @@ func expSubSum(dst, x []float32, m float32) float32 {
 		return expSubSumAVX2(&dst[0], &x[0], len(x), m)
 	}
 	return expSubSumGeneric(dst, x, m)
+}
+
+func softmax(dst, x []float32) {
+	if level == levelAVX512 {
+		softmaxAVX512(&dst[0], &x[0], len(x))
+		return
+	}
+	softmaxOf(dst, x)
 }
 
 func maxOf(x []float32) float32 {

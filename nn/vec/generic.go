@@ -308,3 +308,6 @@ func sumSquares64Generic(x []float32) float64 {
 	}
 	return (s0 + s1) + (s2 + s3)
 }
+
+// softmaxOf is Softmax as its three passes, each in the kernels in use.
+func softmaxOf(dst, x []float32) { scale(dst, dst, 1/expSubSum(dst, x, maxOf(x))) }

@@ -45,6 +45,18 @@ func ExpSubMaxSum(dst, x []float32, max float32) float32 {
 	return expSubSum(dst[:len(x)], x, max)
 }
 
+// Softmax sets dst[:len(x)] to softmax(x): e^(x[i]−m) / Σ e^(x[j]−m), m
+// the largest x[j]. It gives the bits of m := Max(x), s :=
+// ExpSubMaxSum(dst, x, m), Scale(dst, dst, 1/s), in one call, which on
+// attention's short rows saves the other two calls' overhead
+// (BenchmarkSoftmaxRows). dst may be x itself.
+func Softmax(dst, x []float32) {
+	if len(x) == 0 {
+		return
+	}
+	softmax(dst[:len(x)], x)
+}
+
 // Max returns the largest element of x: −Inf if x is empty, NaN if x
 // holds a NaN.
 func Max(x []float32) float32 {

@@ -174,6 +174,41 @@ func TestExpSubMaxSum(t *testing.T) {
 	})
 }
 
+// Softmax gives the bits of its three passes, Max, ExpSubMaxSum and Scale
+// by the sum's inverse, for every length and alignment, with ±Inf, NaN
+// and ±0 among the values, in place and not.
+func TestSoftmaxIsItsThreePasses(t *testing.T) {
+	forEachLevel(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(4, 1))
+		special := []float32{float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()), 0, float32(math.Copysign(0, -1)), -200}
+		for _, n := range testLengths {
+			for _, off := range offsets {
+				x := randGuarded(rng, n, off, -30, 10).s()
+				if n > 0 && rng.IntN(3) == 0 {
+					x[rng.IntN(n)] = special[rng.IntN(len(special))]
+				}
+				want := make([]float32, n)
+				if n > 0 {
+					Scale(want, want, 1/ExpSubMaxSum(want, x, Max(x)))
+				}
+				dg := newGuarded(n, (off+1)%4)
+				Softmax(dg.s(), x)
+				dg.check(t, "Softmax "+name(n, off))
+				inPlace := append([]float32(nil), x...)
+				Softmax(inPlace, inPlace)
+				for i := range want {
+					if got := dg.s()[i]; math.Float32bits(got) != math.Float32bits(want[i]) {
+						t.Fatalf("Softmax %s: [%d] = %g, want %g", name(n, off), i, got, want[i])
+					}
+					if got := inPlace[i]; math.Float32bits(got) != math.Float32bits(want[i]) {
+						t.Fatalf("Softmax in place %s: [%d] = %g, want %g", name(n, off), i, got, want[i])
+					}
+				}
+			}
+		}
+	})
+}
+
 func TestMax(t *testing.T) {
 	forEachLevel(t, func(t *testing.T) {
 		rng := rand.New(rand.NewPCG(3, 1))
