@@ -88,9 +88,12 @@ func section(lines []string, from string) ([]string, int, error) {
 		return nil, 0, fmt.Errorf("no line %q", from)
 	}
 	level := len(from) - len(strings.TrimLeft(from, "#"))
-	end := len(lines)
+	end, fenced := len(lines), false
 	for i := start + 1; i < len(lines); i++ {
-		if h := len(lines[i]) - len(strings.TrimLeft(lines[i], "#")); h > 0 && h <= level && strings.HasPrefix(lines[i][h:], " ") {
+		if strings.HasPrefix(strings.TrimSpace(lines[i]), "```") {
+			fenced = !fenced
+		}
+		if h := len(lines[i]) - len(strings.TrimLeft(lines[i], "#")); !fenced && h > 0 && h <= level && strings.HasPrefix(lines[i][h:], " ") {
 			end = i
 			break
 		}

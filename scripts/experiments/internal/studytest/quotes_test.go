@@ -45,7 +45,8 @@ func TestMisquotesFindsAFigureNotInTheReport(t *testing.T) {
 	doc := write("docs/experiments/README.md", "# Guide\n\n## Results\n\n"+
 		"- [a.md](a.md): (d) reaches 85.99 ± 0.38%,\n  t = −3.07, and 1.33 below.\n"+
 		"- [b](../superseded/b.md): 0.5 points, not 0.50 nor 10.5.\n\n"+
-		"A passage without a report: 12.5.\n\n```sh\n[a.md](a.md) 9.99\n```\n\n"+
+		"A passage without a report: 12.5.\n\n```sh\n# a comment, not a heading\n[a.md](a.md) 9.99\n```\n\n"+
+		"- [a.md](a.md): 2.5\n\n"+
 		"## Next\n\n[a.md](a.md) 7.25\n")
 	got, err := Misquotes(root, doc, "## Results")
 	if err != nil {
@@ -55,7 +56,7 @@ func TestMisquotesFindsAFigureNotInTheReport(t *testing.T) {
 	for _, m := range got {
 		figs = append(figs, m.Figure)
 	}
-	if want := []string{"1.33", "0.50", "10.5"}; !slices.Equal(figs, want) {
+	if want := []string{"1.33", "0.50", "10.5", "2.5"}; !slices.Equal(figs, want) {
 		t.Errorf("misquoted %q, want %q", figs, want)
 	}
 	if len(got) > 0 && (got[0].Line != 5 || !slices.Equal(got[0].Reports, []string{"docs/experiments/a.md"})) {
