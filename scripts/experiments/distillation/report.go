@@ -23,7 +23,10 @@ func (r *report) Markdown() string {
 		w("> **Quick mode** (`--quick`): a check of the pipeline on %d training and %d test images, %s per run, %s. "+
 			"Its numbers say nothing about distillation; the verdicts below are computed from them as in the full study.\n\n", o.TrainSubset, o.EvalSubset, study.Plural(o.epochs, "epoch"), study.Plural(o.seeds, "seed"))
 	}
-	if d := defaults(); !o.Quick && (o.epochs < d.epochs || o.teacherEpochs < d.teacherEpochs || o.vitTeacherEpochs < d.vitTeacherEpochs) {
+	if d := defaults(); !o.Quick && o.core && (o.epochs < d.epochs || o.teacherEpochs < d.teacherEpochs) {
+		w("> **Short budget**: students %s, the ResNet-20 teacher %s, against the script's defaults of %d and %d epochs and DeiT's 300. "+
+			"The verdicts below are about this budget.\n\n", study.Plural(o.epochs, "epoch"), study.Plural(o.teacherEpochs, "epoch"), d.epochs, d.teacherEpochs)
+	} else if !o.Quick && !o.core && (o.epochs < d.epochs || o.teacherEpochs < d.teacherEpochs || o.vitTeacherEpochs < d.vitTeacherEpochs) {
 		w("> **Short budget**: students %s, teachers %s (ResNet-20) and %s (ViT), against the script's defaults of %d, %d and %d epochs and DeiT's 300. "+
 			"The verdicts below are about this budget.\n\n", study.Plural(o.epochs, "epoch"), study.Plural(o.teacherEpochs, "epoch"), study.Plural(o.vitTeacherEpochs, "epoch"), d.epochs, d.teacherEpochs, d.vitTeacherEpochs)
 	}
@@ -53,7 +56,7 @@ func (r *report) Markdown() string {
 			"Each teacher is a single run (seed 0): the students' seeds measure the students' variation, not the teachers', so the teacher-type verdict is conditional on these teachers, not about convnets and transformers in general.\n",
 			study.Plural(o.teacherEpochs, "epoch"), study.Plural(o.vitTeacherEpochs, "epoch"), study.Plural(o.matchedTeacherEpochs, "epoch"))
 	}
-	w("- **Fine-tuning at a higher resolution** with distillation is measured by `scripts/experiments/finetune` ([finetune.md](finetune.md), its arm (f)): Fashion-MNIST trained at 14 px and fine-tuned at its native 28 px, where the higher resolution carries real extra pixels.\n")
+	w("- **Fine-tuning at a higher resolution** with distillation is measured by `scripts/experiments/finetune`'s arm (f), in its full study (not `--core`): Fashion-MNIST trained at 14 px and fine-tuned at its native 28 px, where the higher resolution carries real extra pixels.\n")
 	b.WriteString(r.Tally.BuildLine())
 	b.WriteString(r.Tally.ComputeLine())
 

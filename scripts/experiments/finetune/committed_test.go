@@ -80,7 +80,7 @@ func TestReportCheckRefusesWhatTheCommandDoesNotWrite(t *testing.T) {
 	}
 }
 
-// The reports in docs/experiments/superseded are not what today's command
+// The reports in docs/superseded are not what today's command
 // writes.
 func TestSupersededReportsAreNotWhatTheCommandWrites(t *testing.T) {
 	studytest.CheckSuperseded(t, name, func(path string) error { return checkReport(t, path) })

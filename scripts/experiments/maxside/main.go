@@ -122,14 +122,15 @@ func sideName(maxSide int) string {
 
 // writeTable writes the Markdown table: each arm's seeds, top-1 per seed
 // and mean ± std, and its difference from full size (arm − full) paired by
-// seed, on the seeds both ran, with t, p and the verdict of the claim
+// seed, on the seeds both ran, with its standard error ("±" is kept for
+// the standard deviation), with t, p and the verdict of the claim
 // "full size beats N".
 func writeTable(w io.Writer, arms []arm) error {
 	if len(arms) == 0 || arms[0].maxSide != 0 {
 		return fmt.Errorf("no finished full-size (n0-s*) runs to compare with")
 	}
 	full := arms[0]
-	fmt.Fprintln(w, "| --max-side | seeds | test top-1 per seed (%) | mean ± std | arm − full size (points) | t | p | full size beats N |")
+	fmt.Fprintln(w, "| --max-side | seeds | test top-1 per seed (%) | mean ± std | arm − full size (points; standard error) | t | p | full size beats N |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|")
 	for _, a := range arms {
 		per := make([]string, len(a.top1))
@@ -140,7 +141,7 @@ func writeTable(w io.Writer, arms []arm) error {
 		if a.maxSide != 0 {
 			seeds, x, f := commonSeeds(a, full)
 			d := study.Compare(seeds, x, seeds, f)
-			diff = fmt.Sprintf("%+.2f ± %.2f", d.D, d.SE)
+			diff = fmt.Sprintf("%+.2f (SE %.2f)", d.D, d.SE)
 			if len(seeds) < len(a.seeds) || len(seeds) < len(full.seeds) {
 				diff += fmt.Sprintf(" (seeds %s)", joinInts(seeds))
 			}

@@ -70,10 +70,10 @@ func TestReadArmsPairsBySeed(t *testing.T) {
 	}
 	table := b.String()
 	for _, want := range []string{
-		"| 256 | 1, 2, 3 | 91.00, 93.00, 95.00 | 93.00 ± 2.00 | +1.00 ± 0.00 |",
+		"| 256 | 1, 2, 3 | 91.00, 93.00, 95.00 | 93.00 ± 2.00 | +1.00 (SE 0.00) |",
 		// The same gain on every seed: full size does not beat 256.
 		"| " + study.DoesNotHold + " |",
-		"| 74 | 1, 2, 3, 4 | 89.00, 90.00, 91.00, 50.00 | 80.00 ± 20.02 | -2.00 ± 0.58 (seeds 1, 2, 3) | -3.46 |",
+		"| 74 | 1, 2, 3, 4 | 89.00, 90.00, 91.00, 50.00 | 80.00 ± 20.02 | -2.00 (SE 0.58) (seeds 1, 2, 3) | -3.46 |",
 	} {
 		if !strings.Contains(table, want) {
 			t.Errorf("table lacks %q:\n%s", want, table)

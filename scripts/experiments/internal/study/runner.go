@@ -144,8 +144,9 @@ type Attempt struct {
 	CPUS   float64   `json:"cpu_s"` // user + system
 	Status int       `json:"exit_status"`
 	// Jobs is how many runs the study trained at once, Threads the
-	// process's GOMAXPROCS (0: every CPU), from --jobs or the study's own
-	// environment. Records written before these fields existed have
+	// process's GOMAXPROCS, from --jobs, the study's own environment or
+	// the CPUs the study may run on (0 in records written before it was
+	// recorded: every CPU the study could use). Records written before these fields existed have
 	// neither: their study ran one run at a time.
 	Jobs    int `json:"jobs,omitempty"`
 	Threads int `json:"threads,omitempty"`
@@ -315,6 +316,8 @@ func (rn *Runner) exec(ctx context.Context, r Run, args []string) (Attempt, erro
 		cmd.Env = append(os.Environ(), "GOMAXPROCS="+strconv.Itoa(threads))
 	} else if n, err := strconv.Atoi(os.Getenv("GOMAXPROCS")); err == nil && n > 0 {
 		threads = n // the study's own setting, which vit-train inherits
+	} else {
+		threads = runtime.NumCPU() // vit-train's default: the CPUs the study may run on (taskset narrows them)
 	}
 	a := Attempt{Start: time.Now(), Args: args, Jobs: rn.Jobs, Threads: threads}
 	// Every SIGINT or SIGTERM the study receives goes to vit-train: the

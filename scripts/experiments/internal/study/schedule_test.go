@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -154,8 +155,14 @@ func TestRunnerThreadsAndTheComputeLine(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if a.Jobs != rn.Jobs || a.Threads != rn.Threads {
-			t.Errorf("attempt %+v of runner %+v", a, rn)
+		// Without --jobs or GOMAXPROCS, vit-train takes the CPUs the
+		// study may run on.
+		want := rn.Threads
+		if want == 0 {
+			want = runtime.NumCPU()
+		}
+		if a.Jobs != rn.Jobs || a.Threads != want {
+			t.Errorf("attempt %+v of runner %+v, want %d threads", a, rn, want)
 		}
 	}
 	// One job in a study started with GOMAXPROCS=2: vit-train inherits
@@ -172,12 +179,12 @@ func TestRunnerThreadsAndTheComputeLine(t *testing.T) {
 
 	tally := Tally{Concurrency: add(add(add(nil, concurrencyLabel(Attempt{})), concurrencyLabel(Attempt{Jobs: 2, Threads: 1})), concurrencyLabel(Attempt{Jobs: 2, Threads: 1}))}
 	line := tally.ComputeLine()
-	want := "Training ran one run at a time, on every CPU (1 process) and 2 runs at a time, each on 1 thread (2 processes). A run that shared the CPUs"
+	want := "Training ran one run at a time, on every CPU the study could use (1 process) and 2 runs at a time, each on 1 thread (2 processes). A run that shared the CPUs"
 	if !strings.Contains(line, want) {
 		t.Errorf("compute line %q lacks %q", line, want)
 	}
 	alone := Tally{Concurrency: add(nil, concurrencyLabel(Attempt{Jobs: 1}))}.ComputeLine()
-	if strings.Contains(alone, "shared") || !strings.Contains(alone, "one run at a time, on every CPU (1 process).") {
+	if strings.Contains(alone, "shared") || !strings.Contains(alone, "one run at a time, on every CPU the study could use (1 process).") {
 		t.Errorf("compute line of runs alone: %q", alone)
 	}
 }

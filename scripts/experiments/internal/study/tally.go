@@ -62,7 +62,7 @@ type LabelCount struct {
 func concurrencyLabel(a Attempt) string {
 	switch {
 	case a.Jobs <= 1 && a.Threads == 0:
-		return "one run at a time, on every CPU"
+		return "one run at a time, on every CPU the study could use"
 	case a.Jobs <= 1:
 		return "one run at a time, on " + Plural(a.Threads, "thread")
 	}

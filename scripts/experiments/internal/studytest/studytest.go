@@ -367,12 +367,12 @@ func CheckCommitted(t *testing.T, name string, check func(path string) error) {
 }
 
 // CheckSuperseded fails t if check passes a report of the study name in
-// docs/experiments/superseded: those are records that today's command
+// docs/superseded: those are records that today's command
 // does not write (their README says why); one that it writes again
 // belongs in docs/experiments.
 func CheckSuperseded(t *testing.T, name string, check func(path string) error) {
 	t.Helper()
-	for _, path := range committedIn(t, name, "docs", "experiments", "superseded") {
+	for _, path := range committedIn(t, name, "docs", "superseded") {
 		if err := check(path); err == nil {
 			t.Errorf("%s is what its command writes: it belongs in docs/experiments", path)
 		}
