@@ -23,12 +23,15 @@ func (r *report) Markdown() string {
 		w("> **Quick mode** (`--quick`): a check of the pipeline on %d training and %d test images, %s per run, %s. "+
 			"Its numbers say nothing about distillation; the verdicts below are computed from them as in the full study.\n\n", o.TrainSubset, o.EvalSubset, study.Plural(o.epochs, "epoch"), study.Plural(o.seeds, "seed"))
 	}
-	if d := defaults(); !o.Quick && o.core && (o.epochs < d.epochs || o.teacherEpochs < d.teacherEpochs) {
-		w("> **Short budget**: students %s, the ResNet-20 teacher %s, against the script's defaults of %d and %d epochs and DeiT's 300. "+
-			"The verdicts below are about this budget.\n\n", study.Plural(o.epochs, "epoch"), study.Plural(o.teacherEpochs, "epoch"), d.epochs, d.teacherEpochs)
-	} else if !o.Quick && !o.core && (o.epochs < d.epochs || o.teacherEpochs < d.teacherEpochs || o.vitTeacherEpochs < d.vitTeacherEpochs) {
-		w("> **Short budget**: students %s, teachers %s (ResNet-20) and %s (ViT), against the script's defaults of %d, %d and %d epochs and DeiT's 300. "+
-			"The verdicts below are about this budget.\n\n", study.Plural(o.epochs, "epoch"), study.Plural(o.teacherEpochs, "epoch"), study.Plural(o.vitTeacherEpochs, "epoch"), d.epochs, d.teacherEpochs, d.vitTeacherEpochs)
+	if d := defaults(); !o.Quick && (o.epochs < d.epochs || o.teacherEpochs < d.teacherEpochs || !o.core && o.vitTeacherEpochs < d.vitTeacherEpochs) {
+		teachers := "the ResNet-20 teacher " + study.Plural(o.teacherEpochs, "epoch")
+		defaultEpochs := fmt.Sprintf("%d and %d", d.epochs, d.teacherEpochs)
+		if !o.core {
+			teachers = fmt.Sprintf("teachers %s (ResNet-20) and %s (ViT)", study.Plural(o.teacherEpochs, "epoch"), study.Plural(o.vitTeacherEpochs, "epoch"))
+			defaultEpochs = fmt.Sprintf("%d, %d and %d", d.epochs, d.teacherEpochs, d.vitTeacherEpochs)
+		}
+		w("> **Short budget**: students %s, %s, against the script's defaults of %s epochs and DeiT's 300. "+
+			"The verdicts below are about this budget.\n\n", study.Plural(o.epochs, "epoch"), teachers, defaultEpochs)
 	}
 	w("This report is written by `%s`; every number, and every verdict, is computed from the run folders in `%s`.\n\n",
 		reportCommand(o), study.RelPath(o.Work))

@@ -3,6 +3,7 @@ package studytest
 import (
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -145,18 +146,17 @@ func passages(lines []string) []passage {
 func linkedReports(root, dir, text string) ([]string, error) {
 	var out []string
 	for _, m := range mdLink.FindAllStringSubmatch(text, -1) {
-		path := filepath.Join(dir, m[1])
-		if _, err := os.Stat(path); err != nil {
+		linked := filepath.Join(dir, m[1])
+		if _, err := os.Stat(linked); err != nil {
 			return nil, fmt.Errorf("a link to %s: %w", m[1], err)
 		}
-		rel, err := filepath.Rel(root, path)
+		rel, err := filepath.Rel(root, linked)
 		if err != nil {
 			return nil, err
 		}
 		rel = filepath.ToSlash(rel)
-		folder, base := filepath.Split(rel)
-		isReport := folder == "docs/superseded/" || (folder == "docs/experiments/" && base != "README.md")
-		if isReport {
+		folder, base := path.Split(rel)
+		if folder == "docs/superseded/" || folder == "docs/experiments/" && base != "README.md" {
 			out = append(out, rel)
 		}
 	}
