@@ -55,7 +55,8 @@ const (
 	frameC      = frameB + 8      // this tile's C
 	frameBias   = frameC + 8      // this tile's bias, or 0
 	frameSums   = frameBias + 8   // this tile's carried sums
-	frameSize   = frameSums + 8
+	frameNextA  = frameSums + 8   // 32 rows of A less one 64-byte column, in bytes
+	frameSize   = frameNextA + 8
 )
 
 func main() {
@@ -92,6 +93,16 @@ func main() {
 	p("MOVQ DX, %d(SP)", frameSums)
 	p("VBROADCASTSS alpha+72(FP), Z24")
 	p("VBROADCASTSS beta+76(FP), Z25")
+	// The next A panel (the 32 rows after this one, where blockStrips's
+	// next call reads them) is brought into L2 while this one is used:
+	// R13 walks it a 64-byte column at a time, 32 rows (R14 left) down
+	// each, and on into the columns past the K block.
+	p("MOVQ rsa+16(FP), R13")
+	p("SHLQ $7, R13")      // 32 rows of A, in bytes
+	p("LEAQ -64(R13), DX") //
+	p("MOVQ DX, %d(SP)", frameNextA)
+	p("ADDQ a+8(FP), R13")
+	p("MOVQ $32, R14")
 
 	// carried moves the four accumulator tiles from or to this tile's
 	// carried sums, 1024 bytes each (rows 64 bytes apart), with move(t)
@@ -143,6 +154,22 @@ func main() {
 	tiles(amx.Tileloadd(5, "SI", "CX"), "TILELOADD (SI)(CX*1), tmm5")
 	tiles(amx.Tdpbf16ps(2, 5, 6), "TDPBF16PS tmm6, tmm5, tmm2")
 	tiles(amx.Tdpbf16ps(3, 5, 7), "TDPBF16PS tmm7, tmm5, tmm3")
+	// The next 16 pairs' B rows (2 KiB from BX on, both tiles' columns
+	// side by side) are brought from L2 into L1 a step ahead of their
+	// loads.
+	for l := range 32 {
+		p("PREFETCHT0 %d(BX)(R10*1)", 64*l)
+	}
+	for range 2 {
+		p("PREFETCHT1 (R13)")
+		p("PREFETCHT1 (R13)(CX*1)")
+		p("LEAQ (R13)(CX*2), R13")
+	}
+	p("SUBQ $4, R14")
+	p("JNZ sgemmStripAMX_column")
+	p("MOVQ $32, R14")
+	p("SUBQ %d(SP), R13", frameNextA)
+	label("column")
 	p("ADDQ $64, AX")
 	p("ADDQ $64, SI")
 	p("ADDQ R10, BX")

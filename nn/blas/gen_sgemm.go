@@ -853,6 +853,10 @@ func emitTransRowsBF16(w *bytes.Buffer, p func(string, ...any), label func(strin
 	p("VMOVDQU64 bf16Interleave<>(SB), Z18")
 	p("MOVQ SI, R11")
 	for q := range 16 {
+		// Into L1: the same rows' columns 32 on, which transRowsBF16's
+		// next group but one converts.
+		p("PREFETCHT0 128(R11)")
+		p("PREFETCHT0 128(R11)(R9*1)")
 		p("VMOVUPS.Z (R11), K1, Z16")
 		p("VMOVUPS.Z (R11)(R9*1), K1, Z17")
 		p("%s", evex.VCVTNE2PS2BF16.Asm(19, 17, 16))

@@ -605,15 +605,19 @@ func (g *gemmCall) packAllA(parallelOK bool) {
 	panels := ceilDiv(g.m, kern.mr)
 	pieces := panels * ceilDiv(g.k, g.kc)
 	if kern.aRows(g.tA) != nil {
-		// Rows 64-byte aligned; a piece is a row panel, all of K.
-		// an odd number of 64-byte lines, so that a panel's rows fall
-		// in different sets of L1 for every K.
+		// Rows 64-byte aligned and an odd number of 64-byte lines
+		// long, so that a panel's rows fall in different sets of L1
+		// for every K. A piece is a row panel, all of K, or for Aᵀ a
+		// K chunk of every row (packATChunk).
 		g.aRowWords = ceilDiv(kern.rows(g.k), 16) * 16
 		if g.aRowWords/16%2 == 0 {
 			g.aRowWords += 16
 		}
 		g.convA = convPool.get(panels * kern.mr * g.aRowWords)
 		pieces = panels
+		if g.tA {
+			pieces = ceilDiv(g.k, transChunk)
+		}
 	} else {
 		g.convA = convPool.get(panels * kern.aCol * kern.rows(g.k))
 	}
@@ -643,11 +647,15 @@ func (g *gemmCall) packAllB(parallelOK bool) {
 func (g *gemmCall) packBRange(lo, hi int) { g.shared.pack(g.b, g.ldb, g.tB, 0, lo, hi) }
 
 // packARange converts pieces [lo, hi) of op(A) (see packAllA): row panel
-// t, or row panel t % panels of K block t / panels.
+// t, K chunk t of Aᵀ, or row panel t % panels of K block t / panels.
 func (g *gemmCall) packARange(lo, hi int) {
 	kern := g.kern
 	panels := ceilDiv(g.m, kern.mr)
 	for t := lo; t < hi; t++ {
+		if g.aRowWords > 0 && g.tA {
+			g.packATChunk(t)
+			continue
+		}
 		if g.aRowWords > 0 {
 			i, rows := t*kern.mr, min(kern.mr, g.m-t*kern.mr)
 			dst := (*g.convA)[i*g.aRowWords : (i+kern.mr)*g.aRowWords]
@@ -656,14 +664,7 @@ func (g *gemmCall) packARange(lo, hi int) {
 				src = g.a[i*g.lda:]
 			}
 			kern.aRows(g.tA)(dst, g.aRowWords, src, g.lda, rows, g.k)
-			// Zero past K in each row, as far as a kernel with
-			// rowAlign reads, and in the rows past m.
-			if pad := kern.rows(g.k) - ceilDiv(g.k, kern.kw); pad > 0 {
-				for r := range rows {
-					clear(dst[r*g.aRowWords+kern.rows(g.k)-pad : r*g.aRowWords+kern.rows(g.k)])
-				}
-			}
-			clear(dst[rows*g.aRowWords:])
+			g.zeroPastK(dst, rows)
 			continue
 		}
 		pc, i := t/panels*g.kc, t%panels*kern.mr
@@ -671,6 +672,38 @@ func (g *gemmCall) packARange(lo, hi int) {
 		off := g.aOffset(pc, kc, i)
 		kern.packA((*g.convA)[off:off+kern.aCol*kern.rows(kc)], kern.mr, g.a, g.lda, g.tA, i, min(kern.mr, g.m-i), pc, kc)
 	}
+}
+
+// transChunk is the K steps of one piece of Aᵀ that packAllA converts:
+// all its rows (the columns of A) over transChunk rows of A, which are
+// read front to back, a 64-byte line of each at a time.
+const transChunk = 32
+
+// packATChunk converts K steps [t·transChunk, (t+1)·transChunk) of every
+// row of op(A) = Aᵀ, and after the last of them zeroes each row past K
+// and the rows past m.
+func (g *gemmCall) packATChunk(t int) {
+	kern := g.kern
+	k0 := t * transChunk
+	steps := min(transChunk, g.k-k0)
+	conv := *g.convA
+	kern.packATRows(conv[k0/kern.kw:], g.aRowWords, g.a[k0*g.lda:], g.lda, g.m, steps)
+	if k0+steps == g.k {
+		g.zeroPastK(conv[:ceilDiv(g.m, kern.mr)*kern.mr*g.aRowWords], g.m)
+	}
+}
+
+// zeroPastK zeroes what the kernel reads of converted rows dst past the
+// converted ones: each of the first rows rows past K, as far as a kernel
+// with rowAlign reads, and all of dst after them.
+func (g *gemmCall) zeroPastK(dst []float32, rows int) {
+	kern := g.kern
+	if pad := kern.rows(g.k) - ceilDiv(g.k, kern.kw); pad > 0 {
+		for r := range rows {
+			clear(dst[r*g.aRowWords+kern.rows(g.k)-pad : r*g.aRowWords+kern.rows(g.k)])
+		}
+	}
+	clear(dst[rows*g.aRowWords:])
 }
 
 // aOffset is where the A panel of rows [i, i+mr) of the K block that
