@@ -4,6 +4,7 @@ package blas
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -56,27 +57,36 @@ func BenchmarkKernel(b *testing.B) {
 // 4·kp bytes apart, in L1) over 8 B panels of kp pairs by 32 columns (a
 // block in L2), into C of ldc 768 as a ViT-B projection's; "last" ends
 // in C through the epilogue, "carried" stores the sums for the next K
-// block, as blockStrips does with every block but the last.
+// block, as blockStrips does with every block but the last. The
+// "memory" cases move on to the next 32 rows of A and C with every
+// call, through a product of 6,304 rows (ViT-B/16's at batch 32), as
+// blockStrips does: A and C come from memory rather than L1.
 func BenchmarkStrip(b *testing.B) {
 	kern := lowKernel(AMX)
 	if kern == nil || kern.strip == nil {
 		b.Skip("the amx kernel does not run here")
 	}
-	const panels, ldc = 8, 768
+	const panels, ldc, rowPanels = 8, 768, 197
 	for _, kp := range []int{32, 64, 128, 192} {
-		for _, mode := range []string{"last", "carried"} {
+		for _, mode := range []string{"last", "carried", "last/memory", "carried/memory"} {
 			b.Run(fmt.Sprintf("k=%d/%s", 2*kp, mode), func(b *testing.B) {
-				a := alignedFloats(32 * kp)
+				walk := 1
+				if strings.HasSuffix(mode, "/memory") {
+					walk = rowPanels
+				}
+				a := alignedFloats(32 * kp * walk)
 				bp := alignedFloats(32 * kp * panels)
-				c := alignedFloats(32 * ldc)
+				c := alignedFloats(32 * ldc * walk)
 				sums := alignedFloats(32 * 32 * panels)
 				flags := 0
-				if mode == "carried" {
+				if strings.HasPrefix(mode, "carried") {
 					flags = stripCarriedIn | stripCarriedOut
 				}
+				b.ResetTimer()
 				cpu0 := cpuTime()
 				for i := 0; i < b.N; i++ {
-					kern.strip(kp, &a[0], kp, &bp[0], 32, 32*kp, panels, &c[0], ldc, 1, 0, 32, colMask(32), nil, &sums[0], flags)
+					r := i % walk
+					kern.strip(kp, &a[r*32*kp], kp, &bp[0], 32, 32*kp, panels, &c[r*32*ldc], ldc, 1, 0, 32, colMask(32), nil, &sums[0], flags)
 				}
 				flop := 2 * float64(32*32*2*kp*panels) * float64(b.N)
 				b.ReportMetric(flop/b.Elapsed().Seconds()/1e9, "GFLOP/s")
