@@ -218,6 +218,7 @@ func lowCases() []lowCase {
 	for _, s := range []struct{ m, n, k int }{
 		{1, 1, 1}, {12, 32, 8}, {5, 7, 3}, {13, 33, 17}, {6, 16, 64}, {7, 17, 65}, {25, 70, 1601},
 		{40, 300, 1000}, {200, 130, 300}, {3, 50, 2000}, {200, 400, 288},
+		{48, 48, 100}, {49, 49, 70}, // the last 32 rows and columns: 16 and 17
 	} {
 		for i, tr := range [][2]bool{{false, false}, {false, true}, {true, false}, {true, true}} {
 			cs = append(cs, lowCase{tr[0], tr[1], s.m, s.n, s.k, 1, 0, i%2 == 0, 1})
