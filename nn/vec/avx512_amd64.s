@@ -134,16 +134,35 @@ done:; \
 	VMOVSHDUP X0, X1; \
 	VADDSS X1, X0, X0
 
-// EXPSUBSUM(L2, L1, TAIL, DONE) sets dst[i] = e^(x[i]−m) for the n floats
-// at SI, dst at DI, n in CX and m broadcast in Z7, and leaves Σ dst[i] in
-// X0: two vectors a step into two sums, then one, then the masked tail;
-// L2…DONE are its labels. Needs LOADEXP; clobbers Z0-Z6, Z8, Z9.
-#define EXPSUBSUM(L2, L1, TAIL, DONE) \
-	VPXORD Z8, Z8, Z8; \
-	VPXORD Z9, Z9, Z9; \
+// ROWS2(L2, L1, TAIL, DONE, TWO, ONE, MASKED) walks the n floats at SI,
+// dst at DI, n in CX: TWO on two vectors a step (at 0 and 64 from SI and
+// DI), then ONE on one, then MASKED on the tail under K1 (TAILMASK); L2…
+// DONE are its labels. Clobbers K1, AX and what the steps clobber.
+#define ROWS2(L2, L1, TAIL, DONE, TWO, ONE, MASKED) \
 L2:; \
 	CMPQ CX, $32; \
 	JLT  L1; \
+	TWO; \
+	ADDQ $128, SI; \
+	ADDQ $128, DI; \
+	SUBQ $32, CX; \
+	JMP  L2; \
+L1:; \
+	CMPQ CX, $16; \
+	JLT  TAIL; \
+	ONE; \
+	ADDQ $64, SI; \
+	ADDQ $64, DI; \
+	SUBQ $16, CX; \
+TAIL:; \
+	TESTQ CX, CX; \
+	JZ    DONE; \
+	TAILMASK; \
+	MASKED; \
+DONE:
+
+// The steps of EXPSUBSUM: dst = e^(x−m), summed into Z8 and Z9.
+#define EXPSUB_TWO \
 	VMOVUPS (SI), Z0; \
 	VSUBPS  Z7, Z0, Z0; \
 	EXP(Z0, Z1); \
@@ -153,32 +172,28 @@ L2:; \
 	VSUBPS  Z7, Z0, Z0; \
 	EXP(Z0, Z1); \
 	VMOVUPS Z1, 64(DI); \
-	VADDPS  Z1, Z9, Z9; \
-	ADDQ $128, SI; \
-	ADDQ $128, DI; \
-	SUBQ $32, CX; \
-	JMP  L2; \
-L1:; \
-	CMPQ CX, $16; \
-	JLT  TAIL; \
+	VADDPS  Z1, Z9, Z9
+#define EXPSUB_ONE \
 	VMOVUPS (SI), Z0; \
 	VSUBPS  Z7, Z0, Z0; \
 	EXP(Z0, Z1); \
 	VMOVUPS Z1, (DI); \
-	VADDPS  Z1, Z8, Z8; \
-	ADDQ $64, SI; \
-	ADDQ $64, DI; \
-	SUBQ $16, CX; \
-TAIL:; \
-	TESTQ CX, CX; \
-	JZ    DONE; \
-	TAILMASK; \
+	VADDPS  Z1, Z8, Z8
+#define EXPSUB_MASKED \
 	VMOVUPS.Z (SI), K1, Z0; \
 	VSUBPS  Z7, Z0, Z0; \
 	EXP(Z0, Z1); \
 	VMOVUPS Z1, K1, (DI); \
-	VADDPS  Z1, Z9, K1, Z9; \
-DONE:; \
+	VADDPS  Z1, Z9, K1, Z9
+
+// EXPSUBSUM(L2, L1, TAIL, DONE) sets dst[i] = e^(x[i]−m) for the n floats
+// at SI, dst at DI, n in CX and m broadcast in Z7, and leaves Σ dst[i] in
+// X0: two vectors a step into two sums, then one, then the masked tail
+// (ROWS2); L2…DONE are its labels. Needs LOADEXP; clobbers Z0-Z6, Z8, Z9.
+#define EXPSUBSUM(L2, L1, TAIL, DONE) \
+	VPXORD Z8, Z8, Z8; \
+	VPXORD Z9, Z9, Z9; \
+	ROWS2(L2, L1, TAIL, DONE, EXPSUB_TWO, EXPSUB_ONE, EXPSUB_MASKED); \
 	VADDPS Z9, Z8, Z0; \
 	HSUM
 
@@ -453,38 +468,26 @@ done:
 	VZEROUPPER
 	RET
 
-// SCALEROWS(L2, L1, TAIL, DONE) sets dst[i] = a·x[i] for the n floats at
-// SI, dst at DI, n in CX and a broadcast in Z7: two vectors a step, then
-// one, then the masked tail; L2…DONE are its labels. Clobbers Z0, Z1, K1,
-// AX.
-#define SCALEROWS(L2, L1, TAIL, DONE) \
-L2:; \
-	CMPQ CX, $32; \
-	JLT  L1; \
+// The steps of SCALEROWS: dst = a·x.
+#define SCALE_TWO \
 	VMULPS (SI), Z7, Z0; \
 	VMULPS 64(SI), Z7, Z1; \
 	VMOVUPS Z0, (DI); \
-	VMOVUPS Z1, 64(DI); \
-	ADDQ $128, SI; \
-	ADDQ $128, DI; \
-	SUBQ $32, CX; \
-	JMP  L2; \
-L1:; \
-	CMPQ CX, $16; \
-	JLT  TAIL; \
+	VMOVUPS Z1, 64(DI)
+#define SCALE_ONE \
 	VMULPS (SI), Z7, Z0; \
-	VMOVUPS Z0, (DI); \
-	ADDQ $64, SI; \
-	ADDQ $64, DI; \
-	SUBQ $16, CX; \
-TAIL:; \
-	TESTQ CX, CX; \
-	JZ    DONE; \
-	TAILMASK; \
+	VMOVUPS Z0, (DI)
+#define SCALE_MASKED \
 	VMOVUPS.Z (SI), K1, Z0; \
 	VMULPS Z7, Z0, Z0; \
-	VMOVUPS Z0, K1, (DI); \
-DONE:
+	VMOVUPS Z0, K1, (DI)
+
+// SCALEROWS(L2, L1, TAIL, DONE) sets dst[i] = a·x[i] for the n floats at
+// SI, dst at DI, n in CX and a broadcast in Z7: two vectors a step, then
+// one, then the masked tail (ROWS2); L2…DONE are its labels. Clobbers
+// Z0, Z1, K1, AX.
+#define SCALEROWS(L2, L1, TAIL, DONE) \
+	ROWS2(L2, L1, TAIL, DONE, SCALE_TWO, SCALE_ONE, SCALE_MASKED)
 
 // func scaleAVX512(dst, x *float32, n int, a float32)
 TEXT ·scaleAVX512(SB), NOSPLIT, $0-28
