@@ -146,8 +146,9 @@ type Attempt struct {
 	// Jobs is how many runs the study trained at once, Threads the
 	// process's GOMAXPROCS, from --jobs, the study's own environment or
 	// the CPUs the study may run on (0 in records written before it was
-	// recorded: every CPU the study could use). Records written before these fields existed have
-	// neither: their study ran one run at a time.
+	// recorded: every CPU the study could use). Records written before
+	// these fields existed have neither: their study ran one run at a
+	// time.
 	Jobs    int `json:"jobs,omitempty"`
 	Threads int `json:"threads,omitempty"`
 	// Interrupted marks a process that ended with the study (killed,

@@ -88,19 +88,22 @@ func section(lines []string, from string) ([]string, int, error) {
 	if start < 0 {
 		return nil, 0, fmt.Errorf("no line %q", from)
 	}
-	level := len(from) - len(strings.TrimLeft(from, "#"))
+	level := headingLevel(from)
 	end, fenced := len(lines), false
 	for i := start + 1; i < len(lines); i++ {
 		if strings.HasPrefix(strings.TrimSpace(lines[i]), "```") {
 			fenced = !fenced
 		}
-		if h := len(lines[i]) - len(strings.TrimLeft(lines[i], "#")); !fenced && h > 0 && h <= level && strings.HasPrefix(lines[i][h:], " ") {
+		if h := headingLevel(lines[i]); !fenced && h > 0 && h <= level && strings.HasPrefix(lines[i][h:], " ") {
 			end = i
 			break
 		}
 	}
 	return lines[start:end], start, nil
 }
+
+// headingLevel is how many "#" line starts with.
+func headingLevel(line string) int { return len(line) - len(strings.TrimLeft(line, "#")) }
 
 type passage struct {
 	line int // from 1, in the lines given to passages
