@@ -185,6 +185,37 @@ func main() {
 	})
 	p("JMP sgemmStripAMX_next")
 	label("final")
+	// A whole tile of 32 rows with alpha = 1, beta = 0 and no bias is
+	// the sums as they are: the tiles are stored straight into C.
+	p("CMPL alpha+72(FP), $0x3f800000")
+	p("JNE sgemmStripAMX_frame")
+	p("MOVL beta+76(FP), SI")
+	p("TESTL $0x7fffffff, SI")
+	p("JNZ sgemmStripAMX_frame")
+	p("CMPQ %d(SP), $0", frameBias)
+	p("JNE sgemmStripAMX_frame")
+	p("CMPQ rows+80(FP), $32")
+	p("JNE sgemmStripAMX_frame")
+	p("CMPQ %d(SP), $1", framePanels)
+	p("JNE sgemmStripAMX_direct")
+	p("MOVQ mask+88(FP), DX")
+	p("CMPL DX, $-1")
+	p("JNE sgemmStripAMX_frame")
+	label("direct")
+	p("MOVQ %d(SP), SI", frameC)
+	p("MOVQ ldc+64(FP), R12")
+	p("SHLQ $2, R12")
+	for t := range 4 {
+		if t == 2 {
+			p("MOVQ R12, DX")
+			p("SHLQ $4, DX")
+			p("ADDQ DX, SI") // rows 16-31
+		}
+		p("LEAQ %d(SI), DI", 64*(t%2))
+		tiles(amx.Tilestored("DI", "R12", t), "TILESTORED tmm%d, (DI)(R12*1)", t)
+	}
+	p("JMP sgemmStripAMX_next")
+	label("frame")
 	p("LEAQ %d(SP), R11", frameAcc+63)
 	p("ANDQ $~63, R11")
 	p("MOVQ $128, R12")

@@ -154,6 +154,37 @@ sgemmStripAMX_store:
 	BYTE $0xc4; BYTE $0xa2; BYTE $0x7a; BYTE $0x4b; BYTE $0x1c; BYTE $0x27 // TILESTORED tmm3, (DI)(R12*1)
 	JMP sgemmStripAMX_next
 sgemmStripAMX_final:
+	CMPL alpha+72(FP), $0x3f800000
+	JNE sgemmStripAMX_frame
+	MOVL beta+76(FP), SI
+	TESTL $0x7fffffff, SI
+	JNZ sgemmStripAMX_frame
+	CMPQ 4184(SP), $0
+	JNE sgemmStripAMX_frame
+	CMPQ rows+80(FP), $32
+	JNE sgemmStripAMX_frame
+	CMPQ 4160(SP), $1
+	JNE sgemmStripAMX_direct
+	MOVQ mask+88(FP), DX
+	CMPL DX, $-1
+	JNE sgemmStripAMX_frame
+sgemmStripAMX_direct:
+	MOVQ 4176(SP), SI
+	MOVQ ldc+64(FP), R12
+	SHLQ $2, R12
+	LEAQ 0(SI), DI
+	BYTE $0xc4; BYTE $0xa2; BYTE $0x7a; BYTE $0x4b; BYTE $0x04; BYTE $0x27 // TILESTORED tmm0, (DI)(R12*1)
+	LEAQ 64(SI), DI
+	BYTE $0xc4; BYTE $0xa2; BYTE $0x7a; BYTE $0x4b; BYTE $0x0c; BYTE $0x27 // TILESTORED tmm1, (DI)(R12*1)
+	MOVQ R12, DX
+	SHLQ $4, DX
+	ADDQ DX, SI
+	LEAQ 0(SI), DI
+	BYTE $0xc4; BYTE $0xa2; BYTE $0x7a; BYTE $0x4b; BYTE $0x14; BYTE $0x27 // TILESTORED tmm2, (DI)(R12*1)
+	LEAQ 64(SI), DI
+	BYTE $0xc4; BYTE $0xa2; BYTE $0x7a; BYTE $0x4b; BYTE $0x1c; BYTE $0x27 // TILESTORED tmm3, (DI)(R12*1)
+	JMP sgemmStripAMX_next
+sgemmStripAMX_frame:
 	LEAQ 63(SP), R11
 	ANDQ $~63, R11
 	MOVQ $128, R12
