@@ -104,16 +104,26 @@ func main() {
 	p("ADDQ a+8(FP), R13")
 	p("MOVQ $32, R14")
 
-	// carried moves the four accumulator tiles from or to this tile's
-	// carried sums, 1024 bytes each (rows 64 bytes apart), with move(t)
-	// for tile t at DI (row stride R12).
-	carried := func(move func(t int)) {
-		p("MOVQ %d(SP), R11", frameSums)
-		p("MOVQ $64, R12")
+	// moveTiles moves the four accumulator tiles from or to memory, with
+	// move(t) for tile t at DI, which it sets to the address at(t).
+	moveTiles := func(at func(t int) string, move func(t int)) {
 		for t := range 4 {
-			p("LEAQ %d(R11), DI", 1024*t)
+			p("LEAQ %s, DI", at(t))
 			move(t)
 		}
+	}
+	// store moves them to memory, rows stride (a register) bytes apart.
+	store := func(stride string) func(t int) {
+		return func(t int) {
+			tiles(amx.Tilestored("DI", stride, t), "TILESTORED tmm%d, (DI)(%s*1)", t, stride)
+		}
+	}
+	// carried is where this tile's carried sums are (R11, rows R12 = 64
+	// bytes apart): tile t 1024 bytes on.
+	carried := func(t int) string { return fmt.Sprintf("%d(R11)", 1024*t) }
+	loadCarried := func() {
+		p("MOVQ %d(SP), R11", frameSums)
+		p("MOVQ $64, R12")
 	}
 
 	label("tile")
@@ -134,7 +144,8 @@ func main() {
 	// The accumulators: the carried sums (flags bit 0), or zero.
 	p("TESTQ $1, flags+112(FP)")
 	p("JZ sgemmStripAMX_zero")
-	carried(func(t int) {
+	loadCarried()
+	moveTiles(carried, func(t int) {
 		tiles(amx.Tileloadd(t, "DI", "R12"), "TILELOADD (DI)(R12*1), tmm%d", t)
 	})
 	p("JMP sgemmStripAMX_loaded")
@@ -180,9 +191,8 @@ func main() {
 	// Sums carried to the next K block (flags bit 1) skip the epilogue.
 	p("TESTQ $2, flags+112(FP)")
 	p("JZ sgemmStripAMX_final")
-	carried(func(t int) {
-		tiles(amx.Tilestored("DI", "R12", t), "TILESTORED tmm%d, (DI)(R12*1)", t)
-	})
+	loadCarried()
+	moveTiles(carried, store("R12"))
 	p("JMP sgemmStripAMX_next")
 	label("final")
 	// A whole tile of 32 rows with alpha = 1, beta = 0 and no bias is
@@ -202,27 +212,19 @@ func main() {
 	p("CMPL DX, $-1")
 	p("JNE sgemmStripAMX_frame")
 	label("direct")
+	// C at SI, its rows R12 bytes apart, rows 16-31 DX bytes on.
 	p("MOVQ %d(SP), SI", frameC)
 	p("MOVQ ldc+64(FP), R12")
 	p("SHLQ $2, R12")
-	for t := range 4 {
-		if t == 2 {
-			p("MOVQ R12, DX")
-			p("SHLQ $4, DX")
-			p("ADDQ DX, SI") // rows 16-31
-		}
-		p("LEAQ %d(SI), DI", 64*(t%2))
-		tiles(amx.Tilestored("DI", "R12", t), "TILESTORED tmm%d, (DI)(R12*1)", t)
-	}
+	p("MOVQ R12, DX")
+	p("SHLQ $4, DX")
+	moveTiles(func(t int) string { return []string{"(SI)", "64(SI)", "(SI)(DX*1)", "64(SI)(DX*1)"}[t] }, store("R12"))
 	p("JMP sgemmStripAMX_next")
 	label("frame")
 	p("LEAQ %d(SP), R11", frameAcc+63)
 	p("ANDQ $~63, R11")
 	p("MOVQ $128, R12")
-	for t, off := range []int{0, 64, 16 * 128, 16*128 + 64} {
-		p("LEAQ %d(R11), SI", off)
-		tiles(amx.Tilestored("SI", "R12", t), "TILESTORED tmm%d, (SI)(R12*1)", t)
-	}
+	moveTiles(func(t int) string { return fmt.Sprintf("%d(R11)", []int{0, 64, 16 * 128, 16*128 + 64}[t]) }, store("R12"))
 
 	// The epilogue, row by row from the frame (R11): as the AVX-512
 	// kernels', C = alpha·acc (beta = 0), fma(alpha, acc, bias) (beta = 0
