@@ -157,12 +157,14 @@ func attentionForward[T Float](v blas.Variant, qkv, out, probs, dropped []T, kee
 // heads run them in float32. Each product of a small head is a few tiles
 // of C over a short K, so converting and packing its operands, and the
 // kernel's fixed cost per tile, outweigh its multiply-adds. On an Intel
-// Xeon (family 6 model 167), attention's forward and backward passes at
-// 2 threads took, with amx against float32 products, in ms (heads of 64,
-// 12 heads, 16 samples of 101 and 129 tokens, 64 of 65 (3 heads) and
-// 4 of 197): 65 tokens 1.76/3.93 against 1.70/2.81; 101 tokens 4.09/7.87
-// against 3.62/7.01; 129 tokens 5.64/9.10 against 5.78/10.65; 197
-// tokens 2.04/3.46 against 2.67/5.47.
+// Xeon (family 6 model 167), 2 threads, attention's forward and backward
+// passes over heads of 64 took, in ms:
+//
+//	tokens  samples × heads  amx fwd / bwd  float32 fwd / bwd
+//	65      64 × 3           1.76 / 3.93    1.70 / 2.81
+//	101     16 × 12          4.09 / 7.87    3.62 / 7.01
+//	129     16 × 12          5.64 / 9.10    5.78 / 10.65
+//	197     4 × 12           2.04 / 3.46    2.67 / 5.47
 const minLowPrecisionHead = 1 << 20
 
 // headVariant is the variant a head of n tokens and width dh runs its
