@@ -203,9 +203,7 @@ func (k *attentionHeads[T]) Range(lo, hi int) {
 		q, kk, v := headViews(k.qkv, bi, h, n, d, dh)
 		p := k.probs[bh*n*n : (bh+1)*n*n]
 		blas.GemmAs(k.gemm, false, true, n, n, dh, scale, q, 3*d, kk, 3*d, 0, p, n, nil)
-		for r := 0; r < n; r++ { // serial: this loop is already spread over the cores
-			SoftmaxRow(p[r*n:(r+1)*n], p[r*n:(r+1)*n])
-		}
+		softmaxEachRow(p, p, n) // serial: this loop is already spread over the cores
 		if k.dropP > 0 {
 			pd, mask := k.dropped[bh*n*n:(bh+1)*n*n], k.keep[bh*n*n:(bh+1)*n*n]
 			for i, pv := range p {

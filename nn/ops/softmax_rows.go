@@ -43,6 +43,20 @@ func SoftmaxRow[T Float](x, out []T) {
 	}
 }
 
+// softmaxEachRow applies SoftmaxRow to each n-element row of x (R, n),
+// writing out (R, n), on the calling goroutine, for callers already
+// spread over the cores; out may be x itself. In float32 one call of
+// vec.SoftmaxRows does every row.
+func softmaxEachRow[T Float](x, out []T, n int) {
+	if x32, ok := any(x).([]float32); ok {
+		vec.SoftmaxRows(any(out).([]float32), x32, n)
+		return
+	}
+	for r := 0; r < len(x); r += n {
+		SoftmaxRow(x[r:r+n], out[r:r+n])
+	}
+}
+
 // LogSoftmaxRow sets out[:len(x)] to log(softmax(x)) = x − max − log Σ e^(x−max).
 // out may be x itself.
 func LogSoftmaxRow[T Float](x, out []T) {

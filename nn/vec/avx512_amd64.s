@@ -499,28 +499,40 @@ TEXT ·scaleAVX512(SB), NOSPLIT, $0-28
 	VZEROUPPER
 	RET
 
-// func softmaxAVX512(dst, x *float32, n int)
+// func softmaxAVX512(dst, x *float32, n, rows int)
 //
-// Max, then expSubSum with it, then scale by 1/Σ, in one call: the same
+// For each of rows rows of n floats (dst's and x's n apart, R8 and R9 at
+// this row's): max, then expSubSum with it, then scale by 1/Σ: the same
 // instructions in the same order as maxAVX512, expSubSumAVX512 and
 // scaleAVX512, so the same bits.
-TEXT ·softmaxAVX512(SB), NOSPLIT, $0-24
-	MOVQ x+8(FP), SI
+TEXT ·softmaxAVX512(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), R8
+	MOVQ x+8(FP), R9
+	MOVQ rows+24(FP), R10
+	LOADEXP
+
+row:
+	MOVQ R9, SI
 	MOVQ n+16(FP), CX
 	MAXOF(mloop4, mloop1, mtail, mdone, mnan, mend)
 	VBROADCASTSS X0, Z7
-	MOVQ dst+0(FP), DI
-	MOVQ x+8(FP), SI
+	MOVQ R8, DI
+	MOVQ R9, SI
 	MOVQ n+16(FP), CX
-	LOADEXP
 	EXPSUBSUM(eloop2, eloop1, etail, edone)
 	VMOVSS consts<>+ONE(SB), X1
 	VDIVSS X0, X1, X1
 	VBROADCASTSS X1, Z7
-	MOVQ dst+0(FP), DI
+	MOVQ R8, DI
 	MOVQ DI, SI
 	MOVQ n+16(FP), CX
 	SCALEROWS(sloop2, sloop1, stail, sdone)
+	MOVQ n+16(FP), AX
+	SHLQ $2, AX
+	ADDQ AX, R8
+	ADDQ AX, R9
+	DECQ R10
+	JNZ  row
 	VZEROUPPER
 	RET
 

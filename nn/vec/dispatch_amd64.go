@@ -29,7 +29,7 @@ func expAVX512(dst, x *float32, n int)
 func expSubSumAVX512(dst, x *float32, n int, m float32) float32
 
 //go:noescape
-func softmaxAVX512(dst, x *float32, n int)
+func softmaxAVX512(dst, x *float32, n, rows int)
 
 //go:noescape
 func maxAVX512(x *float32, n int) float32
@@ -172,12 +172,14 @@ func expSubSum(dst, x []float32, m float32) float32 {
 	return expSubSumGeneric(dst, x, m)
 }
 
-func softmax(dst, x []float32) {
+// softmaxRows is SoftmaxRows for n ≥ 1 and len(x) a positive multiple
+// of n.
+func softmaxRows(dst, x []float32, n int) {
 	if level == levelAVX512 {
-		softmaxAVX512(&dst[0], &x[0], len(x))
+		softmaxAVX512(&dst[0], &x[0], n, len(x)/n)
 		return
 	}
-	softmaxOf(dst, x)
+	softmaxRowsOf(dst, x, n)
 }
 
 func maxOf(x []float32) float32 {

@@ -309,5 +309,11 @@ func sumSquares64Generic(x []float32) float64 {
 	return (s0 + s1) + (s2 + s3)
 }
 
-// softmaxOf is Softmax as its three passes, each in the kernels in use.
-func softmaxOf(dst, x []float32) { scale(dst, dst, 1/expSubSum(dst, x, maxOf(x))) }
+// softmaxRowsOf is SoftmaxRows as each row's three passes, each in the
+// kernels in use.
+func softmaxRowsOf(dst, x []float32, n int) {
+	for r := 0; r < len(x); r += n {
+		d := dst[r : r+n]
+		scale(d, d, 1/expSubSum(d, x[r:r+n], maxOf(x[r:r+n])))
+	}
+}

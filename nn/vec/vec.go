@@ -54,7 +54,22 @@ func Softmax(dst, x []float32) {
 	if len(x) == 0 {
 		return
 	}
-	softmax(dst[:len(x)], x)
+	softmaxRows(dst[:len(x)], x, len(x))
+}
+
+// SoftmaxRows sets each row of n elements of dst[:len(x)] to Softmax of
+// the same row of x, bit for bit, in one call: attention's rows are short
+// enough that a call for each costs a good part of its time
+// (BenchmarkSoftmaxRows). len(x) must be a multiple of n; dst may be x
+// itself.
+func SoftmaxRows(dst, x []float32, n int) {
+	if len(x) == 0 {
+		return
+	}
+	if n <= 0 || len(x)%n != 0 {
+		panic("vec: SoftmaxRows of a length that is not a multiple of a positive n")
+	}
+	softmaxRows(dst[:len(x)], x, n)
 }
 
 // Max returns the largest element of x: −Inf if x is empty, NaN if x

@@ -1,6 +1,7 @@
 package vec
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -202,6 +203,41 @@ func TestSoftmaxIsItsThreePasses(t *testing.T) {
 					}
 					if got := inPlace[i]; math.Float32bits(got) != math.Float32bits(want[i]) {
 						t.Fatalf("Softmax in place %s: [%d] = %g, want %g", name(n, off), i, got, want[i])
+					}
+				}
+			}
+		}
+	})
+}
+
+// SoftmaxRows gives Softmax's bits row by row, for several row lengths
+// and counts, with ±Inf, NaN and ±0 among the values, in place and not,
+// writing nothing past its rows.
+func TestSoftmaxRowsIsSoftmaxOfEachRow(t *testing.T) {
+	forEachLevel(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(4, 2))
+		special := []float32{float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()), 0, float32(math.Copysign(0, -1)), -200}
+		for _, n := range []int{1, 5, 16, 17, 50, 65, 197} {
+			for _, rows := range []int{1, 2, 7} {
+				x := randGuarded(rng, n*rows, 1, -30, 10).s()
+				for range rows / 2 {
+					x[rng.IntN(len(x))] = special[rng.IntN(len(special))]
+				}
+				want := make([]float32, len(x))
+				for r := 0; r < len(x); r += n {
+					Softmax(want[r:r+n], x[r:r+n])
+				}
+				dg := newGuarded(len(x), 2)
+				SoftmaxRows(dg.s(), x, n)
+				dg.check(t, fmt.Sprintf("SoftmaxRows of %d rows of %d", rows, n))
+				inPlace := append([]float32(nil), x...)
+				SoftmaxRows(inPlace, inPlace, n)
+				for i := range want {
+					if got := dg.s()[i]; math.Float32bits(got) != math.Float32bits(want[i]) {
+						t.Fatalf("SoftmaxRows of %d rows of %d: [%d] = %g, want %g", rows, n, i, got, want[i])
+					}
+					if got := inPlace[i]; math.Float32bits(got) != math.Float32bits(want[i]) {
+						t.Fatalf("SoftmaxRows in place of %d rows of %d: [%d] = %g, want %g", rows, n, i, got, want[i])
 					}
 				}
 			}
