@@ -118,12 +118,20 @@ func main() {
 			tiles(amx.Tilestored("DI", stride, t), "TILESTORED tmm%d, (DI)(%s*1)", t, stride)
 		}
 	}
-	// carried is where this tile's carried sums are (R11, rows R12 = 64
-	// bytes apart): tile t 1024 bytes on.
-	carried := func(t int) string { return fmt.Sprintf("%d(R11)", 1024*t) }
-	loadCarried := func() {
+	// carried points R11 at this tile's carried sums, their rows R12 =
+	// 64 bytes apart, and returns where tile t is: 1024 bytes on.
+	carried := func() func(t int) string {
 		p("MOVQ %d(SP), R11", frameSums)
 		p("MOVQ $64, R12")
+		return func(t int) string { return fmt.Sprintf("%d(R11)", 1024*t) }
+	}
+	// block returns where tile t of a 32×32 block at base goes, with
+	// rows 16-31 DX bytes on: columns 16-31 for odd t, rows 16-31 for
+	// t ≥ 2.
+	block := func(base string) func(t int) string {
+		return func(t int) string {
+			return fmt.Sprintf([]string{"(%[1]s)", "64(%[1]s)", "(%[1]s)(DX*1)", "64(%[1]s)(DX*1)"}[t], base)
+		}
 	}
 
 	label("tile")
@@ -144,8 +152,7 @@ func main() {
 	// The accumulators: the carried sums (flags bit 0), or zero.
 	p("TESTQ $1, flags+112(FP)")
 	p("JZ sgemmStripAMX_zero")
-	loadCarried()
-	moveTiles(carried, func(t int) {
+	moveTiles(carried(), func(t int) {
 		tiles(amx.Tileloadd(t, "DI", "R12"), "TILELOADD (DI)(R12*1), tmm%d", t)
 	})
 	p("JMP sgemmStripAMX_loaded")
@@ -191,8 +198,7 @@ func main() {
 	// Sums carried to the next K block (flags bit 1) skip the epilogue.
 	p("TESTQ $2, flags+112(FP)")
 	p("JZ sgemmStripAMX_final")
-	loadCarried()
-	moveTiles(carried, store("R12"))
+	moveTiles(carried(), store("R12"))
 	p("JMP sgemmStripAMX_next")
 	label("final")
 	// A whole tile of 32 rows with alpha = 1, beta = 0 and no bias is
@@ -218,13 +224,14 @@ func main() {
 	p("SHLQ $2, R12")
 	p("MOVQ R12, DX")
 	p("SHLQ $4, DX")
-	moveTiles(func(t int) string { return []string{"(SI)", "64(SI)", "(SI)(DX*1)", "64(SI)(DX*1)"}[t] }, store("R12"))
+	moveTiles(block("SI"), store("R12"))
 	p("JMP sgemmStripAMX_next")
 	label("frame")
 	p("LEAQ %d(SP), R11", frameAcc+63)
 	p("ANDQ $~63, R11")
 	p("MOVQ $128, R12")
-	moveTiles(func(t int) string { return fmt.Sprintf("%d(R11)", []int{0, 64, 16 * 128, 16*128 + 64}[t]) }, store("R12"))
+	p("MOVQ $%d, DX", 16*128)
+	moveTiles(block("R11"), store("R12"))
 
 	// The epilogue, row by row from the frame (R11): as the AVX-512
 	// kernels', C = alpha·acc (beta = 0), fma(alpha, acc, bias) (beta = 0
