@@ -183,11 +183,13 @@ type rowsOf[T Float] struct {
 
 func (k *rowsOf[T]) Range(lo, hi int) {
 	n := k.n
+	if k.fn == softmaxRow {
+		softmaxEachRow(k.x[lo*n:hi*n], k.out[lo*n:hi*n], n)
+		return
+	}
 	for r := lo; r < hi; r++ {
 		x, out := k.x[r*n:(r+1)*n], k.out[r*n:(r+1)*n]
 		switch k.fn {
-		case softmaxRow:
-			SoftmaxRow(x, out)
 		case logSoftmaxRow:
 			LogSoftmaxRow(x, out)
 		case softmaxRowGrad:

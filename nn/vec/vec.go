@@ -58,8 +58,8 @@ func Softmax(dst, x []float32) {
 }
 
 // SoftmaxRows sets each row of n elements of dst[:len(x)] to Softmax of
-// the same row of x, bit for bit, in one call: attention's rows are short
-// enough that a call for each costs a good part of its time
+// the same row of x, bit for bit, in one call: on attention's short rows
+// a call for each costs up to a tenth of their time
 // (BenchmarkSoftmaxRows). len(x) must be a multiple of n; dst may be x
 // itself.
 func SoftmaxRows(dst, x []float32, n int) {
