@@ -499,13 +499,13 @@ TEXT ·scaleAVX512(SB), NOSPLIT, $0-28
 	VZEROUPPER
 	RET
 
-// func softmaxAVX512(dst, x *float32, n, rows int)
+// func softmaxAVX512(dst, x *float32, n, rows, ld int)
 //
-// For each of rows rows of n floats (dst's and x's n apart, R8 and R9 at
+// For each of rows rows of n floats (dst's and x's ld apart, R8 and R9 at
 // this row's): max, then expSubSum with it, then scale by 1/Σ: the same
 // instructions in the same order as maxAVX512, expSubSumAVX512 and
 // scaleAVX512, so the same bits.
-TEXT ·softmaxAVX512(SB), NOSPLIT, $0-32
+TEXT ·softmaxAVX512(SB), NOSPLIT, $0-40
 	MOVQ dst+0(FP), R8
 	MOVQ x+8(FP), R9
 	MOVQ rows+24(FP), R10
@@ -527,7 +527,7 @@ row:
 	MOVQ DI, SI
 	MOVQ n+16(FP), CX
 	SCALEROWS(sloop2, sloop1, stail, sdone)
-	MOVQ n+16(FP), AX
+	MOVQ ld+32(FP), AX
 	SHLQ $2, AX
 	ADDQ AX, R8
 	ADDQ AX, R9

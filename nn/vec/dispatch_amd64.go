@@ -29,7 +29,7 @@ func expAVX512(dst, x *float32, n int)
 func expSubSumAVX512(dst, x *float32, n int, m float32) float32
 
 //go:noescape
-func softmaxAVX512(dst, x *float32, n, rows int)
+func softmaxAVX512(dst, x *float32, n, rows, ld int)
 
 //go:noescape
 func maxAVX512(x *float32, n int) float32
@@ -172,14 +172,14 @@ func expSubSum(dst, x []float32, m float32) float32 {
 	return expSubSumGeneric(dst, x, m)
 }
 
-// softmaxRows is SoftmaxRows for n ≥ 1 and len(x) a positive multiple
-// of n.
-func softmaxRows(dst, x []float32, n int) {
+// softmaxRows is SoftmaxRows for rows ≥ 1 and n ≥ 1, its slices long
+// enough.
+func softmaxRows(dst, x []float32, rows, n, ld int) {
 	if level == levelAVX512 {
-		softmaxAVX512(&dst[0], &x[0], n, len(x)/n)
+		softmaxAVX512(&dst[0], &x[0], n, rows, ld)
 		return
 	}
-	softmaxRowsOf(dst, x, n)
+	softmaxRowsOf(dst, x, rows, n, ld)
 }
 
 func maxOf(x []float32) float32 {

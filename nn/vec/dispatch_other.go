@@ -12,7 +12,7 @@ func sum(x []float32) float32                        { return sumGeneric(x) }
 func dot(x, y []float32) float32                     { return dotGeneric(x, y) }
 func sumSqDev(x []float32, m float32) float32        { return sumSqDevGeneric(x, m) }
 func scale(dst, x []float32, a float32)              { scaleGeneric(dst, x, a) }
-func softmaxRows(dst, x []float32, n int)            { softmaxRowsOf(dst, x, n) }
+func softmaxRows(dst, x []float32, rows, n, ld int)  { softmaxRowsOf(dst, x, rows, n, ld) }
 func addConst(dst, x []float32, c float32)           { addConstGeneric(dst, x, c) }
 func axpy(dst, x []float32, a float32)               { axpyGeneric(dst, x, a) }
 func add(dst, x, y []float32)                        { addGeneric(dst, x, y) }

@@ -311,9 +311,9 @@ func sumSquares64Generic(x []float32) float64 {
 
 // softmaxRowsOf is SoftmaxRows as each row's three passes, each in the
 // kernels in use.
-func softmaxRowsOf(dst, x []float32, n int) {
-	for r := 0; r < len(x); r += n {
-		d := dst[r : r+n]
-		scale(d, d, 1/expSubSum(d, x[r:r+n], maxOf(x[r:r+n])))
+func softmaxRowsOf(dst, x []float32, rows, n, ld int) {
+	for r := range rows {
+		d, s := dst[r*ld:r*ld+n], x[r*ld:r*ld+n]
+		scale(d, d, 1/expSubSum(d, s, maxOf(s)))
 	}
 }

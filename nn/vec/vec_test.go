@@ -210,34 +210,51 @@ func TestSoftmaxIsItsThreePasses(t *testing.T) {
 	})
 }
 
-// SoftmaxRows gives Softmax's bits row by row, for several row lengths
-// and counts, with ±Inf, NaN and ±0 among the values, in place and not,
-// writing nothing past its rows.
+// SoftmaxRows gives Softmax's bits row by row, for several row lengths,
+// counts and strides, with ±Inf, NaN and ±0 among the values, in place
+// and not, writing nothing past its rows nor between them.
 func TestSoftmaxRowsIsSoftmaxOfEachRow(t *testing.T) {
 	forEachLevel(t, func(t *testing.T) {
 		rng := rand.New(rand.NewPCG(4, 2))
 		special := []float32{float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()), 0, float32(math.Copysign(0, -1)), -200}
+		const between = 7.5 // what lies between rows, in dst and in place
 		for _, n := range []int{1, 5, 16, 17, 50, 65, 197} {
-			for _, rows := range []int{1, 2, 7} {
-				x := randGuarded(rng, n*rows, 1, -30, 10).s()
-				for range rows / 2 {
-					x[rng.IntN(len(x))] = special[rng.IntN(len(special))]
-				}
-				want := make([]float32, len(x))
-				for r := 0; r < len(x); r += n {
-					Softmax(want[r:r+n], x[r:r+n])
-				}
-				dg := newGuarded(len(x), 2)
-				SoftmaxRows(dg.s(), x, n)
-				dg.check(t, fmt.Sprintf("SoftmaxRows of %d rows of %d", rows, n))
-				inPlace := append([]float32(nil), x...)
-				SoftmaxRows(inPlace, inPlace, n)
-				for i := range want {
-					if got := dg.s()[i]; math.Float32bits(got) != math.Float32bits(want[i]) {
-						t.Fatalf("SoftmaxRows of %d rows of %d: [%d] = %g, want %g", rows, n, i, got, want[i])
+			for _, ld := range []int{n, n + 3, (n + 15) / 16 * 16} {
+				for _, rows := range []int{1, 2, 7} {
+					name := fmt.Sprintf("%d rows of %d, %d apart", rows, n, ld)
+					size := (rows-1)*ld + n
+					x := randGuarded(rng, size, 1, -30, 10).s()
+					for range rows / 2 {
+						x[rng.IntN(len(x))] = special[rng.IntN(len(special))]
 					}
-					if got := inPlace[i]; math.Float32bits(got) != math.Float32bits(want[i]) {
-						t.Fatalf("SoftmaxRows in place of %d rows of %d: [%d] = %g, want %g", rows, n, i, got, want[i])
+					inRow := func(i int) bool { return i%ld < n }
+					for i := range x {
+						if !inRow(i) {
+							x[i] = between
+						}
+					}
+					want := append([]float32(nil), x...)
+					for r := range rows {
+						Softmax(want[r*ld:r*ld+n], x[r*ld:r*ld+n])
+					}
+					dg := newGuarded(size, 2)
+					dst := dg.s()
+					for i := range dst {
+						if !inRow(i) {
+							dst[i] = between
+						}
+					}
+					SoftmaxRows(dst, x, rows, n, ld)
+					dg.check(t, "SoftmaxRows of "+name)
+					inPlace := append([]float32(nil), x...)
+					SoftmaxRows(inPlace, inPlace, rows, n, ld)
+					for i := range want {
+						if got := dst[i]; math.Float32bits(got) != math.Float32bits(want[i]) {
+							t.Fatalf("SoftmaxRows of %s: [%d] = %g, want %g", name, i, got, want[i])
+						}
+						if got := inPlace[i]; math.Float32bits(got) != math.Float32bits(want[i]) {
+							t.Fatalf("SoftmaxRows in place of %s: [%d] = %g, want %g", name, i, got, want[i])
+						}
 					}
 				}
 			}
