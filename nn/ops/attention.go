@@ -30,8 +30,9 @@ type Attention struct {
 	rng    *Randomness
 	stream uint64
 	// Saved by the forward for the backward, (B, H, N, N): the softmax
-	// probabilities, and with attention dropout the keep mask and the
-	// dropped, rescaled probabilities that multiply v.
+	// probabilities, and with attention dropout the dropped, rescaled
+	// probabilities that multiply v, their rows probRowStride(N) apart;
+	// and the keep mask, its rows N apart.
 	probs, dropped     []float64
 	probs32, dropped32 []float32
 	keep               []uint8
@@ -85,16 +86,28 @@ func (op *Attention) InferShape(in ...gorgonia.DimSizer) (tensor.Shape, error) {
 // float64 slice of shape (B, H, N, N), with B, H and N.
 func (op *Attention) Probs() (p []float64, b, h, n int) {
 	b, n = op.shape[0], op.shape[1]
-	if op.probs32 != nil {
-		p = make([]float64, len(op.probs32))
-		for i, v := range op.probs32 {
-			p[i] = float64(v)
+	ld := probRowStride(n)
+	p = make([]float64, b*op.heads*n*n)
+	for r := range b * op.heads * n {
+		row := p[r*n : (r+1)*n]
+		if op.probs32 != nil {
+			for j, v := range op.probs32[r*ld : r*ld+n] {
+				row[j] = float64(v)
+			}
+		} else {
+			copy(row, op.probs[r*ld:r*ld+n])
 		}
-	} else {
-		p = append([]float64(nil), op.probs...)
 	}
 	return p, b, op.heads, n
 }
+
+// probRowStride is the distance, in elements, between the rows of a
+// head's N×N scores and probabilities: N rounded up to 16, so that in
+// float32 each row starts a 64-byte line (the buffers of a model's
+// batch, larger than 32 KB, start on a page). Softmax runs on them in
+// place, and rows that share a line with the next take it about twice as
+// long (vec.SoftmaxRows); the products that read them read whole lines.
+func probRowStride(n int) int { return (n + 15) / 16 * 16 }
 
 func (op *Attention) Do(in ...gorgonia.Value) (gorgonia.Value, error) {
 	return op.UsePreallocDo(nil, in...)
@@ -112,9 +125,9 @@ func (op *Attention) UsePreallocDo(prealloc gorgonia.Value, in ...gorgonia.Value
 	if out == nil {
 		out = output(nil, dt, tensor.Shape{b, n, d})
 	}
-	size := b * op.heads * n * n
+	size := b * op.heads * n * probRowStride(n)
 	if op.dropP > 0 {
-		op.keep = grow(op.keep, size)
+		op.keep = grow(op.keep, b*op.heads*n*n)
 		fillKeep(op.keep, op.rng.streamKey(op.stream, op.rng.Step()), op.dropP)
 	}
 	if dt == tensor.Float32 {
@@ -149,7 +162,7 @@ func headViews[T Float](qkv []T, bi, h, n, d, dh int) (q, k, v []T) {
 }
 
 func attentionForward[T Float](v blas.Variant, qkv, out, probs, dropped []T, keep []uint8, dropP float64, b, n, d, heads int) {
-	parallel.Loop(b*heads, 1, attentionHeads[T]{gemm: headVariant(v, n, d/heads), qkv: qkv, out: out, probs: probs, dropped: dropped, keep: keep, dropP: dropP, n: n, d: d, heads: heads})
+	parallel.Loop(b*heads, 1, attentionHeads[T]{gemm: headVariant(v, n, d/heads), qkv: qkv, out: out, probs: probs, dropped: dropped, keep: keep, dropP: dropP, n: n, ldp: probRowStride(n), d: d, heads: heads})
 }
 
 // minLowPrecisionHead is the fewest multiply-adds, n·n·dh, of one head's
@@ -178,14 +191,33 @@ func headVariant(v blas.Variant, n, dh int) blas.Variant {
 
 // attentionHeads is the attention of a range of (sample, head) pairs bh:
 // its operands, and the probabilities (and their dropped-out copy) its
-// backward pass reads. dout and dqkv are the backward's.
+// backward pass reads, each head's n rows ldp apart. dout and dqkv are
+// the backward's, and scratch is laid out as probs.
 type attentionHeads[T Float] struct {
 	gemm                     blas.Variant
 	qkv, out, probs, dropped []T
 	dout, dqkv, scratch      []T
 	keep                     []uint8
 	dropP                    float64
-	n, d, heads              int
+	n, ldp, d, heads         int
+}
+
+// head returns head bh's n×n block of buf (probs, dropped or scratch),
+// its rows ldp apart.
+func (k *attentionHeads[T]) head(buf []T, bh int) []T {
+	return buf[bh*k.n*k.ldp : (bh+1)*k.n*k.ldp]
+}
+
+// dropRows sets dst = src·keep/(1 − p) for head bh's rows (dst, src ldp
+// apart, the keep mask n apart).
+func (k *attentionHeads[T]) dropRows(dst, src []T, bh int, inv T) {
+	n, ldp := k.n, k.ldp
+	keep := k.keep[bh*n*n : (bh+1)*n*n]
+	for r := range n {
+		for j, m := range keep[r*n : (r+1)*n] {
+			dst[r*ldp+j] = src[r*ldp+j] * T(m) * inv
+		}
+	}
 }
 
 // constants returns the head width, the score scale 1/√dh and the
@@ -196,22 +228,20 @@ func (k *attentionHeads[T]) constants() (dh int, scale, inv T) {
 }
 
 func (k *attentionHeads[T]) Range(lo, hi int) {
-	n, d, heads := k.n, k.d, k.heads
+	n, ldp, d, heads := k.n, k.ldp, k.d, k.heads
 	dh, scale, inv := k.constants()
 	for bh := lo; bh < hi; bh++ {
 		bi, h := bh/heads, bh%heads
 		q, kk, v := headViews(k.qkv, bi, h, n, d, dh)
-		p := k.probs[bh*n*n : (bh+1)*n*n]
-		blas.GemmAs(k.gemm, false, true, n, n, dh, scale, q, 3*d, kk, 3*d, 0, p, n, nil)
-		softmaxEachRow(p, p, n) // serial: this loop is already spread over the cores
+		p := k.head(k.probs, bh)
+		blas.GemmAs(k.gemm, false, true, n, n, dh, scale, q, 3*d, kk, 3*d, 0, p, ldp, nil)
+		softmaxEachRow(p, p, n, n, ldp) // serial: this loop is already spread over the cores
 		if k.dropP > 0 {
-			pd, mask := k.dropped[bh*n*n:(bh+1)*n*n], k.keep[bh*n*n:(bh+1)*n*n]
-			for i, pv := range p {
-				pd[i] = pv * T(mask[i]) * inv
-			}
+			pd := k.head(k.dropped, bh)
+			k.dropRows(pd, p, bh, inv)
 			p = pd
 		}
-		blas.GemmAs(k.gemm, false, false, n, dh, n, 1, p, n, v, 3*d, 0, k.out[bi*n*d+h*dh:], d, nil)
+		blas.GemmAs(k.gemm, false, false, n, dh, n, 1, p, ldp, v, 3*d, 0, k.out[bi*n*d+h*dh:], d, nil)
 	}
 }
 
@@ -254,17 +284,17 @@ func (op *attentionGrad) UsePreallocDo(prealloc gorgonia.Value, in ...gorgonia.V
 	out := output(prealloc, dt, s)
 	f := op.fwd
 	if dt == tensor.Float32 {
-		op.scratch32 = grow(op.scratch32, b*heads*n*n)
+		op.scratch32 = grow(op.scratch32, b*heads*n*probRowStride(n))
 		attentionBackward(f.gemm, floats[float32](in[0]), floats[float32](in[1]), floats[float32](out), f.probs32, f.dropped32, op.scratch32, f.keep, f.dropP, b, n, d, heads)
 	} else {
-		op.scratch = grow(op.scratch, b*heads*n*n)
+		op.scratch = grow(op.scratch, b*heads*n*probRowStride(n))
 		attentionBackward(f.gemm, floats[float64](in[0]), floats[float64](in[1]), floats[float64](out), f.probs, f.dropped, op.scratch, f.keep, f.dropP, b, n, d, heads)
 	}
 	return out, nil
 }
 
 func attentionBackward[T Float](v blas.Variant, qkv, dout, dqkv, probs, dropped, scratch []T, keep []uint8, dropP float64, b, n, d, heads int) {
-	parallel.Loop(b*heads, 1, attentionHeadsGrad[T]{gemm: headVariant(v, n, d/heads), qkv: qkv, dout: dout, dqkv: dqkv, probs: probs, dropped: dropped, scratch: scratch, keep: keep, dropP: dropP, n: n, d: d, heads: heads})
+	parallel.Loop(b*heads, 1, attentionHeadsGrad[T]{gemm: headVariant(v, n, d/heads), qkv: qkv, dout: dout, dqkv: dqkv, probs: probs, dropped: dropped, scratch: scratch, keep: keep, dropP: dropP, n: n, ldp: probRowStride(n), d: d, heads: heads})
 }
 
 // attentionHeadsGrad is the backward pass of attentionHeads.
@@ -272,30 +302,28 @@ type attentionHeadsGrad[T Float] attentionHeads[T]
 
 func (g *attentionHeadsGrad[T]) Range(lo, hi int) {
 	k := (*attentionHeads[T])(g)
-	n, d, heads := k.n, k.d, k.heads
+	n, ldp, d, heads := k.n, k.ldp, k.d, k.heads
 	dh, scale, inv := k.constants()
 	for bh := lo; bh < hi; bh++ {
 		bi, h := bh/heads, bh%heads
 		q, kk, v := headViews(k.qkv, bi, h, n, d, dh)
 		dq, dk, dv := headViews(k.dqkv, bi, h, n, d, dh)
 		do := k.dout[bi*n*d+h*dh:]
-		p := k.probs[bh*n*n : (bh+1)*n*n]
-		dp := k.scratch[bh*n*n : (bh+1)*n*n]
+		p := k.head(k.probs, bh)
+		dp := k.head(k.scratch, bh)
 		// dV = P̃ᵀ·dO and dP̃ = dO·Vᵀ, where P̃ is P after dropout.
 		pv := p
 		if k.dropP > 0 {
-			pv = k.dropped[bh*n*n : (bh+1)*n*n]
+			pv = k.head(k.dropped, bh)
 		}
-		blas.GemmAs(k.gemm, true, false, n, dh, n, 1, pv, n, do, d, 0, dv, 3*d, nil)
-		blas.GemmAs(k.gemm, false, true, n, n, dh, 1, do, d, v, 3*d, 0, dp, n, nil)
+		blas.GemmAs(k.gemm, true, false, n, dh, n, 1, pv, ldp, do, d, 0, dv, 3*d, nil)
+		blas.GemmAs(k.gemm, false, true, n, n, dh, 1, do, d, v, 3*d, 0, dp, ldp, nil)
 		if k.dropP > 0 {
-			for i, m := range k.keep[bh*n*n : (bh+1)*n*n] {
-				dp[i] *= T(m) * inv
-			}
+			k.dropRows(dp, dp, bh, inv)
 		}
 		// dS = P ⊙ (dP − Σ_j dP⊙P), in place in dp.
 		for r := 0; r < n; r++ {
-			pr, dr := p[r*n:(r+1)*n], dp[r*n:(r+1)*n]
+			pr, dr := p[r*ldp:r*ldp+n], dp[r*ldp:r*ldp+n]
 			if p32, ok := any(pr).([]float32); ok {
 				d32 := any(dr).([]float32)
 				vec.MulDiff(d32, p32, d32, vec.Dot(p32, d32))
@@ -310,7 +338,7 @@ func (g *attentionHeadsGrad[T]) Range(lo, hi int) {
 			}
 		}
 		// dQ = scale·dS·K, dK = scale·dSᵀ·Q
-		blas.GemmAs(k.gemm, false, false, n, dh, n, scale, dp, n, kk, 3*d, 0, dq, 3*d, nil)
-		blas.GemmAs(k.gemm, true, false, n, dh, n, scale, dp, n, q, 3*d, 0, dk, 3*d, nil)
+		blas.GemmAs(k.gemm, false, false, n, dh, n, scale, dp, ldp, kk, 3*d, 0, dq, 3*d, nil)
+		blas.GemmAs(k.gemm, true, false, n, dh, n, scale, dp, ldp, q, 3*d, 0, dk, 3*d, nil)
 	}
 }

@@ -43,17 +43,17 @@ func SoftmaxRow[T Float](x, out []T) {
 	}
 }
 
-// softmaxEachRow applies SoftmaxRow to each n-element row of x (R, n),
-// writing out (R, n), on the calling goroutine, for callers already
-// spread over the cores; out may be x itself. In float32 one call of
-// vec.SoftmaxRows does every row.
-func softmaxEachRow[T Float](x, out []T, n int) {
+// softmaxEachRow applies SoftmaxRow to rows rows of n elements of x,
+// ld apart (row r at x[r·ld:]), writing out's likewise, on the calling
+// goroutine, for callers already spread over the cores; out may be x
+// itself. In float32 one call of vec.SoftmaxRows does every row.
+func softmaxEachRow[T Float](x, out []T, rows, n, ld int) {
 	if x32, ok := any(x).([]float32); ok {
-		vec.SoftmaxRows(any(out).([]float32), x32, n)
+		vec.SoftmaxRows(any(out).([]float32), x32, rows, n, ld)
 		return
 	}
-	for r := 0; r < len(x); r += n {
-		SoftmaxRow(x[r:r+n], out[r:r+n])
+	for r := range rows {
+		SoftmaxRow(x[r*ld:r*ld+n], out[r*ld:r*ld+n])
 	}
 }
 
@@ -184,7 +184,7 @@ type rowsOf[T Float] struct {
 func (k *rowsOf[T]) Range(lo, hi int) {
 	n := k.n
 	if k.fn == softmaxRow {
-		softmaxEachRow(k.x[lo*n:hi*n], k.out[lo*n:hi*n], n)
+		softmaxEachRow(k.x[lo*n:hi*n], k.out[lo*n:hi*n], hi-lo, n, n)
 		return
 	}
 	for r := lo; r < hi; r++ {
