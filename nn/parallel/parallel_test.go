@@ -191,17 +191,33 @@ func TestForPanic(t *testing.T) {
 func TestForAllocs(t *testing.T) {
 	withProcs(t, 2)
 	data := make([]float64, 1<<14)
-	var spread atomic.Int32
 	fn := func(lo, hi int) {
-		if lo != 0 {
-			spread.Store(1)
-		}
 		for i := lo; i < hi; i++ {
 			data[i] += 1
 		}
 	}
 	if a := allocs.Least(0, 500, func() { For(len(data), 64, fn) }); a >= 0.5 {
 		t.Fatalf("For allocates %v times per call", a)
+	}
+	// The calls above are shorter than a worker takes to wake on a busy
+	// machine (or to go idle again after the call before), so whether a
+	// helper joined them is left to chance. Here the first chunk waits a
+	// while for another to run beside it, over up to 50 calls.
+	var first, spread atomic.Int32
+	for try := 0; try < 50 && spread.Load() == 0; try++ {
+		For(len(data), 64, func(lo, hi int) {
+			if lo != 0 {
+				if first.Load() == 1 {
+					spread.Store(1)
+				}
+				return
+			}
+			first.Store(1)
+			for deadline := time.Now().Add(20 * time.Millisecond); spread.Load() == 0 && time.Now().Before(deadline); {
+				runtime.Gosched()
+			}
+			first.Store(0)
+		})
 	}
 	if spread.Load() == 0 {
 		t.Fatal("the loop was never split")
