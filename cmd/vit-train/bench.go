@@ -374,24 +374,13 @@ func peakKind(v blas.Variant) fmapeak.Kind {
 }
 
 // measurePeak measures the peak of kind on r's threads and sets the
-// shares of it. GFLOP/s are the whole job's; the peak is one process's.
-// A rate above the peak is an error of the peak's measurement (other work
-// on a core while it ran): the peak is measured again, for longer, and
-// the higher kept; a rate still above it then becomes the peak, since the
-// processor has shown it can go that fast.
+// shares of it (fmapeak.PeakAbove: never above 1). GFLOP/s are the whole
+// job's; the peak is one process's.
 func (r *benchResult) measurePeak(kind fmapeak.Kind) {
 	r.Processor, _ = fmapeak.ReadProcessor() // unknown off Linux
-	r.Peak = fmapeak.Measure(kind, r.Threads, 500*time.Millisecond)
+	r.Peak, r.PeakRaised = fmapeak.PeakAbove(kind, r.Threads, max(r.TrainGFLOPs, r.InferGFLOPs)/float64(r.Ranks))
 	if r.Peak.GFLOPs <= 0 {
 		return
-	}
-	rate := max(r.TrainGFLOPs, r.InferGFLOPs) / float64(r.Ranks)
-	if rate > r.Peak.GFLOPs {
-		again := fmapeak.Measure(kind, r.Threads, 2*time.Second)
-		r.Peak.GFLOPs = max(r.Peak.GFLOPs, again.GFLOPs)
-	}
-	if rate > r.Peak.GFLOPs {
-		r.Peak.GFLOPs, r.PeakRaised = rate, true
 	}
 	r.TrainPeakShare = r.TrainGFLOPs / float64(r.Ranks) / r.Peak.GFLOPs
 	r.InferPeakShare = r.InferGFLOPs / float64(r.Ranks) / r.Peak.GFLOPs

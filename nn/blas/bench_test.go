@@ -2,7 +2,12 @@ package blas
 
 import (
 	"fmt"
+	"runtime"
+	"sync"
 	"testing"
+	"time"
+
+	"github.com/vit-train/vit-train/nn/fmapeak"
 )
 
 // gemmShape is a product from the models: op(A) (m, k), op(B) (k, n),
@@ -82,7 +87,8 @@ func (s gemmShape) strides() (lda, ldb, ldc int) {
 }
 
 // BenchmarkSgemmShapes reports GFLOP/s of each model product on every
-// float32 kernel of this build (see benchKernels).
+// float32 kernel of this build (see benchKernels), and their share of the
+// float32 peak (see reportRates).
 func BenchmarkSgemmShapes(b *testing.B) {
 	for _, kern := range benchKernels() {
 		for _, s := range benchShapes {
@@ -109,12 +115,49 @@ func BenchmarkSgemmShapes(b *testing.B) {
 				for i := 0; i < b.N; i++ {
 					Gemm(s.tA, s.tB, s.m, s.n, s.k, 1, a, lda, w, ldb, 0, c, ldc)
 				}
-				flop := 2 * float64(s.m) * float64(s.n) * float64(s.k) * float64(b.N)
-				b.ReportMetric(flop/b.Elapsed().Seconds()/1e9, "GFLOP/s")
-				if cpu := (cpuTime() - cpu0).Seconds(); cpu > 0 {
-					b.ReportMetric(flop/cpu/1e9, "GFLOP/cpu-s")
-				}
+				reportRates(b, s, cpu0, fmapeak.FP32)
 			})
 		}
+	}
+}
+
+// reportRates reports the b.N products of shape s timed since the
+// benchmark's timer was reset, cpu0 the process's CPU time then: GFLOP/s,
+// GFLOP per CPU-second, and "%peak", the share of the peak of kind
+// measured on the same threads (reportPeakShare).
+func reportRates(b *testing.B, s gemmShape, cpu0 time.Duration, kind fmapeak.Kind) {
+	flop := 2 * float64(s.m) * float64(s.n) * float64(s.k) * float64(b.N)
+	rate := flop / b.Elapsed().Seconds() / 1e9
+	b.ReportMetric(rate, "GFLOP/s")
+	if cpu := (cpuTime() - cpu0).Seconds(); cpu > 0 {
+		b.ReportMetric(flop/cpu/1e9, "GFLOP/cpu-s")
+	}
+	b.StopTimer()
+	reportPeakShare(b, kind, rate)
+}
+
+// measuredPeaks holds the peak of each kind of arithmetic on GOMAXPROCS
+// threads, in GFLOP/s, as reportPeakShare measured it.
+var measuredPeaks = struct {
+	sync.Mutex
+	gflops map[fmapeak.Kind]float64
+}{gflops: map[fmapeak.Kind]float64{}}
+
+// reportPeakShare reports rate, GFLOP/s of products on GOMAXPROCS
+// threads, as "%peak": its share of the peak of kind on as many threads
+// (fmapeak.PeakAbove), measured with the first rate of kind and again
+// whenever a rate is above it, so that no share is above 100%. Nothing is
+// reported where kind's loop does not run.
+func reportPeakShare(b *testing.B, kind fmapeak.Kind, rate float64) {
+	measuredPeaks.Lock()
+	defer measuredPeaks.Unlock()
+	peak := measuredPeaks.gflops[kind]
+	if peak == 0 || rate > peak {
+		measured, _ := fmapeak.PeakAbove(kind, runtime.GOMAXPROCS(0), rate)
+		peak = max(peak, measured.GFLOPs)
+		measuredPeaks.gflops[kind] = peak
+	}
+	if peak > 0 {
+		b.ReportMetric(100*rate/peak, "%peak")
 	}
 }

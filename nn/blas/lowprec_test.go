@@ -402,7 +402,8 @@ func TestChooseMixed(t *testing.T) {
 
 // BenchmarkGemmVariants reports GFLOP/s of each model product (see
 // benchShapes) in each low-precision variant this CPU runs, packing and
-// converting included.
+// converting included, and their share of the variant's peak (see
+// reportRates).
 func BenchmarkGemmVariants(b *testing.B) {
 	for _, v := range Variants()[1:] {
 		if !v.Runs() {
@@ -430,11 +431,7 @@ func BenchmarkGemmVariants(b *testing.B) {
 				for i := 0; i < b.N; i++ {
 					GemmAs(v, s.tA, s.tB, s.m, s.n, s.k, 1, a, lda, w, ldb, 0, c, ldc, nil)
 				}
-				flop := 2 * float64(s.m) * float64(s.n) * float64(s.k) * float64(b.N)
-				b.ReportMetric(flop/b.Elapsed().Seconds()/1e9, "GFLOP/s")
-				if cpu := (cpuTime() - cpu0).Seconds(); cpu > 0 {
-					b.ReportMetric(flop/cpu/1e9, "GFLOP/cpu-s")
-				}
+				reportRates(b, s, cpu0, fmapeak.Kind(v))
 			})
 		}
 	}

@@ -61,3 +61,24 @@ func TestMeasure(t *testing.T) {
 		t.Errorf("an unknown kind measured %v GFLOP/s", z.GFLOPs)
 	}
 }
+
+// TestPeakAbove checks that a rate below the measured peak leaves it as
+// measured, that a rate no measurement can reach becomes the peak, and
+// that a kind with no loop here has no peak.
+func TestPeakAbove(t *testing.T) {
+	if z, raised := PeakAbove("fp8", 1, 5); z.GFLOPs != 0 || raised {
+		t.Errorf("an unknown kind: peak %+v, raised %v", z, raised)
+	}
+	if !Has(FP32) {
+		t.Skip("no float32 loop on this CPU or build")
+	}
+	low, raised := PeakAbove(FP32, 1, 0.5)
+	if raised || !(low.GFLOPs > 1 && low.GFLOPs < 1e4) || low.Threads != 1 || low.Kind != FP32 || low.ISA == "" {
+		t.Errorf("a rate of 0.5 GFLOP/s: peak %+v, raised %v", low, raised)
+	}
+	const absurd = 1e9
+	high, raised := PeakAbove(FP32, 1, absurd)
+	if !raised || high.GFLOPs != absurd || high.Threads != 1 || high.Kind != FP32 {
+		t.Errorf("a rate of %g GFLOP/s: peak %+v, raised %v", absurd, high, raised)
+	}
+}
