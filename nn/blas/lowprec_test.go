@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/big"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"testing"
 
@@ -282,37 +283,68 @@ func TestVariantsMatchEmulation(t *testing.T) {
 func checkVariant(t *testing.T, v Variant, kern *kernel) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	for _, c := range lowCases() {
-		a, b, c0, biasRow := c.operands(rng)
-		lda, ldb := c.k, c.n
-		if c.tA {
-			lda = c.m
+		checkCase(t, v, kern, c, rng)
+	}
+}
+
+// checkCase checks product c of variant v, whose kernel is kern, against
+// the emulation bit for bit, through GemmAs and through GemmPacked.
+func checkCase(t *testing.T, v Variant, kern *kernel, c lowCase, rng *rand.Rand) {
+	a, b, c0, biasRow := c.operands(rng)
+	lda, ldb := c.k, c.n
+	if c.tA {
+		lda = c.m
+	}
+	if c.tB {
+		ldb = c.k
+	}
+	var bias []float32
+	if c.bias {
+		bias = biasRow
+	}
+	kc := 1 // k = 0 has no K block
+	if c.k > 0 {
+		kc, _ = kern.blockSizes(c.n, c.k)
+	}
+	want := append([]float32(nil), c0...)
+	emulations[v](c.tA, c.tB, c.m, c.n, c.k, kc, c.alpha, a, max(1, lda), b, max(1, ldb), c.beta, want, c.n, bias)
+	got := append([]float32(nil), c0...)
+	if c.m > 0 && c.n > 0 {
+		variantGemmThen(v, c.tA, c.tB, c.m, c.n, c.k, c.alpha, a, max(1, lda), b, max(1, ldb), c.beta, got, c.n, bias, nil)
+	}
+	packed := append([]float32(nil), c0...)
+	GemmPacked(c.tA, c.m, c.alpha, a, max(1, lda), packB(variantPanels(v), c.tB, c.k, c.n, b, max(1, ldb)), c.beta, packed, c.n, bias)
+	bad := 0
+	for i := range want {
+		if (!sameBits(got[i], want[i]) || !sameBits(packed[i], want[i])) && bad < 5 {
+			bad++
+			t.Errorf("%v: C[%d, %d] = %v (packed B: %v), emulation %v", c, i/c.n, i%c.n, got[i], packed[i], want[i])
 		}
-		if c.tB {
-			ldb = c.k
+	}
+}
+
+// TestAMXStripOrders checks the amx kernel against its emulation, as
+// TestVariantsMatchEmulation does, on one row task (one worker) in each
+// of the two orders in which blockStrips takes a column block's strips:
+// a wavefront of 7 strips over 4 K blocks, and, for a product whose B
+// over all of K is too large for one (K of 2,000 steps over 270
+// columns), two chunks of rows.
+func TestAMXStripOrders(t *testing.T) {
+	kern := lowKernel(AMX)
+	if kern == nil {
+		t.Skip("amx kernel not run: this CPU or build lacks its instructions")
+	}
+	// One worker: one row task, so that its rows make two chunks.
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, c := range []lowCase{{false, true, 200, 130, 800, 1, 0, true, 1}, {false, true, 230, 270, 2000, 0.5, 0.25, true, 1}} {
+		g := &gemmCall{kern: kern, m: c.m, n: c.n, k: c.k}
+		g.plan()
+		wave, blocks, chunks := g.wavefront(), ceilDiv(c.k, g.kc), ceilDiv(g.rowBlock, g.stripChunk())
+		if c.k == 800 && (!wave || blocks < 3) || c.k == 2000 && (wave || chunks < 2) {
+			t.Fatalf("%v: wavefront %v over %d K blocks, %d chunks of rows", c, wave, blocks, chunks)
 		}
-		var bias []float32
-		if c.bias {
-			bias = biasRow
-		}
-		kc := 1 // k = 0 has no K block
-		if c.k > 0 {
-			kc, _ = kern.blockSizes(c.n, c.k)
-		}
-		want := append([]float32(nil), c0...)
-		emulations[v](c.tA, c.tB, c.m, c.n, c.k, kc, c.alpha, a, max(1, lda), b, max(1, ldb), c.beta, want, c.n, bias)
-		got := append([]float32(nil), c0...)
-		if c.m > 0 && c.n > 0 {
-			variantGemmThen(v, c.tA, c.tB, c.m, c.n, c.k, c.alpha, a, max(1, lda), b, max(1, ldb), c.beta, got, c.n, bias, nil)
-		}
-		packed := append([]float32(nil), c0...)
-		GemmPacked(c.tA, c.m, c.alpha, a, max(1, lda), packB(variantPanels(v), c.tB, c.k, c.n, b, max(1, ldb)), c.beta, packed, c.n, bias)
-		bad := 0
-		for i := range want {
-			if (!sameBits(got[i], want[i]) || !sameBits(packed[i], want[i])) && bad < 5 {
-				bad++
-				t.Errorf("%v: C[%d, %d] = %v (packed B: %v), emulation %v", c, i/c.n, i%c.n, got[i], packed[i], want[i])
-			}
-		}
+		checkCase(t, AMX, kern, c, rng)
 	}
 }
 

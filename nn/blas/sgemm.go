@@ -404,7 +404,7 @@ func (g *gemmCall) tasks(lo, hi int) {
 		bp = packPool.get(max(bBlockBytes/4, g.kc*g.colBlock))
 	}
 	if kern.strip != nil && g.kc < g.k {
-		sums = packPool.get(g.stripChunk() * g.colBlock)
+		sums = packPool.get(g.sumRows() * g.colBlock)
 	}
 	for t := lo; t < hi; t++ {
 		i0 := (t % g.rowTasks) * g.rowBlock
@@ -509,27 +509,76 @@ func (g *gemmCall) stripChunk() int {
 	return max(mr, stripSumsBytes/(4*g.colBlock)/mr*mr)
 }
 
+// wavefrontBBytes bounds the packed B, all of K over a column block,
+// that blockStrips keeps in L2 to take its strips in a wavefront.
+const wavefrontBBytes = 1 << 20
+
+// wavefront reports whether blockStrips takes the strips of a column
+// block in a wavefront: K is cut into a few blocks (at least two) whose
+// packed B together fits wavefrontBBytes.
+func (g *gemmCall) wavefront() bool {
+	kern := g.kern
+	return g.kc < g.k && 4*kern.rows(g.k)*kern.rowWords(g.colBlock) <= wavefrontBBytes
+}
+
+// sumRows is how many rows of C a task's carried sums hold: one A
+// panel per K block in a wavefront, else a chunk.
+func (g *gemmCall) sumRows() int {
+	if g.wavefront() {
+		return ceilDiv(g.k, g.kc) * g.kern.mr
+	}
+	return g.stripChunk()
+}
+
+// stripBlock is what the strip calls over a task's columns [j0, j1)
+// share: op(B) packed (its column j0 at column jb of b), the number of
+// nr-column panels, the mask of the last one and the bias (nil: none).
+type stripBlock struct {
+	b          panels
+	jb, j0, j1 int
+	colPanels  int
+	mask       uint64
+	bias       *float32
+}
+
 // blockStrips computes C[i0:i1, j0:j1] with kern.strip. It packs every K
 // block of op(B)'s columns [j0, j1) first (unless they were packed in
-// advance), then takes the rows in chunks (stripChunk): for each K block,
-// each A panel of the chunk passes over all the block's B panels in one
-// call, the A panel in L1 and the K block of B in L2. Each output's sums
-// go on from K block to K block through w.sums, so that the kernel's
-// epilogue (alpha, beta, the bias) runs once, after the last; g.then runs
-// on each strip then.
+// advance), then runs each A panel (mr rows) over all the block's B
+// panels of one K block in one call, the A panel in L1 and the K block of
+// B in L2. Each output's sums go on from K block to K block through
+// w.sums, so that the kernel's epilogue (alpha, beta, the bias) runs
+// once, after the last; g.then runs on each strip then.
+//
+// Where all of K's B fits in L2 (wavefrontBBytes), the strips go in a
+// wavefront: step t runs strip t on K block 0, strip t−1 on block 1, …,
+// so that one strip in each step ends in C and the stores into C are
+// spread over the product rather than left to a pass of their own.
+// Otherwise the rows go in chunks (stripChunk), every A panel of a chunk
+// passing over one K block of B before the next.
 func (g *gemmCall) blockStrips(w workspace, i0, i1, j0, j1 int) {
 	kern := g.kern
 	mr := kern.mr
-	b, jb := g.panels, j0
-	if b == nil {
-		b, jb = &panels{kern: kern, k: g.k, n: j1 - j0, kc: g.kc, data: w.bp}, 0
-		b.pack(g.b, g.ldb, g.tB, j0, 0, b.pieces())
+	s := stripBlock{jb: j0, j0: j0, j1: j1}
+	if g.panels != nil {
+		s.b = *g.panels
+	} else {
+		s.b, s.jb = panels{kern: kern, k: g.k, n: j1 - j0, kc: g.kc, data: w.bp}, 0
+		s.b.pack(g.b, g.ldb, g.tB, j0, 0, s.b.pieces())
 	}
-	colPanels := ceilDiv(j1-j0, kern.nr)
-	mask := colMask(j1 - j0 - (colPanels-1)*kern.nr)
-	var bias *float32
+	s.colPanels = ceilDiv(j1-j0, kern.nr)
+	s.mask = colMask(j1 - j0 - (s.colPanels-1)*kern.nr)
 	if g.bias != nil {
-		bias = &g.bias[j0]
+		s.bias = &g.bias[j0]
+	}
+	if g.wavefront() {
+		blocks, strips := ceilDiv(g.k, g.kc), ceilDiv(i1-i0, mr)
+		for t := range strips + blocks - 1 {
+			for kb := min(t, blocks-1); kb >= max(0, t-strips+1); kb-- {
+				i := i0 + (t-kb)*mr
+				g.strip(w, &s, i, min(mr, i1-i), kb*g.kc, (t-kb)%blocks)
+			}
+		}
+		return
 	}
 	chunk := i1 - i0
 	if g.kc < g.k {
@@ -538,28 +587,36 @@ func (g *gemmCall) blockStrips(w workspace, i0, i1, j0, j1 int) {
 	for c0 := i0; c0 < i1; c0 += chunk {
 		c1 := min(c0+chunk, i1)
 		for pc := 0; pc < g.k; pc += g.kc {
-			kc := min(g.kc, g.k-pc)
-			flags := 0
-			if pc > 0 {
-				flags |= stripCarriedIn
-			}
-			if pc+kc < g.k {
-				flags |= stripCarriedOut
-			}
-			pb := &b.data[b.offset(pc, kc, jb)]
 			for i := c0; i < c1; i += mr {
-				rows := min(mr, c1-i)
-				pa, rsa, _ := g.aPanel(w.ap, i, rows, pc, kc)
-				var sums *float32
-				if flags != 0 {
-					sums = &w.sums[(i-c0)/mr*colPanels*mr*kern.nr]
-				}
-				kern.strip(kern.rows(kc), pa, rsa, pb, kern.bRow, kern.rows(kc)*kern.bRow, colPanels, &g.c[i*g.ldc+j0], g.ldc, g.alpha, g.beta, rows, mask, bias, sums, flags)
-				if flags&stripCarriedOut == 0 && g.then != nil {
-					g.then(i, i+rows, j0, j1)
-				}
+				g.strip(w, &s, i, min(mr, c1-i), pc, (i-c0)/mr)
 			}
 		}
+	}
+}
+
+// strip runs kern.strip on rows [i, i+rows) of C over s's columns for
+// the K block that starts at step pc, carrying the rows' sums in slot
+// slot of w.sums between K blocks, and g.then on the rows once the last
+// K block has made them final.
+func (g *gemmCall) strip(w workspace, s *stripBlock, i, rows, pc, slot int) {
+	kern := g.kern
+	kc := min(g.kc, g.k-pc)
+	flags := 0
+	if pc > 0 {
+		flags |= stripCarriedIn
+	}
+	if pc+kc < g.k {
+		flags |= stripCarriedOut
+	}
+	var sums *float32
+	if flags != 0 {
+		sums = &w.sums[slot*s.colPanels*kern.mr*kern.nr]
+	}
+	pa, rsa, _ := g.aPanel(w.ap, i, rows, pc, kc)
+	pb := &s.b.data[s.b.offset(pc, kc, s.jb)]
+	kern.strip(kern.rows(kc), pa, rsa, pb, kern.bRow, kern.rows(kc)*kern.bRow, s.colPanels, &g.c[i*g.ldc+s.j0], g.ldc, g.alpha, g.beta, rows, s.mask, s.bias, sums, flags)
+	if flags&stripCarriedOut == 0 && g.then != nil {
+		g.then(i, i+rows, s.j0, s.j1)
 	}
 }
 
