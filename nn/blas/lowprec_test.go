@@ -337,11 +337,18 @@ func TestAMXStripOrders(t *testing.T) {
 	// One worker: one row task, so that its rows make two chunks.
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	rng := rand.New(rand.NewPCG(7, 8))
-	for _, c := range []lowCase{{false, true, 200, 130, 800, 1, 0, true, 1}, {false, true, 230, 270, 2000, 0.5, 0.25, true, 1}} {
+	for _, o := range []struct {
+		c    lowCase
+		wave bool // a wavefront over 3 K blocks or more, else 2 chunks or more
+	}{
+		{lowCase{false, true, 200, 130, 800, 1, 0, true, 1}, true},
+		{lowCase{false, true, 230, 270, 2000, 0.5, 0.25, true, 1}, false},
+	} {
+		c := o.c
 		g := &gemmCall{kern: kern, m: c.m, n: c.n, k: c.k}
 		g.plan()
 		wave, blocks, chunks := g.wavefront(), ceilDiv(c.k, g.kc), ceilDiv(g.rowBlock, g.stripChunk())
-		if c.k == 800 && (!wave || blocks < 3) || c.k == 2000 && (wave || chunks < 2) {
+		if wave != o.wave || wave && blocks < 3 || !wave && chunks < 2 {
 			t.Fatalf("%v: wavefront %v over %d K blocks, %d chunks of rows", c, wave, blocks, chunks)
 		}
 		checkCase(t, AMX, kern, c, rng)
