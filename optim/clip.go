@@ -41,7 +41,7 @@ func NewClipper(params []Param) (*Clipper, error) {
 	}
 	c := &Clipper{params: cloneParams(params), part: newPartition(sizes(params))}
 	c.partial = make([]float64, c.part.units())
-	c.normJob = job{fn: c.sumSquaresUnit, n: c.part.units()}
+	c.normJob = job{fn: c.sumSquaresGroup, n: (c.part.units() + 3) / 4}
 	c.mulJob = job{fn: c.scaleUnit, n: c.part.units()}
 	return c, nil
 }
@@ -90,6 +90,42 @@ func (c *Clipper) NormScale(grads [][]float32, maxNorm float64) (norm float64, s
 		return norm, float32(coef), nil
 	}
 	return norm, 1, nil
+}
+
+// sumSquaresGroup sets the partial sums of units [4q, 4q+4): four units
+// that are each one span of the same length, as the units of a large
+// tensor are, together (vec.SumSquares64x4), other units one at a time.
+// Either way a unit's partial sum has the same bits.
+func (c *Clipper) sumSquaresGroup(q int) {
+	u0, u1 := 4*q, min(4*q+4, c.part.units())
+	if x, ok := c.equalSpans(u0, u1); ok {
+		s := vec.SumSquares64x4(x[0], x[1], x[2], x[3])
+		copy(c.partial[u0:u1], s[:])
+		return
+	}
+	for u := u0; u < u1; u++ {
+		c.sumSquaresUnit(u)
+	}
+}
+
+// equalSpans returns the gradients of units [u0, u1) when they are four
+// units of one span each, all of one length.
+func (c *Clipper) equalSpans(u0, u1 int) (x [4][]float32, ok bool) {
+	if u1-u0 != 4 {
+		return x, false
+	}
+	for i := range x {
+		spans := c.part.unit(u0 + i)
+		if len(spans) != 1 {
+			return x, false
+		}
+		s := spans[0]
+		x[i] = c.grads[s.t][s.lo:s.hi]
+		if len(x[i]) != len(x[0]) {
+			return x, false
+		}
+	}
+	return x, true
 }
 
 func (c *Clipper) sumSquaresUnit(u int) {

@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/vit-train/vit-train/nn/vec"
 )
 
 func TestClipScalesToMaxNorm(t *testing.T) {
@@ -75,5 +77,56 @@ func TestClipRejectsMisalignedGrads(t *testing.T) {
 	}
 	if _, err := c.Clip([][]float32{{1}}, 1); err == nil {
 		t.Fatal("no error")
+	}
+}
+
+// TestNormUnitsKeepTheirBits checks that the norm's partial sum of every
+// work unit is that unit's sum of squares span by span (vec.SumSquares64
+// of each, added in order), bit for bit, whether its group of four units
+// ran together (vec.SumSquares64x4) or one by one; the parameters give
+// groups of both kinds.
+func TestNormUnitsKeepTheirBits(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	params := []Param{
+		newParam(rng, "a.weight", 8*grain+5),
+		newParam(rng, "a.bias", 7),
+		newParam(rng, "b.weight", 5, grain),
+		newParam(rng, "b.bias", 3),
+	}
+	grads := randomGrads(rng, params, 3)
+	c, err := NewClipper(params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	norm, err := c.Norm(grads)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.grads = grads
+	together, alone := 0, 0
+	for q := range (c.part.units() + 3) / 4 {
+		if _, ok := c.equalSpans(4*q, min(4*q+4, c.part.units())); ok {
+			together++
+		} else {
+			alone++
+		}
+	}
+	c.grads = nil
+	if together == 0 || alone == 0 {
+		t.Fatalf("%d groups of units ran together and %d one by one; the test needs both", together, alone)
+	}
+	total := 0.0
+	for u := range c.part.units() {
+		want := 0.0
+		for _, s := range c.part.unit(u) {
+			want += vec.SumSquares64(grads[s.t][s.lo:s.hi])
+		}
+		if math.Float64bits(c.partial[u]) != math.Float64bits(want) {
+			t.Fatalf("unit %d: partial sum %v, want %v", u, c.partial[u], want)
+		}
+		total += want
+	}
+	if want := math.Sqrt(total); math.Float64bits(norm) != math.Float64bits(want) {
+		t.Fatalf("norm %v, want %v", norm, want)
 	}
 }

@@ -1086,3 +1086,79 @@ done:
 	VZEROUPPER
 	MOVSD     X0, ret+16(FP)
 	RET
+
+// func sumSquares64x4AVX2(x *[4]*float32, n int, sums *[16]float64)
+// Y0–Y3 hold the running sums s0…s3 of slices 0–3, one per lane, each
+// taking its groups of four in order as sumSquares64AVX2's Y0 does: two
+// groups of each slice a trip, then one. n is a multiple of 4; the rest
+// and the final additions are the caller's.
+TEXT ·sumSquares64x4AVX2(SB), NOSPLIT, $0-24
+	MOVQ   x+0(FP), AX
+	MOVQ   0(AX), SI
+	MOVQ   8(AX), DI
+	MOVQ   16(AX), R8
+	MOVQ   24(AX), R9
+	MOVQ   n+8(FP), CX
+	VXORPD Y0, Y0, Y0
+	VXORPD Y1, Y1, Y1
+	VXORPD Y2, Y2, Y2
+	VXORPD Y3, Y3, Y3
+
+x4loop8:
+	CMPQ      CX, $8
+	JLT       x4loop4
+	VCVTPS2PD 0(SI), Y4
+	VCVTPS2PD 0(DI), Y5
+	VCVTPS2PD 0(R8), Y6
+	VCVTPS2PD 0(R9), Y7
+	VCVTPS2PD 16(SI), Y8
+	VCVTPS2PD 16(DI), Y9
+	VCVTPS2PD 16(R8), Y10
+	VCVTPS2PD 16(R9), Y11
+	VMULPD    Y4, Y4, Y4
+	VMULPD    Y5, Y5, Y5
+	VMULPD    Y6, Y6, Y6
+	VMULPD    Y7, Y7, Y7
+	VMULPD    Y8, Y8, Y8
+	VMULPD    Y9, Y9, Y9
+	VMULPD    Y10, Y10, Y10
+	VMULPD    Y11, Y11, Y11
+	VADDPD    Y4, Y0, Y0
+	VADDPD    Y5, Y1, Y1
+	VADDPD    Y6, Y2, Y2
+	VADDPD    Y7, Y3, Y3
+	VADDPD    Y8, Y0, Y0
+	VADDPD    Y9, Y1, Y1
+	VADDPD    Y10, Y2, Y2
+	VADDPD    Y11, Y3, Y3
+	ADDQ      $32, SI
+	ADDQ      $32, DI
+	ADDQ      $32, R8
+	ADDQ      $32, R9
+	SUBQ      $8, CX
+	JMP       x4loop8
+
+x4loop4:
+	CMPQ      CX, $4
+	JLT       x4done
+	VCVTPS2PD 0(SI), Y4
+	VCVTPS2PD 0(DI), Y5
+	VCVTPS2PD 0(R8), Y6
+	VCVTPS2PD 0(R9), Y7
+	VMULPD    Y4, Y4, Y4
+	VMULPD    Y5, Y5, Y5
+	VMULPD    Y6, Y6, Y6
+	VMULPD    Y7, Y7, Y7
+	VADDPD    Y4, Y0, Y0
+	VADDPD    Y5, Y1, Y1
+	VADDPD    Y6, Y2, Y2
+	VADDPD    Y7, Y3, Y3
+
+x4done:
+	MOVQ    sums+16(FP), AX
+	VMOVUPD Y0, 0(AX)
+	VMOVUPD Y1, 32(AX)
+	VMOVUPD Y2, 64(AX)
+	VMOVUPD Y3, 96(AX)
+	VZEROUPPER
+	RET

@@ -66,6 +66,11 @@ func BenchmarkKernels(b *testing.B) {
 		{"LayerNormGradRow", 16, func() { LayerNormGradRow(d, x, y, w, 0.1, 1.1, 0.2, 0.3) }},
 		{"LayerNormGradWeightAcc", 24, func() { LayerNormGradWeightAcc(acc, x, y, 0.1, 1.1) }},
 		{"SumSquares64", 4, func() { sink += float32(SumSquares64(x)) }},
+		{"SumSquares64x4", 4, func() {
+			q := benchN / 4
+			s := SumSquares64x4(x[:q], x[q:2*q], x[2*q:3*q], x[3*q:4*q])
+			sink += float32(s[0])
+		}},
 	} {
 		b.Run(k.name, func(b *testing.B) { benchKernel(b, benchN, k.bytes, k.fn) })
 	}

@@ -149,6 +149,13 @@ func adamwAVX2(p, grad, m, v *float32, n int, c *AdamWCoef)
 //go:noescape
 func sumSquares64AVX2(x *float32, n int) float64
 
+// sumSquares64x4AVX2 runs SumSquares64's four running sums of each of
+// four slices of n elements, n a multiple of 4, side by side, and stores
+// them in sums: slice i's sum j in sums[4i+j].
+//
+//go:noescape
+func sumSquares64x4AVX2(x *[4]*float32, n int, sums *[16]float64)
+
 // The dispatchers below take non-empty slices, already cut to a common length.
 
 func exp(dst, x []float32) {
@@ -379,6 +386,27 @@ func sumSquares64(x []float32) float64 {
 		return sumSquares64AVX2(&x[0], len(x))
 	}
 	return sumSquares64Generic(x)
+}
+
+func sumSquares64x4(x *[4][]float32) [4]float64 {
+	if level < levelAVX2 {
+		return sumSquares64x4Generic(x)
+	}
+	n := len(x[0])
+	whole := n &^ 3
+	var out [4]float64
+	if whole == 0 {
+		for i := range x {
+			out[i] = finishSumSquares([4]float64{}, x[i])
+		}
+		return out
+	}
+	var sums [16]float64
+	sumSquares64x4AVX2(&[4]*float32{&x[0][0], &x[1][0], &x[2][0], &x[3][0]}, whole, &sums)
+	for i := range x {
+		out[i] = finishSumSquares([4]float64(sums[4*i:4*i+4]), x[i][whole:])
+	}
+	return out
 }
 
 // availableLevels lists the kernel sets this CPU can run, best last.

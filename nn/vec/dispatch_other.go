@@ -30,8 +30,9 @@ func lnGradSums(x, dy, w []float32, mean, rstd float32) (sg, sgx float32) {
 func lnGradRow(dx, x, dy, w []float32, mean, rstd, a, c float32) {
 	lnGradRowGeneric(dx, x, dy, w, mean, rstd, a, c)
 }
-func adamw(p, g, m, v []float32, c *AdamWCoef) { adamwGeneric(p, g, m, v, c) }
-func sumSquares64(x []float32) float64         { return sumSquares64Generic(x) }
+func adamw(p, g, m, v []float32, c *AdamWCoef)  { adamwGeneric(p, g, m, v, c) }
+func sumSquares64(x []float32) float64          { return sumSquares64Generic(x) }
+func sumSquares64x4(x *[4][]float32) [4]float64 { return sumSquares64x4Generic(x) }
 
 // availableLevels lists the kernel sets this build can run.
 func availableLevels() []int { return []int{levelGeneric} }

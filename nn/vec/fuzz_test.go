@@ -410,6 +410,11 @@ func FuzzSumSquares64(f *testing.F) {
 			if got := SumSquares64(x); math.Float64bits(got) != math.Float64bits(want) && !(math.IsNaN(got) && math.IsNaN(want)) {
 				t.Fatalf("%s: SumSquares64 = %v, want %v", levelNames[l], got, want)
 			}
+			for i, got := range SumSquares64x4(x, x, x, x) {
+				if math.Float64bits(got) != math.Float64bits(want) && !(math.IsNaN(got) && math.IsNaN(want)) {
+					t.Fatalf("%s: SumSquares64x4's sum %d = %v, want %v", levelNames[l], i, got, want)
+				}
+			}
 		})
 	})
 }

@@ -302,11 +302,26 @@ func sumSquares64Generic(x []float32) float64 {
 		s2 += c * c
 		s3 += d * d
 	}
-	for ; i < len(x); i++ {
-		v := float64(x[i])
-		s0 += v * v
+	return finishSumSquares([4]float64{s0, s1, s2, s3}, x[i:])
+}
+
+// finishSumSquares ends SumSquares64 from its four running sums s after
+// the last whole group of four: the squares of the rest (fewer than four)
+// go into s[0], and the result is (s0 + s1) + (s2 + s3).
+func finishSumSquares(s [4]float64, rest []float32) float64 {
+	for _, v := range rest {
+		s[0] += float64(v) * float64(v)
 	}
-	return (s0 + s1) + (s2 + s3)
+	return (s[0] + s[1]) + (s[2] + s[3])
+}
+
+// sumSquares64x4Generic is SumSquares64x4 in Go, one slice after another.
+func sumSquares64x4Generic(x *[4][]float32) [4]float64 {
+	var s [4]float64
+	for i := range x {
+		s[i] = sumSquares64Generic(x[i])
+	}
+	return s
 }
 
 // softmaxRowsOf is SoftmaxRows as each row's three passes, each in the

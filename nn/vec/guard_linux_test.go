@@ -83,6 +83,7 @@ func TestNoAccessPastEnd(t *testing.T) {
 			LayerNormGradWeightAcc(acc, x, y, 0.1, 1.2)
 			AdamW(d, y, b, e, AdamWCoef{0.9, 0.1, 0.999, 0.001, 1e-8, 1, 1, 1e-3, 0.5})
 			SumSquares64(x)
+			SumSquares64x4(x, y, b, e)
 			for _, free := range frees {
 				free()
 			}

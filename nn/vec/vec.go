@@ -307,3 +307,19 @@ func SumSquares64(x []float32) float64 {
 	}
 	return sumSquares64(x)
 }
+
+// SumSquares64x4 returns SumSquares64 of each of four slices of one
+// length, bit for bit. Each of SumSquares64's additions waits on the one
+// before it, so one sum at a time leaves the adder idle between them;
+// four side by side keep it busy, and the pass is as fast as memory. It
+// panics if the lengths differ.
+func SumSquares64x4(x0, x1, x2, x3 []float32) [4]float64 {
+	n := len(x0)
+	if len(x1) != n || len(x2) != n || len(x3) != n {
+		panic(fmt.Sprintf("vec: SumSquares64x4 of slices of %d, %d, %d and %d elements", n, len(x1), len(x2), len(x3)))
+	}
+	if n == 0 {
+		return [4]float64{}
+	}
+	return sumSquares64x4(&[4][]float32{x0, x1, x2, x3})
+}

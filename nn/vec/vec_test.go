@@ -731,6 +731,46 @@ func TestSumSquares64(t *testing.T) {
 	})
 }
 
+// TestSumSquares64x4 checks each of SumSquares64x4's four sums against
+// SumSquares64's definition, bit for bit, over slices of every test
+// length at every offset, with special values among them, and that it
+// refuses slices of different lengths.
+func TestSumSquares64x4(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 4))
+	forEachLevel(t, func(t *testing.T) {
+		for _, n := range testLengths {
+			for k, off := range offsets {
+				var gs [4]*guarded
+				var xs [4][]float32
+				for i := range gs {
+					gs[i] = randGuarded(rng, n, offsets[(k+i)%len(offsets)], -3, 3)
+					xs[i] = gs[i].s()
+					for j := range xs[i] {
+						if rng.IntN(17) == 0 {
+							xs[i][j] = specials[rng.IntN(len(specials))]
+						}
+					}
+				}
+				got := SumSquares64x4(xs[0], xs[1], xs[2], xs[3])
+				for i := range gs {
+					gs[i].check(t, "SumSquares64x4")
+					want := sumSquaresRef(xs[i])
+					if math.Float64bits(got[i]) != math.Float64bits(want) && !(math.IsNaN(got[i]) && math.IsNaN(want)) {
+						t.Fatalf("SumSquares64x4 %s, slice %d = %v, want %v", name(n, off), i, got[i], want)
+					}
+				}
+			}
+		}
+	})
+	defer func() {
+		if recover() == nil {
+			t.Fatal("SumSquares64x4 of slices of different lengths did not panic")
+		}
+	}()
+	x := make([]float32, 8)
+	SumSquares64x4(x, x, x, x[:7])
+}
+
 func TestEmptyAndShort(t *testing.T) {
 	forEachLevel(t, func(t *testing.T) {
 		if Max(nil) != float32(math.Inf(-1)) || Sum(nil) != 0 || Dot(nil, nil) != 0 || SumSqDev(nil, 1) != 0 {
