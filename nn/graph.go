@@ -133,6 +133,38 @@ func (gr *Graph) FreezeWeights() error {
 // Frozen reports whether FreezeWeights is in effect.
 func (gr *Graph) Frozen() bool { return gr.frozen }
 
+// KeepWeightsPacked makes the training graph's layers whose products run
+// in low precision keep their weights packed from step to step
+// (ops.WeightPacker), and returns them by parameter: packers[i] are those
+// whose weight is ParamNodes[i]. The caller keeps the packed copies
+// current: StartRepack before the weights change, and RepackWeightRows
+// over every row of the new values (optim.RowReporter), else each
+// forward pass packs them anew. Call it before the graph's first run.
+func (gr *Graph) KeepWeightsPacked() ([][]ops.WeightPacker, error) {
+	if !gr.Training {
+		return nil, fmt.Errorf("nn: an evaluation graph's weights are packed once, by FreezeWeights")
+	}
+	index := make(map[*gorgonia.Node]int, len(gr.ParamNodes))
+	for i, p := range gr.ParamNodes {
+		index[p] = i
+	}
+	packers := make([][]ops.WeightPacker, len(gr.ParamNodes))
+	for _, n := range gr.G.AllNodes() {
+		op, ok := n.Op().(ops.WeightPacker)
+		if !ok {
+			continue
+		}
+		in := runner.Inputs(gr.G, n)
+		if op.WeightArg() >= len(in) {
+			continue
+		}
+		if i, ok := index[in[op.WeightArg()]]; ok && op.KeepWeightPacked() {
+			packers[i] = append(packers[i], op)
+		}
+	}
+	return packers, nil
+}
+
 // setFrozen freezes or thaws every op whose weight operand is one of the
 // network's parameters.
 func (gr *Graph) setFrozen(frozen bool) {

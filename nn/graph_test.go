@@ -9,6 +9,7 @@ import (
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
+	"github.com/vit-train/vit-train/nn/blas"
 	"github.com/vit-train/vit-train/nn/ops"
 )
 
@@ -220,4 +221,39 @@ func TestStepComputesLossAndGradients(t *testing.T) {
 		t.Fatalf("gradients reported %v times, want once each", seen)
 	}
 	check("RunReportingGrads")
+}
+
+// TestKeepWeightsPacked checks that a training graph's low-precision
+// linear layer keeps its weight packed and is returned under the weight's
+// parameter (not the bias's), that a float32 layer keeps nothing, and
+// that an evaluation graph is refused.
+func TestKeepWeightsPacked(t *testing.T) {
+	v := blas.Mixed()
+	if v.IsFP32() {
+		t.Skip("no low-precision product faster than float32 on this processor")
+	}
+	build := func(training bool, v blas.Variant) *Graph {
+		g := gorgonia.NewGraph()
+		x := gorgonia.NewMatrix(g, tensor.Float32, gorgonia.WithShape(8, 64), gorgonia.WithName("x"))
+		w := gorgonia.NewMatrix(g, tensor.Float32, gorgonia.WithShape(70, 64), gorgonia.WithName("w"))
+		b := gorgonia.NewVector(g, tensor.Float32, gorgonia.WithShape(70), gorgonia.WithName("b"))
+		y, err := ops.LinearAs(v, x, w, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &Graph{Training: training, Batch: 8, G: g, Images: x, Logits: y, ParamNodes: []*gorgonia.Node{w, b}}
+	}
+	packers, err := build(true, v).KeepWeightsPacked()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(packers) != 2 || len(packers[0]) != 1 || len(packers[1]) != 0 {
+		t.Fatalf("packers by parameter (w, b): %d parameters, %v", len(packers), packers)
+	}
+	if packers, err := build(true, blas.FP32).KeepWeightsPacked(); err != nil || len(packers[0])+len(packers[1]) != 0 {
+		t.Fatalf("a float32 layer: %v, %v", packers, err)
+	}
+	if _, err := build(false, v).KeepWeightsPacked(); err == nil || !strings.Contains(err.Error(), "FreezeWeights") {
+		t.Fatalf("an evaluation graph: %v, want an error pointing to FreezeWeights", err)
+	}
 }

@@ -3,6 +3,7 @@ package optim
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/vit-train/vit-train/nn/vec"
 )
@@ -36,6 +37,10 @@ type AdamW struct {
 	invSqrtBC2 float32
 	gradScale  float32
 	sh         sharded
+
+	// rowLen and updated are ReportRows's.
+	rowLen  []int
+	updated func(param, r0, r1 int)
 }
 
 // adamCoef are the per-parameter constants of one step.
@@ -111,7 +116,32 @@ func (o *AdamW) updateUnit(u int) {
 	}
 	for _, s := range o.sh.part.unit(u) {
 		adamwKernel(o.params[s.t].Data[s.lo:s.hi], o.grads[s.t][s.lo:s.hi], o.m[s.t][s.lo:s.hi], o.v[s.t][s.lo:s.hi], o.coef[s.t], k)
+		if o.updated != nil && o.rowLen[s.t] > 0 {
+			o.updated(s.t, s.lo/o.rowLen[s.t], s.hi/o.rowLen[s.t])
+		}
 	}
+}
+
+// ReportRows implements RowReporter. Its work units are cut at multiples
+// of align[param] rows of the reported parameters, which does not change
+// the update: each value's update is its own.
+func (o *AdamW) ReportRows(rowLen, align []int, updated func(param, r0, r1 int)) error {
+	if len(rowLen) != len(o.params) || len(align) != len(o.params) {
+		return fmt.Errorf("optim: rows reported for %d and %d parameters, not %d", len(rowLen), len(align), len(o.params))
+	}
+	chunk := make([]int, len(o.params))
+	for i, p := range o.params {
+		if rowLen[i] == 0 {
+			continue
+		}
+		if rowLen[i] < 0 || len(p.Data)%rowLen[i] != 0 || align[i] < 1 {
+			return fmt.Errorf("optim: %s (%d values) reported in rows of %d, %d rows at a time", p.Name, len(p.Data), rowLen[i], align[i])
+		}
+		chunk[i] = rowLen[i] * align[i]
+	}
+	o.sh.initRows(sizes(o.params), chunk, o.updateUnit)
+	o.rowLen, o.updated = slices.Clone(rowLen), updated
+	return nil
 }
 
 // adamConst are the constants shared by all parameters in one step; 1−β is

@@ -23,6 +23,21 @@ type Optimizer interface {
 }
 
 var (
-	_ Optimizer = (*AdamW)(nil)
-	_ Optimizer = (*SGD)(nil)
+	_ Optimizer   = (*AdamW)(nil)
+	_ Optimizer   = (*SGD)(nil)
+	_ RowReporter = (*AdamW)(nil)
 )
+
+// RowReporter is an optimizer that reports the rows of the parameters it
+// has just updated, so that copies of them (a layer's weights packed for
+// its matrix products) can be brought up to date while the new values
+// are still in cache.
+type RowReporter interface {
+	// ReportRows makes every later step call updated(param, r0, r1) once
+	// it has written rows [r0, r1) of a parameter's values, as rows of
+	// rowLen[param] values (0: none of them reported), r0 and r1
+	// multiples of align[param] rows or r1 the last row, on the goroutine
+	// that wrote them. Calls for different rows may run at once; every
+	// row of a reported parameter is reported once a step.
+	ReportRows(rowLen, align []int, updated func(param, r0, r1 int)) error
+}

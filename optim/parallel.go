@@ -15,24 +15,42 @@ type partition struct {
 	starts []int // unit u covers spans[starts[u]:starts[u+1]]
 }
 
-func newPartition(sizes []int) partition {
+func newPartition(sizes []int) partition { return newRowPartition(sizes, nil) }
+
+// newRowPartition is newPartition but for the tensors t with chunk[t] > 0,
+// which it cuts only at multiples of chunk[t] values, each span of them a
+// unit of its own of as many whole chunks as come to about grain values
+// (at least one), the last span what is left.
+func newRowPartition(sizes, chunk []int) partition {
 	p := partition{starts: []int{0}}
 	fill := 0
+	endUnit := func() {
+		if fill > 0 {
+			p.starts = append(p.starts, len(p.spans))
+			fill = 0
+		}
+	}
 	for t, n := range sizes {
+		if t < len(chunk) && chunk[t] > 0 {
+			endUnit()
+			step := max(1, grain/chunk[t]) * chunk[t]
+			for lo := 0; lo < n; lo += step {
+				p.spans = append(p.spans, span{t, lo, min(n, lo+step)})
+				p.starts = append(p.starts, len(p.spans))
+			}
+			continue
+		}
 		for lo := 0; lo < n; {
 			hi := min(n, lo+grain-fill)
 			p.spans = append(p.spans, span{t, lo, hi})
 			fill += hi - lo
 			lo = hi
 			if fill >= grain {
-				p.starts = append(p.starts, len(p.spans))
-				fill = 0
+				endUnit()
 			}
 		}
 	}
-	if fill > 0 {
-		p.starts = append(p.starts, len(p.spans))
-	}
+	endUnit()
 	return p
 }
 
@@ -67,8 +85,12 @@ type sharded struct {
 }
 
 // init partitions tensors of the given sizes and sets the per-unit function.
-func (s *sharded) init(sizes []int, fn func(unit int)) {
-	s.part = newPartition(sizes)
+func (s *sharded) init(sizes []int, fn func(unit int)) { s.initRows(sizes, nil, fn) }
+
+// initRows is init with tensor t cut only at multiples of chunk[t] values
+// where that is above 0 (see newRowPartition).
+func (s *sharded) initRows(sizes, chunk []int, fn func(unit int)) {
+	s.part = newRowPartition(sizes, chunk)
 	s.job.fn = fn
 	s.job.n = s.part.units()
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/vit-train/vit-train/comm"
 	"github.com/vit-train/vit-train/model"
+	"github.com/vit-train/vit-train/nn"
 	"github.com/vit-train/vit-train/nn/ops"
 	"github.com/vit-train/vit-train/optim"
 	"github.com/vit-train/vit-train/train/checkpoint"
@@ -20,6 +21,7 @@ import (
 type Stepper struct {
 	cfg     Config
 	net     model.Network
+	graph   *nn.Graph
 	loss    *trainingLoss
 	rng     *ops.Randomness
 	rank    int
@@ -38,6 +40,9 @@ type Stepper struct {
 	avg     *gradAverager   // nil for one process
 	ready   func(int) error // handGrad, bound once: the backward pass's hook when averaging overlaps it
 	result  StepResult      // the last step's; its Extra is reused
+	// packers[j] keep trainP[j] packed for their products, repacked by
+	// the optimiser as it updates it (keepWeightsPacked).
+	packers [][]ops.WeightPacker
 
 	// OnMicroBatch, when set, is called after each micro-batch's forward
 	// and backward pass with the position reached (pos.Batch counts the
@@ -87,6 +92,9 @@ func NewStepper(cfg Config, net model.Network, c comm.Communicator, stepsPerEpoc
 	if s.opt, err = newOptimizer(cfg.Optim, net.Spec().Config, s.trainP); err != nil {
 		return nil, err
 	}
+	if err := s.keepWeightsPacked(); err != nil {
+		return nil, err
+	}
 	if s.sched, err = newSchedule(cfg, stepsPerEpoch, c.Size()); err != nil {
 		return nil, err
 	}
@@ -130,8 +138,55 @@ func (s *Stepper) buildGraph() error {
 	if s.loss, err = newTrainingLoss(g, cfg.Distill); err != nil {
 		return err
 	}
+	s.graph = g
 	s.pixels, err = g.Float32Images()
 	return err
+}
+
+// keepWeightsPacked has the layers whose products run in low precision
+// keep their weights packed from step to step where the optimiser
+// reports the rows it updates (optim.RowReporter): it repacks each piece
+// of a weight as it writes it, while the piece is in cache, and the next
+// forward pass packs nothing from memory.
+func (s *Stepper) keepWeightsPacked() error {
+	rows, ok := s.opt.(optim.RowReporter)
+	if !ok {
+		return nil
+	}
+	byParam, err := s.graph.KeepWeightsPacked()
+	if err != nil {
+		return err
+	}
+	s.packers = make([][]ops.WeightPacker, len(s.trainP))
+	rowLen, align := make([]int, len(s.trainP)), make([]int, len(s.trainP))
+	kept := false
+	for j, i := range s.trained {
+		for _, p := range byParam[i] {
+			k, a := p.WeightRows()
+			if rowLen[j] != 0 && rowLen[j] != k {
+				return fmt.Errorf("train: %s is the weight of layers with rows of %d and %d values", s.trainP[j].Name, rowLen[j], k)
+			}
+			// A number of rows that every packer of the weight takes.
+			if align[j] = max(align[j], 1); align[j]%a != 0 {
+				align[j] *= a
+			}
+			rowLen[j] = k
+			s.packers[j], kept = append(s.packers[j], p), true
+		}
+	}
+	if !kept {
+		s.packers = nil
+		return nil
+	}
+	return rows.ReportRows(rowLen, align, s.repackRows)
+}
+
+// repackRows is the optimiser's report that rows [r0, r1) of trainP[j]
+// have their new values.
+func (s *Stepper) repackRows(j, r0, r1 int) {
+	for _, p := range s.packers[j] {
+		p.RepackWeightRows(s.trainP[j].Data, r0, r1)
+	}
 }
 
 // selectParams picks the parameters to train: all, or the heads with a
@@ -311,6 +366,11 @@ func (s *Stepper) update(pos *checkpoint.State, r *StepResult) error {
 		return err
 	}
 	r.LR = s.sched.LR(pos.Step)
+	for _, ps := range s.packers {
+		for _, p := range ps {
+			p.StartRepack()
+		}
+	}
 	if err := s.opt.StepScaled(r.LR, scale, grads); err != nil {
 		return err
 	}

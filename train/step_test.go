@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/vit-train/vit-train/internal/allocs"
-	"github.com/vit-train/vit-train/model"
 	"github.com/vit-train/vit-train/train/checkpoint"
 )
 
@@ -14,15 +13,15 @@ type heldInputs struct{ n, fills int }
 
 func (h *heldInputs) Fill(Inputs) (int, error) { h.fills++; return h.n, nil }
 
-// newTestStepper builds the step of cfg on a fresh network, its inputs
-// random.
+// newTestStepper builds the step of cfg on a fresh network (in
+// model.precision), its inputs random.
 func newTestStepper(t *testing.T, cfg Config) *Stepper {
 	t.Helper()
 	spec, err := cfg.ModelSpec()
 	if err != nil {
 		t.Fatal(err)
 	}
-	net, err := model.New(spec, cfg.Seed)
+	net, err := NewNetwork(spec, cfg.Seed, cfg.Model)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -83,6 +83,12 @@ func init() {
 // panels is op(B) packed for an assembly kernel, which this build lacks.
 type panels struct{}
 
+func (*panels) rowAlign(bool) int { return 1 }
+
+func panelRowAlign(*panelKernel, bool) int { return 1 }
+
+func (*panels) repackRows([]float32, int, bool, int, int) {}
+
 // panelKernel is an assembly kernel, which this build lacks.
 type panelKernel struct{}
 

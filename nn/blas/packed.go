@@ -1,5 +1,7 @@
 package blas
 
+import "fmt"
+
 // PackedB is the B operand of products that reuse one op(B) over many A,
 // such as a frozen layer's weights: copied once into the layout the
 // float32 kernels read, so that GemmPacked skips packing it on every
@@ -38,6 +40,39 @@ func packB[T float32 | float64](kern *panelKernel, transB bool, k, n int, b []T,
 		copy(p.plain[i*cols:(i+1)*cols], b[i*ldb:i*ldb+cols])
 	}
 	return p
+}
+
+// RowAlign is the number of rows of the matrix p was packed from that
+// RepackRows takes at a time: a panel's columns of op(B) where p holds
+// Bᵀ's rows as columns, the K steps of one packed row otherwise.
+func (p *PackedB[T]) RowAlign() int {
+	if p.panels == nil {
+		return 1
+	}
+	return p.panels.rowAlign(p.transB)
+}
+
+// RepackRows copies rows [r0, r1) of b, the matrix p was packed from (B,
+// or Bᵀ when transB, with row stride ldb as PackB took it), into p again
+// after their values changed, leaving the rest of p as it is: afterwards
+// p is what PackB would make of b where the rest of b has not changed
+// since p was packed. r0 and r1 are multiples of RowAlign, or r1 is b's
+// last row. Calls for disjoint rows may run at once.
+func (p *PackedB[T]) RepackRows(b []T, ldb, r0, r1 int) {
+	rows, cols := storedShape(p.transB, p.k, p.n)
+	if a := p.RowAlign(); r0 < 0 || r0 > r1 || r1 > rows || r0%a != 0 || (r1%a != 0 && r1 != rows) {
+		panic(fmt.Sprintf("blas: RepackRows of rows [%d, %d) of %d in steps of %d", r0, r1, rows, a))
+	}
+	if r0 == r1 {
+		return
+	}
+	if p.panels != nil {
+		p.panels.repackRows(any(b).([]float32), ldb, p.transB, r0, r1)
+		return
+	}
+	for i := r0; i < r1; i++ {
+		copy(p.plain[i*cols:(i+1)*cols], b[i*ldb:i*ldb+cols])
+	}
 }
 
 // GemmPacked computes C = alpha·op(A)·B + beta·C + 1·biasᵀ for B packed

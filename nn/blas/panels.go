@@ -58,6 +58,48 @@ func (p *panels) pack(b []float32, ldb int, tB bool, j0, lo, hi int) {
 	}
 }
 
+// rowAlign is how many rows of the matrix p was packed from repackRows
+// takes at a time (panelRowAlign).
+func (p *panels) rowAlign(tB bool) int { return panelRowAlign(p.kern, tB) }
+
+// panelRowAlign is how many rows of a matrix packed for kern (nil: kept
+// plain) are repacked at a time: nr where they are op(B)'s columns (tB),
+// the K steps of one packed row (kw) where they are its K steps.
+func panelRowAlign(kern *kernel, tB bool) int {
+	switch {
+	case kern == nil:
+		return 1
+	case tB:
+		return kern.nr
+	}
+	return kern.kw
+}
+
+// repackRows packs rows [r0, r1) of b (the rows of B, or of Bᵀ when tB)
+// into p again: the nr-column panels [r0, r1) covers in every K block
+// when they are op(B)'s columns, else those K steps' packed rows in every
+// panel. r0 and r1 are multiples of rowAlign(tB), or r1 is the last row.
+func (p *panels) repackRows(b []float32, ldb int, tB bool, r0, r1 int) {
+	kern := p.kern
+	cols := ceilDiv(p.n, kern.nr)
+	if tB {
+		for pc := 0; pc < p.k; pc += p.kc {
+			t := pc / p.kc * cols
+			p.pack(b, ldb, true, 0, t+r0/kern.nr, t+ceilDiv(r1, kern.nr))
+		}
+		return
+	}
+	for pc := r0 / p.kc * p.kc; pc < r1; pc += p.kc {
+		kcb := min(p.kc, p.k-pc)
+		s0, s1 := max(r0, pc), min(r1, pc+kcb)
+		words := ceilDiv(s1-s0, kern.kw) * kern.bRow
+		for j := 0; j < p.n; j += kern.nr {
+			off := p.offset(pc, kcb, j) + (s0-pc)/kern.kw*kern.bRow
+			kern.packB(p.data[off:off+words], kern.nr, b, ldb, false, j, min(kern.nr, p.n-j), s0, s1-s0)
+		}
+	}
+}
+
 // gemmPanels computes C = alpha·op(A)·B + beta·C + 1·biasᵀ (bias nil for
 // none) with B packed in p; m, n > 0.
 // then, if not nil, runs on each row strip of C as the kernel finishes it.

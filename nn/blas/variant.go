@@ -167,6 +167,15 @@ func PackBAs[T float32 | float64](v Variant, transB bool, k, n int, b []T, ldb i
 	return packB(variantPanels(v), transB, k, n, b, ldb)
 }
 
+// RepackAlign is the RowAlign of the PackedB that PackBAs(v, transB, k,
+// …) returns, known before packing.
+func RepackAlign(v Variant, transB bool, k int) int {
+	if v.arithmetic(k).IsFP32() {
+		return panelRowAlign(activePanels(), transB)
+	}
+	return panelRowAlign(variantPanels(v), transB)
+}
+
 // Mixed returns the variant that mixed-precision products run: the
 // low-precision variant with the highest multiply-add throughput on this
 // CPU, if that beats float32's by a quarter or more (see fasterVariant),

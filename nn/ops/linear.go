@@ -42,7 +42,7 @@ func newLinearOp(v blas.Variant, x, w, b *gorgonia.Node) (*linearOp, []*gorgonia
 	if wk := ws.TotalSize() / ws[0]; wk != k {
 		return nil, nil, fmt.Errorf("Linear: x %v has %d features but w %v takes %d", xs, k, ws, wk)
 	}
-	op := &linearOp{xDims: len(xs), wDims: len(ws), bias: b != nil, gemm: v}
+	op := &linearOp{xDims: len(xs), wDims: len(ws), wRows: ws[0], wCols: k, bias: b != nil, gemm: v}
 	op.base = base{name: "Linear", arity: 2, params: func(h hash.Hash) { fmt.Fprint(h, op.xDims, op.wDims, op.bias, variantKey(v)) }}
 	if b == nil {
 		return op, []*gorgonia.Node{x, w}, nil
@@ -57,10 +57,14 @@ func newLinearOp(v blas.Variant, x, w, b *gorgonia.Node) (*linearOp, []*gorgonia
 type linearOp struct {
 	base
 	xDims, wDims int
+	wRows, wCols int // W as (N, K)
 	bias         bool
 	gemm         blas.Variant
 	// frozen, when set, keeps the weight packed across runs.
 	frozen *frozenWeight
+	// packs, when set, keeps the weight packed from step to step while
+	// an optimizer repacks what it changes (WeightPacker).
+	packs *weightPacks
 }
 
 func (op *linearOp) Type() hm.Type {
@@ -94,9 +98,9 @@ func (op *linearOp) UsePreallocDo(prealloc gorgonia.Value, in ...gorgonia.Value)
 		return nil, err
 	}
 	if dt == tensor.Float32 {
-		linearForward[float32](op.gemm, op.frozen, in[0], in[1], b, out, m, n, k, nil)
+		linearForward[float32](op, in[0], in[1], b, out, m, n, k, nil)
 	} else {
-		linearForward[float64](op.gemm, op.frozen, in[0], in[1], b, out, m, n, k, nil)
+		linearForward[float64](op, in[0], in[1], b, out, m, n, k, nil)
 	}
 	return out, nil
 }
@@ -131,17 +135,24 @@ func (op *linearOp) result(prealloc gorgonia.Value, dt tensor.Dtype, in []gorgon
 	return out, m, n, k
 }
 
-// linearForward computes out = x·Wᵀ (+ b): x (m, k), W (n, k), b (n),
-// in v's arithmetic, with W's packed copy in frozen when that is set, and
-// calls then (nil: none) on blocks of out that tile it, once each, as
-// their values become final (blas.GemmAsThen).
-func linearForward[T Float](v blas.Variant, frozen *frozenWeight, x, w, b gorgonia.Value, out *tensor.Dense, m, n, k int, then blas.Then) {
+// linearForward computes op's out = x·Wᵀ (+ b): x (m, k), W (n, k), b
+// (n), in op.gemm's arithmetic, with W's packed copy in op.frozen or
+// op.packs when one is set, and calls then (nil: none) on blocks of out
+// that tile it, once each, as their values become final
+// (blas.GemmAsThen).
+func linearForward[T Float](op *linearOp, x, w, b gorgonia.Value, out *tensor.Dense, m, n, k int, then blas.Then) {
+	v := op.gemm
 	var bias []T
 	if b != nil {
 		bias = floats[T](b)
 	}
-	if frozen != nil {
-		blas.GemmPackedThen(false, m, 1, floats[T](x), k, packedWeight(v, frozen, floats[T](w), n, k), 0, floats[T](out), n, bias, then)
+	if op.frozen != nil {
+		blas.GemmPackedThen(false, m, 1, floats[T](x), k, packedWeight(v, op.frozen, floats[T](w), n, k), 0, floats[T](out), n, bias, then)
+		return
+	}
+	if w32, ok := any(floats[T](w)).([]float32); ok && op.packs != nil {
+		packed := op.packs.forwardB(v, w32, n, k)
+		blas.GemmPackedThen(false, m, 1, any(floats[T](x)).([]float32), k, packed, 0, any(floats[T](out)).([]float32), n, any(bias).([]float32), then)
 		return
 	}
 	blas.GemmAsThen(v, false, true, m, n, k, 1, floats[T](x), k, floats[T](w), k, 0, floats[T](out), n, bias, then)
@@ -166,7 +177,7 @@ func (op *linearOp) DiffWRT(inputs int) []bool {
 
 func (op *linearOp) SymDiff(inputs gorgonia.Nodes, output, grad *gorgonia.Node) (gorgonia.Nodes, error) {
 	x, w := inputs[0], inputs[1]
-	dx, err := gorgonia.ApplyOp(newLinearGradInput(x.Shape(), w.Dims(), op.gemm), grad, w)
+	dx, err := gorgonia.ApplyOp(newLinearGradInput(x.Shape(), w.Dims(), op), grad, w)
 	if err != nil {
 		return nil, err
 	}
@@ -184,16 +195,19 @@ func (op *linearOp) SymDiff(inputs gorgonia.Nodes, output, grad *gorgonia.Node) 
 	return gorgonia.Nodes{dx, dw, db}, nil
 }
 
-// linearGradInput computes dx = dy·W: dy (..., N), W (N, K) → (..., K).
+// linearGradInput computes dx = dy·W: dy (..., N), W (N, K) → (..., K),
+// with W packed in the forward op's packs where they are current.
 type linearGradInput struct {
 	base
 	xShape tensor.Shape
 	wDims  int
 	gemm   blas.Variant
+	fwd    *linearOp
 }
 
-func newLinearGradInput(xShape tensor.Shape, wDims int, v blas.Variant) *linearGradInput {
-	op := &linearGradInput{xShape: xShape.Clone(), wDims: wDims, gemm: v}
+func newLinearGradInput(xShape tensor.Shape, wDims int, fwd *linearOp) *linearGradInput {
+	v := fwd.gemm
+	op := &linearGradInput{xShape: xShape.Clone(), wDims: wDims, gemm: v, fwd: fwd}
 	op.base = base{name: "LinearGradInput", arity: 2, params: func(h hash.Hash) { fmt.Fprint(h, op.xShape, op.wDims, variantKey(v)) }}
 	return op
 }
@@ -221,6 +235,10 @@ func (op *linearGradInput) UsePreallocDo(prealloc gorgonia.Value, in ...gorgonia
 	m := op.xShape.TotalSize() / k
 	out := output(prealloc, dt, op.xShape)
 	if dt == tensor.Float32 {
+		if packed := op.fwd.packs.inputGradB(floats[float32](in[1])); packed != nil {
+			blas.GemmPacked(false, m, 1, floats[float32](in[0]), n, packed, 0, floats[float32](out), k, nil)
+			return out, nil
+		}
 		blas.GemmAs(op.gemm, false, false, m, k, n, 1, floats[float32](in[0]), n, floats[float32](in[1]), k, 0, floats[float32](out), k, nil)
 	} else {
 		blas.Gemm(false, false, m, k, n, 1, floats[float64](in[0]), n, floats[float64](in[1]), k, 0, floats[float64](out), k)

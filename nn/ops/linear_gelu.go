@@ -60,11 +60,11 @@ func (op *linearGELUOp) UsePreallocDo(prealloc gorgonia.Value, in ...gorgonia.Va
 			act.slope32 = grow(act.slope32, m*n)
 			op.slope = act.slope32
 		}
-		linearForward[float32](op.gemm, op.frozen, in[0], in[1], b, out, m, n, k, op.then)
+		linearForward[float32](op.linearOp, in[0], in[1], b, out, m, n, k, op.then)
 		op.y, op.slope = nil, nil
 		return out, nil
 	}
-	linearForward[float64](op.gemm, op.frozen, in[0], in[1], b, out, m, n, k, nil)
+	linearForward[float64](op.linearOp, in[0], in[1], b, out, m, n, k, nil)
 	y := floats[float64](out)
 	if act.keep {
 		act.slope64 = grow(act.slope64, m*n)
