@@ -201,13 +201,12 @@ type linearGradInput struct {
 	base
 	xShape tensor.Shape
 	wDims  int
-	gemm   blas.Variant
-	fwd    *linearOp
+	fwd    *linearOp // its product's arithmetic (gemm) and packed weight
 }
 
 func newLinearGradInput(xShape tensor.Shape, wDims int, fwd *linearOp) *linearGradInput {
 	v := fwd.gemm
-	op := &linearGradInput{xShape: xShape.Clone(), wDims: wDims, gemm: v, fwd: fwd}
+	op := &linearGradInput{xShape: xShape.Clone(), wDims: wDims, fwd: fwd}
 	op.base = base{name: "LinearGradInput", arity: 2, params: func(h hash.Hash) { fmt.Fprint(h, op.xShape, op.wDims, variantKey(v)) }}
 	return op
 }
@@ -239,7 +238,7 @@ func (op *linearGradInput) UsePreallocDo(prealloc gorgonia.Value, in ...gorgonia
 			blas.GemmPacked(false, m, 1, floats[float32](in[0]), n, packed, 0, floats[float32](out), k, nil)
 			return out, nil
 		}
-		blas.GemmAs(op.gemm, false, false, m, k, n, 1, floats[float32](in[0]), n, floats[float32](in[1]), k, 0, floats[float32](out), k, nil)
+		blas.GemmAs(op.fwd.gemm, false, false, m, k, n, 1, floats[float32](in[0]), n, floats[float32](in[1]), k, 0, floats[float32](out), k, nil)
 	} else {
 		blas.Gemm(false, false, m, k, n, 1, floats[float64](in[0]), n, floats[float64](in[1]), k, 0, floats[float64](out), k)
 	}

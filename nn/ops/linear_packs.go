@@ -55,8 +55,6 @@ type weightPacks struct {
 	repackAll func(lo, hi int)
 }
 
-// WeightArg, for WeightPacker, is linearOp's WeightFreezer's.
-
 // KeepWeightPacked implements WeightPacker.
 func (op *linearOp) KeepWeightPacked() bool {
 	if op.gemm.IsFP32() {
@@ -94,8 +92,7 @@ func (op *linearOp) RepackWeightRows(w []float32, r0, r1 int) {
 	if p == nil || p.forward == nil || p.src != unsafe.Pointer(unsafe.SliceData(w)) {
 		return
 	}
-	p.forward.RepackRows(w, p.k, r0, r1)
-	p.inputGrad.RepackRows(w, p.k, r0, r1)
+	p.repack(w, r0, r1)
 	if p.repacked.Add(int64(r1-r0)) == int64(p.n) {
 		p.current.Store(true)
 	}
@@ -123,9 +120,13 @@ func (p *weightPacks) forwardB(v blas.Variant, w []float32, n, k int) *blas.Pack
 
 // repackGroups repacks groups [lo, hi) of p.align rows of p.w.
 func (p *weightPacks) repackGroups(lo, hi int) {
-	r0, r1 := lo*p.align, min(hi*p.align, p.n)
-	p.forward.RepackRows(p.w, p.k, r0, r1)
-	p.inputGrad.RepackRows(p.w, p.k, r0, r1)
+	p.repack(p.w, lo*p.align, min(hi*p.align, p.n))
+}
+
+// repack packs rows [r0, r1) of w into both copies.
+func (p *weightPacks) repack(w []float32, r0, r1 int) {
+	p.forward.RepackRows(w, p.k, r0, r1)
+	p.inputGrad.RepackRows(w, p.k, r0, r1)
 }
 
 // inputGradB returns the input gradient's B, W packed, where the copies

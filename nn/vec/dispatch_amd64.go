@@ -392,15 +392,8 @@ func sumSquares64x4(x *[4][]float32) [4]float64 {
 	if level < levelAVX2 {
 		return sumSquares64x4Generic(x)
 	}
-	n := len(x[0])
-	whole := n &^ 3
+	whole := len(x[0]) &^ 3
 	var out [4]float64
-	if whole == 0 {
-		for i := range x {
-			out[i] = finishSumSquares([4]float64{}, x[i])
-		}
-		return out
-	}
 	var sums [16]float64
 	sumSquares64x4AVX2(&[4]*float32{&x[0][0], &x[1][0], &x[2][0], &x[3][0]}, whole, &sums)
 	for i := range x {
