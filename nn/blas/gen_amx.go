@@ -4,21 +4,23 @@
 //
 //	go run gen_amx.go
 //
-// produces sgemm_amx_amd64.s. The kernel computes a strip of panels
-// 32×32 tiles of C = alpha·A·B + beta·C (+ bias), side by side, with
-// TDPBF16PS, over one K block of k pairs:
+// produces sgemm_amx_amd64.s. The kernel computes strips strips of
+// panels 32×32 tiles of C = alpha·A·B + beta·C (+ bias), side by side,
+// with TDPBF16PS, over one K block of k pairs:
 //
 //	func sgemmStripAMX(k int, a *float32, rsa int, b *float32, ldb, panelStride, panels int,
 //		c *float32, ldc int, alpha, beta float32, rows int, mask uint64,
-//		bias *float32, acc *float32, flags int)
+//		bias *float32, acc *float32, flags, strips int)
 //
-// A holds 32 rows of bfloat16 pairs along K, row i at a[i·rsa] (a tile
-// row is 16 consecutive pairs); B holds panels of pairs of K steps by 32
+// Strip s takes the 32 rows of A and C that start at row 32·s; every
+// strip is whole but the last, which has rows rows. A holds rows of
+// bfloat16 pairs along K, row i at a[i·rsa] (a tile row is 16
+// consecutive pairs); B holds panels of pairs of K steps by 32
 // columns, panelStride words apart, pair row q of a panel at b[q·ldb]
 // (ldb = 32 words when packed). k counts pairs and is a multiple of 16:
-// one TDPBF16PS takes 16 pairs. The tiles of C are at c, c+32, … (ldc
-// apart row to row), the bias (nil for none) likewise; mask selects the
-// columns of the last tile (the others are whole).
+// one TDPBF16PS takes 16 pairs. The tiles of a strip's C are at c, c+32,
+// … (ldc apart row to row), the bias (nil for none) likewise; mask
+// selects the columns of each strip's last tile (the others are whole).
 //
 // Each tile of C is four 16×16 float32 tiles (tmm0-3), with two A tiles
 // (tmm4-5, rows 0-15 and 16-31) and two B tiles (tmm6-7, columns 0-15
@@ -26,14 +28,15 @@
 // of the strip, stays in L1 when the K block is short enough. A product
 // whose K takes several blocks carries its sums from block to block
 // unrounded: flags bit 0 starts the four tiles from the sums at acc (the
-// strip's tiles 4096 bytes apart, each of the four 16×16 tiles 1024
-// bytes on, rows 64 bytes apart) rather than from zero, and bit 1 stores
-// them there at the end rather than into C, so that every output is one
-// chain of instructions over all of K whatever the blocking. Without bit
-// 1, the accumulators are stored to the frame and the epilogue of the
-// AVX-512 kernels applies alpha, beta and the bias row by row, for the
-// first rows rows. The tiles are configured once per call and released
-// before it returns: no tile state outlives the call.
+// tiles 4096 bytes apart, strip after strip, each of the four 16×16
+// tiles 1024 bytes on, rows 64 bytes apart) rather than from zero, and
+// bit 1 stores them there at the end rather than into C, so that every
+// output is one chain of instructions over all of K whatever the
+// blocking. Without bit 1, the accumulators are stored to the frame and
+// the epilogue of the AVX-512 kernels applies alpha, beta and the bias
+// row by row, for the strip's rows. The tiles are configured once per
+// call, for all its strips, and released before it returns: no tile
+// state outlives the call.
 package main
 
 import (
@@ -56,7 +59,11 @@ const (
 	frameBias   = frameC + 8      // this tile's bias, or 0
 	frameSums   = frameBias + 8   // this tile's carried sums
 	frameNextA  = frameSums + 8   // 32 rows of A less one 64-byte column, in bytes
-	frameSize   = frameNextA + 8
+	frameStrips = frameNextA + 8  // strips left, counting this one
+	frameA      = frameStrips + 8 // this strip's A
+	frameStripC = frameA + 8      // this strip's C, at its first tile
+	frameRows   = frameStripC + 8 // this strip's rows
+	frameSize   = frameRows + 8
 )
 
 func main() {
@@ -77,31 +84,50 @@ func main() {
 	}
 	fmt.Fprintf(w, "GLOBL ·amxTileConfig(SB), RODATA|NOPTR, $64\n")
 
-	fmt.Fprintf(w, "\n// func sgemmStripAMX(k int, a *float32, rsa int, b *float32, ldb, panelStride, panels int, c *float32, ldc int, alpha, beta float32, rows int, mask uint64, bias *float32, acc *float32, flags int)\n")
-	fmt.Fprintf(w, "TEXT ·sgemmStripAMX(SB), $%d-120\n", frameSize)
+	fmt.Fprintf(w, "\n// func sgemmStripAMX(k int, a *float32, rsa int, b *float32, ldb, panelStride, panels int, c *float32, ldc int, alpha, beta float32, rows int, mask uint64, bias *float32, acc *float32, flags, strips int)\n")
+	fmt.Fprintf(w, "TEXT ·sgemmStripAMX(SB), $%d-128\n", frameSize)
 	p("LEAQ ·amxTileConfig(SB), DI")
 	tiles(amx.Ldtilecfg("DI"), "LDTILECFG (DI)")
-	p("MOVQ panels+48(FP), DX")
-	p("MOVQ DX, %d(SP)", framePanels)
-	p("MOVQ b+24(FP), DX")
-	p("MOVQ DX, %d(SP)", frameB)
+	p("MOVQ strips+120(FP), DX")
+	p("MOVQ DX, %d(SP)", frameStrips)
+	p("MOVQ a+8(FP), DX")
+	p("MOVQ DX, %d(SP)", frameA)
 	p("MOVQ c+56(FP), DX")
-	p("MOVQ DX, %d(SP)", frameC)
-	p("MOVQ bias+96(FP), DX")
-	p("MOVQ DX, %d(SP)", frameBias)
+	p("MOVQ DX, %d(SP)", frameStripC)
 	p("MOVQ acc+104(FP), DX")
 	p("MOVQ DX, %d(SP)", frameSums)
 	p("VBROADCASTSS alpha+72(FP), Z24")
 	p("VBROADCASTSS beta+76(FP), Z25")
-	// The next A panel (the 32 rows after this one, where blockStrips's
-	// next call reads them) is brought into L2 while this one is used:
-	// R13 walks it a 64-byte column at a time, 32 rows (R14 left) down
-	// each, and on into the columns past the K block.
-	p("MOVQ rsa+16(FP), R13")
-	p("SHLQ $7, R13")      // 32 rows of A, in bytes
-	p("LEAQ -64(R13), DX") //
+	p("MOVQ rsa+16(FP), DX")
+	p("SHLQ $7, DX")      // 32 rows of A, in bytes
+	p("LEAQ -64(DX), DX") //
 	p("MOVQ DX, %d(SP)", frameNextA)
-	p("ADDQ a+8(FP), R13")
+
+	// Each strip starts over B and the bias, at its own A and C; the
+	// carried sums go on from the last strip's.
+	label("strip")
+	p("MOVQ panels+48(FP), DX")
+	p("MOVQ DX, %d(SP)", framePanels)
+	p("MOVQ b+24(FP), DX")
+	p("MOVQ DX, %d(SP)", frameB)
+	p("MOVQ %d(SP), DX", frameStripC)
+	p("MOVQ DX, %d(SP)", frameC)
+	p("MOVQ bias+96(FP), DX")
+	p("MOVQ DX, %d(SP)", frameBias)
+	p("MOVQ $32, %d(SP)", frameRows)
+	p("CMPQ %d(SP), $1", frameStrips)
+	p("JNE sgemmStripAMX_whole32")
+	p("MOVQ rows+80(FP), DX")
+	p("MOVQ DX, %d(SP)", frameRows)
+	label("whole32")
+	// The next A panel (the 32 rows after this strip's, where the next
+	// strip, or blockStrips's next call, reads them) is brought into L2
+	// while this one is used: R13 walks it a 64-byte column at a time, 32
+	// rows (R14 left) down each, and on into the columns past the K
+	// block.
+	p("MOVQ %d(SP), R13", frameNextA)
+	p("ADDQ $64, R13")
+	p("ADDQ %d(SP), R13", frameA)
 	p("MOVQ $32, R14")
 
 	// moveTiles moves the four accumulator tiles from or to memory, with
@@ -136,13 +162,13 @@ func main() {
 
 	label("tile")
 	p("MOVQ k+0(FP), DX")
-	p("SHRQ $4, DX")         // instructions: 16 pairs each
-	p("MOVQ a+8(FP), AX")    // A rows 0-15
-	p("MOVQ rsa+16(FP), CX") //
-	p("SHLQ $2, CX")         // A's row stride in bytes
-	p("MOVQ CX, SI")         //
-	p("SHLQ $4, SI")         //
-	p("ADDQ AX, SI")         // A rows 16-31
+	p("SHRQ $4, DX")             // instructions: 16 pairs each
+	p("MOVQ %d(SP), AX", frameA) // A rows 0-15
+	p("MOVQ rsa+16(FP), CX")     //
+	p("SHLQ $2, CX")             // A's row stride in bytes
+	p("MOVQ CX, SI")             //
+	p("SHLQ $4, SI")             //
+	p("ADDQ AX, SI")             // A rows 16-31
 	p("MOVQ %d(SP), BX", frameB)
 	p("LEAQ 64(BX), R9")     // B columns 16-31
 	p("MOVQ ldb+32(FP), R8") //
@@ -210,7 +236,7 @@ func main() {
 	p("JNZ sgemmStripAMX_frame")
 	p("CMPQ %d(SP), $0", frameBias)
 	p("JNE sgemmStripAMX_frame")
-	p("CMPQ rows+80(FP), $32")
+	p("CMPQ %d(SP), $32", frameRows)
 	p("JNE sgemmStripAMX_frame")
 	p("CMPQ %d(SP), $1", framePanels)
 	p("JNE sgemmStripAMX_direct")
@@ -263,6 +289,17 @@ func main() {
 	p("ADDQ DX, %d(SP)", frameB)
 	p("DECQ %d(SP)", framePanels)
 	p("JNZ sgemmStripAMX_tile")
+	// The next strip: A and C move 32 rows on.
+	p("DECQ %d(SP)", frameStrips)
+	p("JZ sgemmStripAMX_done")
+	p("MOVQ rsa+16(FP), DX")
+	p("SHLQ $7, DX")
+	p("ADDQ DX, %d(SP)", frameA)
+	p("MOVQ ldc+64(FP), DX")
+	p("SHLQ $7, DX")
+	p("ADDQ DX, %d(SP)", frameStripC)
+	p("JMP sgemmStripAMX_strip")
+	label("done")
 	tiles(amx.Tilerelease(), "TILERELEASE")
 	p("VZEROUPPER")
 	p("RET")
@@ -291,7 +328,7 @@ func epilogue(p func(string, ...any), label func(string), suffix string, masked 
 	p("MOVQ %d(SP), CX", frameC)
 	p("MOVQ ldc+64(FP), DX")
 	p("SHLQ $2, DX")
-	p("MOVQ rows+80(FP), DI")
+	p("MOVQ %d(SP), DI", frameRows)
 	p("MOVQ %d(SP), R8", frameBias)
 	p("MOVL beta+76(FP), SI")
 	p("TESTL $0x7fffffff, SI")

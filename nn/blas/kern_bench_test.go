@@ -86,7 +86,7 @@ func BenchmarkStrip(b *testing.B) {
 				cpu0 := cpuTime()
 				for i := 0; i < b.N; i++ {
 					r := i % walk
-					kern.strip(kp, &a[r*32*kp], kp, &bp[0], 32, 32*kp, panels, &c[r*32*ldc], ldc, 1, 0, 32, colMask(32), nil, &sums[0], flags)
+					kern.strip(kp, &a[r*32*kp], kp, &bp[0], 32, 32*kp, panels, &c[r*32*ldc], ldc, 1, 0, 32, colMask(32), nil, &sums[0], flags, 1)
 				}
 				flop := 2 * float64(32*32*2*kp*panels) * float64(b.N)
 				b.ReportMetric(flop/b.Elapsed().Seconds()/1e9, "GFLOP/s")

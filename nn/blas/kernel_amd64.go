@@ -78,15 +78,16 @@ func sgemmKernelFP16(k int, a *float32, rsa, csa int, b *float32, ldb int, c *fl
 // A converted row by row to bfloat16 pairs (rsa = the row's words), B's
 // panels packed as the bfloat16 kernels pack them, panelStride words
 // apart; k counts pairs, a multiple of 16. flags carries the sums of a
-// K block to the next through acc (see stripFunc).
+// K block to the next through acc (see stripFunc); one call computes
+// strips strips of 32 rows, configuring the tiles once for all of them.
 
 //go:noescape
-func sgemmStripAMX(k int, a *float32, rsa int, b *float32, ldb, panelStride, panels int, c *float32, ldc int, alpha, beta float32, rows int, mask uint64, bias *float32, acc *float32, flags int)
+func sgemmStripAMX(k int, a *float32, rsa int, b *float32, ldb, panelStride, panels int, c *float32, ldc int, alpha, beta float32, rows int, mask uint64, bias *float32, acc *float32, flags, strips int)
 
 // sgemmKernelAMX is sgemmStripAMX on one tile of one K block, as a
 // kernelFunc (csa is 1).
 func sgemmKernelAMX(k int, a *float32, rsa, csa int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, rows int, mask uint64, bias *float32) {
-	sgemmStripAMX(k, a, rsa, b, ldb, 0, 1, c, ldc, alpha, beta, rows, mask, bias, nil, 0)
+	sgemmStripAMX(k, a, rsa, b, ldb, 0, 1, c, ldc, alpha, beta, rows, mask, bias, nil, 0, 1)
 }
 
 var (

@@ -325,10 +325,13 @@ func checkCase(t *testing.T, v Variant, kern *kernel, c lowCase, rng *rand.Rand)
 
 // TestAMXStripOrders checks the amx kernel against its emulation, as
 // TestVariantsMatchEmulation does, on one row task (one worker) in each
-// of the two orders in which blockStrips takes a column block's strips:
-// a wavefront of 7 strips over 4 K blocks, and, for a product whose B
-// over all of K is too large for one (K of 2,000 steps over 270
-// columns), two chunks of rows.
+// of the orders in which blockStrips takes a column block's strips: a
+// wavefront of 7 strips over 4 K blocks, one strip a call; for a product
+// whose B over all of K is too large for one (K of 2,000 steps over 270
+// columns), two chunks of rows, each in calls of several strips that
+// carry their sums from K block to K block; and one K block over 10
+// strips, a call of stripsPerCall strips and one of the rest, whose last
+// strip is partial.
 func TestAMXStripOrders(t *testing.T) {
 	kern := lowKernel(AMX)
 	if kern == nil {
@@ -338,18 +341,28 @@ func TestAMXStripOrders(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	rng := rand.New(rand.NewPCG(7, 8))
 	for _, o := range []struct {
-		c    lowCase
-		wave bool // a wavefront over 3 K blocks or more, else 2 chunks or more
+		c     lowCase
+		order string
 	}{
-		{lowCase{false, true, 200, 130, 800, 1, 0, true, 1}, true},
-		{lowCase{false, true, 230, 270, 2000, 0.5, 0.25, true, 1}, false},
+		{lowCase{false, true, 200, 130, 800, 1, 0, true, 1}, "wavefront"},
+		{lowCase{false, true, 230, 270, 2000, 0.5, 0.25, true, 1}, "chunks"},
+		{lowCase{false, true, 300, 70, 100, 0.5, 0.25, true, 1}, "one block"},
 	} {
 		c := o.c
 		g := &gemmCall{kern: kern, m: c.m, n: c.n, k: c.k}
 		g.plan()
-		wave, blocks, chunks := g.wavefront(), ceilDiv(c.k, g.kc), ceilDiv(g.rowBlock, g.stripChunk())
-		if wave != o.wave || wave && blocks < 3 || !wave && chunks < 2 {
-			t.Fatalf("%v: wavefront %v over %d K blocks, %d chunks of rows", c, wave, blocks, chunks)
+		wave, blocks, chunk := g.wavefront(), ceilDiv(c.k, g.kc), g.stripChunk()
+		var ok bool
+		switch o.order {
+		case "wavefront":
+			ok = wave && blocks >= 3
+		case "chunks":
+			ok = !wave && blocks >= 2 && chunk >= 2*kern.mr && chunk < g.rowBlock
+		case "one block":
+			ok = blocks == 1 && g.rowBlock > stripsPerCall*kern.mr && c.m%kern.mr != 0
+		}
+		if !ok {
+			t.Fatalf("%v (%s): wavefront %v over %d K blocks, chunks of %d rows of %d", c, o.order, wave, blocks, chunk, g.rowBlock)
 		}
 		checkCase(t, AMX, kern, c, rng)
 	}

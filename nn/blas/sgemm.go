@@ -67,13 +67,16 @@ type kernel struct {
 }
 
 // stripFunc computes, for one K block of k packed rows, the tiles of C
-// of a row of panels B panels (fn's operands, the panels panelStride
-// words apart, mask for the last tile). With flags bit 0 the tiles' sums
-// start from those acc holds, with bit 1 they are stored there, unscaled,
-// instead of into C: acc holds mr·nr sums per panel, so that a product
-// whose K takes several blocks sums each output in one unbroken chain.
-// Without bit 1 the sums go into C as fn's do (alpha, beta, bias).
-type stripFunc = func(k int, a *float32, rsa int, b *float32, ldb, panelStride, panels int, c *float32, ldc int, alpha, beta float32, rows int, mask uint64, bias *float32, acc *float32, flags int)
+// of strips strips of mr rows, each over a row of panels B panels (fn's
+// operands, the panels panelStride words apart, mask for the last tile):
+// strip s reads A from row mr·s on and writes C from row mr·s on, and
+// every strip has mr rows but the last, which has rows. With flags bit 0
+// the tiles' sums start from those acc holds, with bit 1 they are stored
+// there, unscaled, instead of into C: acc holds mr·nr sums per panel,
+// strip after strip, so that a product whose K takes several blocks sums
+// each output in one unbroken chain. Without bit 1 the sums go into C as
+// fn's do (alpha, beta, bias).
+type stripFunc = func(k int, a *float32, rsa int, b *float32, ldb, panelStride, panels int, c *float32, ldc int, alpha, beta float32, rows int, mask uint64, bias *float32, acc *float32, flags, strips int)
 
 // The flags of stripFunc.
 const (
@@ -587,17 +590,28 @@ func (g *gemmCall) blockStrips(w workspace, i0, i1, j0, j1 int) {
 	for c0 := i0; c0 < i1; c0 += chunk {
 		c1 := min(c0+chunk, i1)
 		for pc := 0; pc < g.k; pc += g.kc {
-			for i := c0; i < c1; i += mr {
-				g.strip(w, &s, i, min(mr, c1-i), pc, (i-c0)/mr)
+			for i := c0; i < c1; i += stripsPerCall * mr {
+				g.strip(w, &s, i, min(stripsPerCall*mr, c1-i), pc, (i-c0)/mr)
 			}
 		}
 	}
 }
 
+// stripsPerCall is the most strips of mr rows one call of the strip
+// kernel computes. Each call configures the tiles anew (LDTILECFG), at a
+// cost of a few tiles' TDPBF16PS: a seventh to a quarter of the kernel's
+// time in attention's per-head products, whose strips have one tile or a
+// few. The strips of one call are handed to g.then together, so their C
+// should still be in L2: 8 strips over a column block of ncMax columns
+// are 384 KB.
+const stripsPerCall = 8
+
 // strip runs kern.strip on rows [i, i+rows) of C over s's columns for
-// the K block that starts at step pc, carrying the rows' sums in slot
-// slot of w.sums between K blocks, and g.then on the rows once the last
-// K block has made them final.
+// the K block that starts at step pc, as strips of mr rows in one call,
+// carrying the rows' sums in slots slot, slot+1, … of w.sums between K
+// blocks, and g.then on the rows once the last K block has made them
+// final. A strip kernel's A is converted row by row (aRowWords), so the
+// strips' A rows lie rsa words apart throughout.
 func (g *gemmCall) strip(w workspace, s *stripBlock, i, rows, pc, slot int) {
 	kern := g.kern
 	kc := min(g.kc, g.k-pc)
@@ -612,9 +626,10 @@ func (g *gemmCall) strip(w workspace, s *stripBlock, i, rows, pc, slot int) {
 	if flags != 0 {
 		sums = &w.sums[slot*s.colPanels*kern.mr*kern.nr]
 	}
-	pa, rsa, _ := g.aPanel(w.ap, i, rows, pc, kc)
+	strips := ceilDiv(rows, kern.mr)
+	pa, rsa, _ := g.aPanel(w.ap, i, min(kern.mr, rows), pc, kc)
 	pb := &s.b.data[s.b.offset(pc, kc, s.jb)]
-	kern.strip(kern.rows(kc), pa, rsa, pb, kern.bRow, kern.rows(kc)*kern.bRow, s.colPanels, &g.c[i*g.ldc+s.j0], g.ldc, g.alpha, g.beta, rows, s.mask, s.bias, sums, flags)
+	kern.strip(kern.rows(kc), pa, rsa, pb, kern.bRow, kern.rows(kc)*kern.bRow, s.colPanels, &g.c[i*g.ldc+s.j0], g.ldc, g.alpha, g.beta, rows-(strips-1)*kern.mr, s.mask, s.bias, sums, flags, strips)
 	if flags&stripCarriedOut == 0 && g.then != nil {
 		g.then(i, i+rows, s.j0, s.j1)
 	}

@@ -23,32 +23,47 @@ DATA ·amxTileConfig+54(SB)/1, $16
 DATA ·amxTileConfig+55(SB)/1, $16
 GLOBL ·amxTileConfig(SB), RODATA|NOPTR, $64
 
-// func sgemmStripAMX(k int, a *float32, rsa int, b *float32, ldb, panelStride, panels int, c *float32, ldc int, alpha, beta float32, rows int, mask uint64, bias *float32, acc *float32, flags int)
-TEXT ·sgemmStripAMX(SB), $4208-120
+// func sgemmStripAMX(k int, a *float32, rsa int, b *float32, ldb, panelStride, panels int, c *float32, ldc int, alpha, beta float32, rows int, mask uint64, bias *float32, acc *float32, flags, strips int)
+TEXT ·sgemmStripAMX(SB), $4240-128
 	LEAQ ·amxTileConfig(SB), DI
 	BYTE $0xc4; BYTE $0xe2; BYTE $0x78; BYTE $0x49; BYTE $0x07 // LDTILECFG (DI)
-	MOVQ panels+48(FP), DX
-	MOVQ DX, 4160(SP)
-	MOVQ b+24(FP), DX
-	MOVQ DX, 4168(SP)
+	MOVQ strips+120(FP), DX
+	MOVQ DX, 4208(SP)
+	MOVQ a+8(FP), DX
+	MOVQ DX, 4216(SP)
 	MOVQ c+56(FP), DX
-	MOVQ DX, 4176(SP)
-	MOVQ bias+96(FP), DX
-	MOVQ DX, 4184(SP)
+	MOVQ DX, 4224(SP)
 	MOVQ acc+104(FP), DX
 	MOVQ DX, 4192(SP)
 	VBROADCASTSS alpha+72(FP), Z24
 	VBROADCASTSS beta+76(FP), Z25
-	MOVQ rsa+16(FP), R13
-	SHLQ $7, R13
-	LEAQ -64(R13), DX
+	MOVQ rsa+16(FP), DX
+	SHLQ $7, DX
+	LEAQ -64(DX), DX
 	MOVQ DX, 4200(SP)
-	ADDQ a+8(FP), R13
+sgemmStripAMX_strip:
+	MOVQ panels+48(FP), DX
+	MOVQ DX, 4160(SP)
+	MOVQ b+24(FP), DX
+	MOVQ DX, 4168(SP)
+	MOVQ 4224(SP), DX
+	MOVQ DX, 4176(SP)
+	MOVQ bias+96(FP), DX
+	MOVQ DX, 4184(SP)
+	MOVQ $32, 4232(SP)
+	CMPQ 4208(SP), $1
+	JNE sgemmStripAMX_whole32
+	MOVQ rows+80(FP), DX
+	MOVQ DX, 4232(SP)
+sgemmStripAMX_whole32:
+	MOVQ 4200(SP), R13
+	ADDQ $64, R13
+	ADDQ 4216(SP), R13
 	MOVQ $32, R14
 sgemmStripAMX_tile:
 	MOVQ k+0(FP), DX
 	SHRQ $4, DX
-	MOVQ a+8(FP), AX
+	MOVQ 4216(SP), AX
 	MOVQ rsa+16(FP), CX
 	SHLQ $2, CX
 	MOVQ CX, SI
@@ -161,7 +176,7 @@ sgemmStripAMX_final:
 	JNZ sgemmStripAMX_frame
 	CMPQ 4184(SP), $0
 	JNE sgemmStripAMX_frame
-	CMPQ rows+80(FP), $32
+	CMPQ 4232(SP), $32
 	JNE sgemmStripAMX_frame
 	CMPQ 4160(SP), $1
 	JNE sgemmStripAMX_direct
@@ -208,7 +223,7 @@ sgemmStripAMX_wholem:
 	MOVQ 4176(SP), CX
 	MOVQ ldc+64(FP), DX
 	SHLQ $2, DX
-	MOVQ rows+80(FP), DI
+	MOVQ 4232(SP), DI
 	MOVQ 4184(SP), R8
 	MOVL beta+76(FP), SI
 	TESTL $0x7fffffff, SI
@@ -278,7 +293,7 @@ sgemmStripAMX_whole:
 	MOVQ 4176(SP), CX
 	MOVQ ldc+64(FP), DX
 	SHLQ $2, DX
-	MOVQ rows+80(FP), DI
+	MOVQ 4232(SP), DI
 	MOVQ 4184(SP), R8
 	MOVL beta+76(FP), SI
 	TESTL $0x7fffffff, SI
@@ -357,6 +372,16 @@ sgemmStripAMX_nobias:
 	ADDQ DX, 4168(SP)
 	DECQ 4160(SP)
 	JNZ sgemmStripAMX_tile
+	DECQ 4208(SP)
+	JZ sgemmStripAMX_done
+	MOVQ rsa+16(FP), DX
+	SHLQ $7, DX
+	ADDQ DX, 4216(SP)
+	MOVQ ldc+64(FP), DX
+	SHLQ $7, DX
+	ADDQ DX, 4224(SP)
+	JMP sgemmStripAMX_strip
+sgemmStripAMX_done:
 	BYTE $0xc4; BYTE $0xe2; BYTE $0x78; BYTE $0x49; BYTE $0xc0 // TILERELEASE
 	VZEROUPPER
 	RET
