@@ -11,12 +11,15 @@ import (
 )
 
 // gemmShape is a product from the models: op(A) (m, k), op(B) (k, n),
-// C (m, n), with row strides lda, ldb, ldc (0: minimal).
+// C (m, n), with row strides lda, ldb, ldc (0: minimal). weight marks a
+// B that is a linear layer's weight, which training (with AdamW) and
+// inference keep packed from one product to the next (PackBAs).
 type gemmShape struct {
 	name          string
 	tA, tB        bool
 	m, n, k       int
 	lda, ldb, ldc int
+	weight        bool
 }
 
 // benchShapes are the products of ViT-B/16 at batch 4 (788 tokens, width
@@ -28,26 +31,26 @@ type gemmShape struct {
 // nn/ops/attention.go does.
 var benchShapes = []gemmShape{
 	// Linear layers: y = x·Wᵀ (NT), dX = dY·W (NN), dW = dYᵀ·x (TN).
-	{name: "vitb_qkv_fwd", tB: true, m: 788, n: 2304, k: 768},
-	{name: "vitb_proj_fwd", tB: true, m: 788, n: 768, k: 768},
-	{name: "vitb_fc1_fwd", tB: true, m: 788, n: 3072, k: 768},
-	{name: "vitb_fc2_fwd", tB: true, m: 788, n: 768, k: 3072},
-	{name: "vitb_qkv_dX", m: 788, n: 768, k: 2304},
-	{name: "vitb_fc2_dX", m: 788, n: 3072, k: 768},
+	{name: "vitb_qkv_fwd", tB: true, m: 788, n: 2304, k: 768, weight: true},
+	{name: "vitb_proj_fwd", tB: true, m: 788, n: 768, k: 768, weight: true},
+	{name: "vitb_fc1_fwd", tB: true, m: 788, n: 3072, k: 768, weight: true},
+	{name: "vitb_fc2_fwd", tB: true, m: 788, n: 768, k: 3072, weight: true},
+	{name: "vitb_qkv_dX", m: 788, n: 768, k: 2304, weight: true},
+	{name: "vitb_fc2_dX", m: 788, n: 3072, k: 768, weight: true},
 	{name: "vitb_qkv_dW", tA: true, m: 2304, n: 768, k: 788},
 	{name: "vitb_qkv_dWt", tA: true, m: 768, n: 2304, k: 788},
-	{name: "vitb_qkv_dXt", tB: true, m: 788, n: 768, k: 2304},
+	{name: "vitb_qkv_dXt", tB: true, m: 788, n: 768, k: 2304, weight: true},
 	// ViT-B/16 at batch 32 (6304 tokens).
-	{name: "vitb32_qkv_fwd", tB: true, m: 6304, n: 2304, k: 768},
-	{name: "vitb32_fc2_fwd", tB: true, m: 6304, n: 768, k: 3072},
-	{name: "vitb32_fc2_dX", m: 6304, n: 3072, k: 768},
+	{name: "vitb32_qkv_fwd", tB: true, m: 6304, n: 2304, k: 768, weight: true},
+	{name: "vitb32_fc2_fwd", tB: true, m: 6304, n: 768, k: 3072, weight: true},
+	{name: "vitb32_fc2_dX", m: 6304, n: 3072, k: 768, weight: true},
 	{name: "vitb32_qkv_dW", tA: true, m: 2304, n: 768, k: 6304},
 	{name: "vitb32_fc1_dW", tA: true, m: 3072, n: 768, k: 6304},
-	{name: "cifar_qkv_fwd", tB: true, m: 4160, n: 576, k: 192},
-	{name: "cifar_proj_fwd", tB: true, m: 4160, n: 192, k: 192},
-	{name: "cifar_fc1_fwd", tB: true, m: 4160, n: 768, k: 192},
-	{name: "cifar_fc2_fwd", tB: true, m: 4160, n: 192, k: 768},
-	{name: "cifar_qkv_dX", m: 4160, n: 192, k: 576},
+	{name: "cifar_qkv_fwd", tB: true, m: 4160, n: 576, k: 192, weight: true},
+	{name: "cifar_proj_fwd", tB: true, m: 4160, n: 192, k: 192, weight: true},
+	{name: "cifar_fc1_fwd", tB: true, m: 4160, n: 768, k: 192, weight: true},
+	{name: "cifar_fc2_fwd", tB: true, m: 4160, n: 192, k: 768, weight: true},
+	{name: "cifar_qkv_dX", m: 4160, n: 192, k: 576, weight: true},
 	{name: "cifar_qkv_dW", tA: true, m: 576, n: 192, k: 4160},
 	// Attention, per head: S = Q·Kᵀ (NT), O = P·V (NN), dP = dO·Vᵀ (NT),
 	// dV = Pᵀ·dO (TN).
@@ -57,9 +60,9 @@ var benchShapes = []gemmShape{
 	{name: "attn197_qk", tB: true, m: 197, n: 197, k: 64, lda: 2304, ldb: 2304},
 	{name: "attn197_pv", m: 197, n: 64, k: 197, ldb: 2304, ldc: 768},
 	{name: "attn197_dv", tA: true, m: 197, n: 64, k: 197, ldb: 768, ldc: 2304},
-	{name: "fmnist2_qkv_fwd", tB: true, m: 12608, n: 192, k: 64},
-	{name: "fmnist2_fc2_fwd", tB: true, m: 12608, n: 64, k: 128},
-	{name: "fmnist2_qkv_dX", m: 12608, n: 64, k: 192},
+	{name: "fmnist2_qkv_fwd", tB: true, m: 12608, n: 192, k: 64, weight: true},
+	{name: "fmnist2_fc2_fwd", tB: true, m: 12608, n: 64, k: 128, weight: true},
+	{name: "fmnist2_qkv_dX", m: 12608, n: 64, k: 192, weight: true},
 	{name: "fmnist2_qkv_dW", tA: true, m: 192, n: 64, k: 12608},
 	{name: "attn197h16_qk", tB: true, m: 197, n: 197, k: 16, lda: 192, ldb: 192},
 	{name: "attn197h16_pv", m: 197, n: 16, k: 197, ldb: 192, ldc: 64},

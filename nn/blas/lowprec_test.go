@@ -455,38 +455,55 @@ func TestChooseMixed(t *testing.T) {
 // BenchmarkGemmVariants reports GFLOP/s of each model product (see
 // benchShapes) in each low-precision variant this CPU runs, packing and
 // converting included, and their share of the variant's peak (see
-// reportRates).
+// reportRates). A product whose B is a layer's weight runs a second time
+// as ".../packed", with B packed once before the timer (PackBAs and
+// GemmPacked), as training with AdamW and inference run it.
 func BenchmarkGemmVariants(b *testing.B) {
 	for _, v := range Variants()[1:] {
 		if !v.Runs() {
 			continue
 		}
 		for _, s := range benchShapes {
-			b.Run(fmt.Sprintf("%s/%s", v, s.name), func(b *testing.B) {
-				lda, ldb, ldc := s.strides()
-				ra, rb := s.m, s.k
-				if s.tA {
-					ra = s.k
-				}
-				if s.tB {
-					rb = s.n
-				}
-				a, w, c := make([]float32, ra*lda), make([]float32, rb*ldb), make([]float32, s.m*ldc)
-				for i := range a {
-					a[i] = float32(i%7) * 0.1
-				}
-				for i := range w {
-					w[i] = float32(i%5) * 0.1
-				}
-				b.ResetTimer()
-				cpu0 := cpuTime()
-				for i := 0; i < b.N; i++ {
-					GemmAs(v, s.tA, s.tB, s.m, s.n, s.k, 1, a, lda, w, ldb, 0, c, ldc, nil)
-				}
-				reportRates(b, s, cpu0, fmapeak.Kind(v))
-			})
+			b.Run(fmt.Sprintf("%s/%s", v, s.name), func(b *testing.B) { benchVariant(b, v, s, false) })
+			if s.weight {
+				b.Run(fmt.Sprintf("%s/%s/packed", v, s.name), func(b *testing.B) { benchVariant(b, v, s, true) })
+			}
 		}
 	}
+}
+
+// benchVariant times s in v's arithmetic, with B packed before the timer
+// when packed is set.
+func benchVariant(b *testing.B, v Variant, s gemmShape, packed bool) {
+	lda, ldb, ldc := s.strides()
+	ra, rb := s.m, s.k
+	if s.tA {
+		ra = s.k
+	}
+	if s.tB {
+		rb = s.n
+	}
+	a, w, c := make([]float32, ra*lda), make([]float32, rb*ldb), make([]float32, s.m*ldc)
+	for i := range a {
+		a[i] = float32(i%7) * 0.1
+	}
+	for i := range w {
+		w[i] = float32(i%5) * 0.1
+	}
+	var pb *PackedB[float32]
+	if packed {
+		pb = PackBAs(v, s.tB, s.k, s.n, w, ldb)
+	}
+	b.ResetTimer()
+	cpu0 := cpuTime()
+	for i := 0; i < b.N; i++ {
+		if pb != nil {
+			GemmPacked(s.tA, s.m, 1, a, lda, pb, 0, c, ldc, nil)
+		} else {
+			GemmAs(v, s.tA, s.tB, s.m, s.n, s.k, 1, a, lda, w, ldb, 0, c, ldc, nil)
+		}
+	}
+	reportRates(b, s, cpu0, fmapeak.Kind(v))
 }
 
 // TestFP16BlockError measures, with the emulation, the error of float16
