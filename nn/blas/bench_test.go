@@ -69,6 +69,27 @@ var benchShapes = []gemmShape{
 	{name: "attn197h16_dv", tA: true, m: 197, n: 16, k: 197, ldb: 64, ldc: 192},
 }
 
+// operands returns A, B and C for s, filled with small repeating values,
+// and their row strides.
+func (s gemmShape) operands() (a, b, c []float32, lda, ldb, ldc int) {
+	lda, ldb, ldc = s.strides()
+	ra, rb := s.m, s.k
+	if s.tA {
+		ra = s.k
+	}
+	if s.tB {
+		rb = s.n
+	}
+	a, b, c = make([]float32, ra*lda), make([]float32, rb*ldb), make([]float32, s.m*ldc)
+	for i := range a {
+		a[i] = float32(i%7) * 0.1
+	}
+	for i := range b {
+		b[i] = float32(i%5) * 0.1
+	}
+	return a, b, c, lda, ldb, ldc
+}
+
 func (s gemmShape) strides() (lda, ldb, ldc int) {
 	lda, ldb, ldc = s.lda, s.ldb, s.ldc
 	if lda == 0 {
@@ -97,21 +118,7 @@ func BenchmarkSgemmShapes(b *testing.B) {
 		for _, s := range benchShapes {
 			b.Run(fmt.Sprintf("%s/%s", kern.name, s.name), func(b *testing.B) {
 				kern.use(b)
-				lda, ldb, ldc := s.strides()
-				ra, rb := s.m, s.k
-				if s.tA {
-					ra = s.k
-				}
-				if s.tB {
-					rb = s.n
-				}
-				a, w, c := make([]float32, ra*lda), make([]float32, rb*ldb), make([]float32, s.m*ldc)
-				for i := range a {
-					a[i] = float32(i%7) * 0.1
-				}
-				for i := range w {
-					w[i] = float32(i%5) * 0.1
-				}
+				a, w, c, lda, ldb, ldc := s.operands()
 				Gemm(s.tA, s.tB, s.m, s.n, s.k, 1, a, lda, w, ldb, 0, c, ldc)
 				b.ResetTimer()
 				cpu0 := cpuTime()

@@ -475,21 +475,7 @@ func BenchmarkGemmVariants(b *testing.B) {
 // benchVariant times s in v's arithmetic, with B packed before the timer
 // when packed is set.
 func benchVariant(b *testing.B, v Variant, s gemmShape, packed bool) {
-	lda, ldb, ldc := s.strides()
-	ra, rb := s.m, s.k
-	if s.tA {
-		ra = s.k
-	}
-	if s.tB {
-		rb = s.n
-	}
-	a, w, c := make([]float32, ra*lda), make([]float32, rb*ldb), make([]float32, s.m*ldc)
-	for i := range a {
-		a[i] = float32(i%7) * 0.1
-	}
-	for i := range w {
-		w[i] = float32(i%5) * 0.1
-	}
+	a, w, c, lda, ldb, ldc := s.operands()
 	var pb *PackedB[float32]
 	if packed {
 		pb = PackBAs(v, s.tB, s.k, s.n, w, ldb)
