@@ -49,7 +49,8 @@ type weightPacks struct {
 	repacked  atomic.Int64 // rows repacked since StartRepack
 	current   atomic.Bool  // forward and inputGrad hold W's values
 
-	// w, align and repackAll (bound once) repack all of w in parallel.
+	// w, align (WeightRows's) and repackAll (bound once) repack all of w
+	// in parallel.
 	w         []float32
 	align     int
 	repackAll func(lo, hi int)
@@ -60,7 +61,8 @@ func (op *linearOp) KeepWeightPacked() bool {
 	if op.gemm.IsFP32() {
 		return false
 	}
-	op.packs = new(weightPacks)
+	_, align := op.WeightRows()
+	op.packs = &weightPacks{align: align}
 	return true
 }
 
@@ -107,7 +109,6 @@ func (p *weightPacks) forwardB(v blas.Variant, w []float32, n, k int) *blas.Pack
 		p.forward = blas.PackBAs(v, true, k, n, w, k)
 		p.inputGrad = blas.PackBAs(v, false, n, k, w, k)
 		p.src, p.n, p.k = src, n, k
-		p.align = commonRows(p.forward.RowAlign(), p.inputGrad.RowAlign())
 		p.repackAll = p.repackGroups
 	case !p.current.Load():
 		p.w = w
