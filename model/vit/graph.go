@@ -164,22 +164,30 @@ func (b *builder) block(x *gorgonia.Node, prefix string, dpr float64) *gorgonia.
 		h, att, b.err = ops.NewAttentionAs(b.products, h, c.Heads, b.attnDrop(), b.rng)
 		b.g.Attention = append(b.g.Attention, att)
 	}
-	h = b.linear(h, prefix+"attn.proj")
-	h = b.dropout(h, c.DropRate)
-	h = b.dropPath(h, dpr)
-	if b.ok() {
-		x = b.do(ops.Add(x, h))
-	}
+	x = b.residual(x, h, prefix+"attn.proj", dpr)
 	h = b.layerNorm(x, prefix+"norm2")
 	h = b.linearGELU(h, prefix+"mlp.fc1")
 	h = b.dropout(h, c.DropRate)
-	h = b.linear(h, prefix+"mlp.fc2")
-	h = b.dropout(h, c.DropRate)
-	h = b.dropPath(h, dpr)
-	if b.ok() {
-		x = b.do(ops.Add(x, h))
+	return b.residual(x, h, prefix+"mlp.fc2", dpr)
+}
+
+// residual returns x + drop_path(drop(linear(h, name))). Where neither
+// drops anything (an evaluation graph, or rates of zero), it is one op
+// that adds x to the product as the matrix kernel stores it.
+func (b *builder) residual(x, h *gorgonia.Node, name string, dpr float64) *gorgonia.Node {
+	if !b.ok() {
+		return nil
 	}
-	return x
+	if !b.training || (b.cfg.DropRate == 0 && dpr == 0) {
+		return b.do(ops.LinearResidualAs(b.products, h, b.p[name+".weight"], b.p[name+".bias"], x))
+	}
+	h = b.linear(h, name)
+	h = b.dropout(h, b.cfg.DropRate)
+	h = b.dropPath(h, dpr)
+	if !b.ok() {
+		return nil
+	}
+	return b.do(ops.Add(x, h))
 }
 
 func (b *builder) attnDrop() float64 {
