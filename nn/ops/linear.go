@@ -224,26 +224,35 @@ func (op *linearGradInput) Do(in ...gorgonia.Value) (gorgonia.Value, error) {
 }
 
 func (op *linearGradInput) UsePreallocDo(prealloc gorgonia.Value, in ...gorgonia.Value) (gorgonia.Value, error) {
-	dt, err := checkDtypes("LinearGradInput", in...)
+	dt, err := checkDtypes(op.name, in...)
 	if err != nil {
 		return nil, err
 	}
-	ws := in[1].Shape()
-	n := ws[0]
-	k := ws.TotalSize() / n
-	m := op.xShape.TotalSize() / k
 	out := output(prealloc, dt, op.xShape)
-	if dt == tensor.Float32 {
-		if packed := op.fwd.packs.inputGradB(floats[float32](in[1])); packed != nil {
-			blas.GemmPacked(false, m, 1, floats[float32](in[0]), n, packed, 0, floats[float32](out), k, nil)
-			return out, nil
-		}
-		blas.GemmAs(op.fwd.gemm, false, false, m, k, n, 1, floats[float32](in[0]), n, floats[float32](in[1]), k, 0, floats[float32](out), k, nil)
-	} else {
-		blas.Gemm(false, false, m, k, n, 1, floats[float64](in[0]), n, floats[float64](in[1]), k, 0, floats[float64](out), k)
-	}
+	op.product(dt, in[0], in[1], out, nil)
 	return out, nil
 }
+
+// product sets out = dy·W (out (m, K) for dy (m, N), W (N, K)) and, for
+// float32, calls then (nil: none) on blocks of out that tile it, once
+// each, as their values become final (blas.GemmAsThen).
+func (op *linearGradInput) product(dt tensor.Dtype, dy, w gorgonia.Value, out *tensor.Dense, then blas.Then) {
+	n := w.Shape()[0]
+	k := op.rowLen()
+	m := op.xShape.TotalSize() / k
+	if dt != tensor.Float32 {
+		blas.Gemm(false, false, m, k, n, 1, floats[float64](dy), n, floats[float64](w), k, 0, floats[float64](out), k)
+		return
+	}
+	if packed := op.fwd.packs.inputGradB(floats[float32](w)); packed != nil {
+		blas.GemmPackedThen(false, m, 1, floats[float32](dy), n, packed, 0, floats[float32](out), k, nil, then)
+		return
+	}
+	blas.GemmAsThen(op.fwd.gemm, false, false, m, k, n, 1, floats[float32](dy), n, floats[float32](w), k, 0, floats[float32](out), k, nil, then)
+}
+
+// rowLen is K, the length of dx's rows: x's last dim.
+func (op *linearGradInput) rowLen() int { return op.xShape[len(op.xShape)-1] }
 
 // linearGradWeight computes dW = dyᵀ·x: dy (..., N), x (..., K) → W's shape.
 type linearGradWeight struct {

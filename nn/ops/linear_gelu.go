@@ -8,6 +8,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/vit-train/vit-train/nn/blas"
+	"github.com/vit-train/vit-train/nn/runner"
 	"github.com/vit-train/vit-train/nn/vec"
 )
 
@@ -90,12 +91,73 @@ func (op *linearGELUOp) activate(i0, i1, j0, j1 int) {
 
 // SymDiff is GELU's backward, dh = dy·GELU'(h), then Linear's from dh.
 func (op *linearGELUOp) SymDiff(inputs gorgonia.Nodes, output, grad *gorgonia.Node) (gorgonia.Nodes, error) {
-	back := newGELUOp(output.Dims(), true)
-	back.fwd = op.act
 	op.act.keep = true
-	dh, err := gorgonia.ApplyOp(back, output, grad)
+	dh, err := op.activationGrad(output, grad)
 	if err != nil {
 		return nil, err
 	}
 	return op.linearOp.SymDiff(inputs, output, dh)
+}
+
+// activationGrad returns dh = grad·GELU'(h) for the op's output h. Where
+// grad is the input gradient dy·W of a linear layer that reads h
+// directly (an MLP's fc2), it is one op that scales dy·W by the slope as
+// the matrix kernel stores it, in place of grad's: dy·W is never written
+// to memory and read back.
+func (op *linearGELUOp) activationGrad(output, grad *gorgonia.Node) (*gorgonia.Node, error) {
+	if next, ok := grad.Op().(*linearGradInput); ok {
+		fused := &linearGradInputGELU{linearGradInput: *next, act: op.act}
+		fused.base.name = "LinearGradInputGELU"
+		fused.then = fused.scale
+		return gorgonia.ApplyOp(fused, runner.Inputs(grad.Graph(), grad)...)
+	}
+	back := newGELUOp(output.Dims(), true)
+	back.fwd = op.act
+	return gorgonia.ApplyOp(back, output, grad)
+}
+
+// linearGradInputGELU is linearGradInput, dy·W, times GELU'(h), the slope
+// act kept in the forward pass: the gradient reaching x·Wᵀ + b of a
+// LinearGELU whose output h feeds the linear layer of dy and W. Values
+// are those of linearGradInput and GELU's backward in turn, bit for bit.
+type linearGradInputGELU struct {
+	linearGradInput
+	act  *geluOp
+	then blas.Then // scale, bound once
+
+	// Per-run values read by scale.
+	y, slope []float32
+	n        int
+}
+
+func (op *linearGradInputGELU) Do(in ...gorgonia.Value) (gorgonia.Value, error) {
+	return op.UsePreallocDo(nil, in...)
+}
+
+func (op *linearGradInputGELU) UsePreallocDo(prealloc gorgonia.Value, in ...gorgonia.Value) (gorgonia.Value, error) {
+	dt, err := checkDtypes(op.name, in...)
+	if err != nil {
+		return nil, err
+	}
+	out := output(prealloc, dt, op.xShape)
+	size := op.xShape.TotalSize()
+	if dt == tensor.Float32 {
+		op.y, op.slope, op.n = floats[float32](out), op.act.slope32[:size], op.rowLen()
+		op.product(dt, in[0], in[1], out, op.then)
+		op.y, op.slope = nil, nil
+		return out, nil
+	}
+	op.product(dt, in[0], in[1], out, nil)
+	y := floats[float64](out)
+	scaleBy(y, op.act.slope64[:size], y)
+	return out, nil
+}
+
+// scale multiplies y[i0:i1, j0:j1] by the slope there, in GELU's
+// backward's operand order.
+func (op *linearGradInputGELU) scale(i0, i1, j0, j1 int) {
+	for i := i0; i < i1; i++ {
+		row := op.y[i*op.n+j0 : i*op.n+j1]
+		vec.Mul(row, row, op.slope[i*op.n+j0:i*op.n+j1])
+	}
 }

@@ -1,8 +1,10 @@
 package ops_test
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"gorgonia.org/gorgonia"
@@ -11,6 +13,7 @@ import (
 	"github.com/vit-train/vit-train/nn/blas"
 	"github.com/vit-train/vit-train/nn/ops"
 	"github.com/vit-train/vit-train/nn/ops/opstest"
+	"github.com/vit-train/vit-train/nn/runner"
 )
 
 func linearGELUFunc(v blas.Variant, bias bool) opstest.Func {
@@ -124,4 +127,121 @@ func TestLinearGELUFrozenWeight(t *testing.T) {
 			}
 		}
 	}
+}
+
+// mlp is an MLP of two layers on (x, w1, b1, w2, b2): fc2(act(fc1(x))),
+// with fc1 and GELU as LinearGELUAs when fused, else as LinearAs and GELU.
+func mlp(v blas.Variant, fused bool) opstest.Func {
+	return func(g *gorgonia.ExprGraph, in []*gorgonia.Node) (*gorgonia.Node, error) {
+		first := linearThenGELU(v, true)
+		if fused {
+			first = linearGELUFunc(v, true)
+		}
+		h, err := first(g, in[:3])
+		if err != nil {
+			return nil, err
+		}
+		return ops.LinearAs(v, h, in[3], in[4])
+	}
+}
+
+// mlpInputs returns (x, w1, b1, w2, b2) for an MLP of m rows (in 2
+// samples), k inputs, n hidden units and k outputs.
+func mlpInputs(rng *rand.Rand, m, n, k int) []*tensor.Dense {
+	return []*tensor.Dense{opstest.Rand(rng, -2, 2, 2, m, k), opstest.Rand(rng, -0.1, 0.1, n, k), opstest.Rand(rng, -1, 1, n), opstest.Rand(rng, -0.1, 0.1, k, n), opstest.Rand(rng, -1, 1, k)}
+}
+
+func TestLinearGELUMLPGradient(t *testing.T) {
+	rng := rand.New(rand.NewPCG(17, 18))
+	inputs := mlpInputs(rng, 3, 7, 5)
+	wrt := []int{0, 1, 2, 3, 4}
+	opstest.GradCheck(t, mlp(blas.FP32, true), inputs, wrt, opstest.Options{})
+	opstest.AgreeF32(t, mlp(blas.FP32, true), inputs, wrt, 2e-6)
+}
+
+// TestLinearGELUMLPIsUnfused checks an MLP whose fc1 is LinearGELUAs,
+// whose GELU gradient is then scaled into fc2's input gradient as the
+// matrix kernel stores it, against the same MLP with LinearAs and GELU
+// as separate ops: values and every gradient bit for bit, in float32 and
+// each low-precision variant this CPU runs; and that the fused gradient
+// is the one that ran.
+func TestLinearGELUMLPIsUnfused(t *testing.T) {
+	rng := rand.New(rand.NewPCG(19, 20))
+	for _, v := range blas.Variants() {
+		if !v.Runs() {
+			t.Logf("the %s product does not run here", v)
+			continue
+		}
+		for _, sh := range []struct{ m, n, k int }{{3, 5, 4}, {70, 129, 96}, {200, 1600, 384}} {
+			inputs := mlpInputs(rng, sh.m, sh.n, sh.k)
+			wrt := []int{0, 1, 2, 3, 4}
+			for _, dt := range []tensor.Dtype{tensor.Float32, tensor.Float64} {
+				want, err := opstest.Eval(mlp(v, false), inputs, wrt, dt, 1)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := opstest.Eval(mlp(v, true), inputs, wrt, dt, 1)
+				if err != nil {
+					t.Fatal(err)
+				}
+				same := func(what string, got, want []float64) {
+					t.Helper()
+					for i := range want {
+						if math.Float64bits(got[i]) != math.Float64bits(want[i]) {
+							t.Fatalf("%s %v %s: %s[%d] = %v, unfused %v", v, sh, dt, what, i, got[i], want[i])
+						}
+					}
+				}
+				same("y", got.Out, want.Out)
+				for i, name := range []string{"dx", "dw1", "db1", "dw2", "db2"} {
+					same(name, got.Grads[i], want.Grads[i])
+				}
+			}
+		}
+	}
+	if ran := gradientOps(t, mlp(blas.FP32, true), mlpInputs(rng, 3, 5, 4)); !slices.Contains(ran, "LinearGradInputGELU") || slices.Contains(ran, "GELUGrad") {
+		t.Errorf("the fused MLP's gradient ran %v, not LinearGradInputGELU in place of GELU's gradient", ran)
+	}
+}
+
+// gradientOps returns the ops of the nodes that f's gradient with respect
+// to every input needs.
+func gradientOps(t *testing.T, f opstest.Func, inputs []*tensor.Dense) []string {
+	t.Helper()
+	g := gorgonia.NewGraph()
+	var in []*gorgonia.Node
+	for i, v := range inputs {
+		in = append(in, gorgonia.NodeFromAny(g, opstest.Convert(v, tensor.Float32), gorgonia.WithName(fmt.Sprint("input", i))))
+	}
+	out, err := f(g, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cost, err := gorgonia.Sum(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	grads, err := gorgonia.Grad(cost, in...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ops []string
+	seen := map[*gorgonia.Node]bool{}
+	var visit func(n *gorgonia.Node)
+	visit = func(n *gorgonia.Node) {
+		if seen[n] {
+			return
+		}
+		seen[n] = true
+		if n.Op() != nil {
+			ops = append(ops, n.Op().String())
+		}
+		for _, c := range runner.Inputs(g, n) {
+			visit(c)
+		}
+	}
+	for _, gn := range grads {
+		visit(gn)
+	}
+	return ops
 }
