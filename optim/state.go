@@ -5,6 +5,8 @@ import (
 	"math"
 	"slices"
 	"strings"
+
+	"github.com/vit-train/vit-train/internal/hugepages"
 )
 
 // Name prefixes of the state tensors in a checkpoint: an optimiser's
@@ -108,11 +110,12 @@ func checkLR(lr float64) error {
 	return nil
 }
 
-// zeros allocates one zeroed buffer per parameter.
+// zeros allocates one zeroed buffer per parameter, on huge pages where
+// they are large enough (the optimizer streams through them every step).
 func zeros(params []Param) [][]float32 {
 	out := make([][]float32, len(params))
 	for i, p := range params {
-		out[i] = make([]float32, len(p.Data))
+		out[i] = hugepages.Make[float32](len(p.Data))
 	}
 	return out
 }

@@ -8,6 +8,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/vit-train/vit-train/formats/safetensors"
+	"github.com/vit-train/vit-train/internal/hugepages"
 	"github.com/vit-train/vit-train/nn/blas"
 )
 
@@ -124,7 +125,7 @@ func New(cfg Config, seed uint64) (*ViT, error) {
 	for _, s := range cfg.ParamSpecs() {
 		vals := make([]float64, s.Size())
 		initValues(vals, s, rng)
-		f := make([]float32, len(vals))
+		f := hugepages.Make[float32](len(vals))
 		for j, v := range vals {
 			f[j] = float32(v)
 		}

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"unsafe"
 
+	"github.com/vit-train/vit-train/internal/hugepages"
 	"github.com/vit-train/vit-train/nn/parallel"
 )
 
@@ -264,9 +265,10 @@ func (p *bufPool) get(n int) *[]float32 {
 	return s
 }
 
-// alignedFloats returns n zero floats whose first is 64-byte aligned.
+// alignedFloats returns n zero floats whose first is 64-byte aligned, on
+// huge pages where they span any (hugepages.Make).
 func alignedFloats(n int) []float32 {
-	raw := make([]float32, n+16)
+	raw := hugepages.Make[float32](n + 16)
 	off := int(uintptr(unsafe.Pointer(&raw[0]))&63) / 4
 	if off != 0 {
 		off = 16 - off

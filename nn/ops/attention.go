@@ -9,6 +9,7 @@ import (
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
+	"github.com/vit-train/vit-train/internal/hugepages"
 	"github.com/vit-train/vit-train/nn/blas"
 	"github.com/vit-train/vit-train/nn/parallel"
 	"github.com/vit-train/vit-train/nn/vec"
@@ -151,7 +152,7 @@ func grow[T any](s []T, n int) []T {
 	if cap(s) >= n {
 		return s[:n]
 	}
-	return make([]T, n)
+	return hugepages.Make[T](n)
 }
 
 // headViews returns head h of sample bi in a (B, N, 3D) qkv layout: the

@@ -19,6 +19,8 @@ import (
 
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
+
+	"github.com/vit-train/vit-train/internal/hugepages"
 )
 
 // step is one op node to execute.
@@ -312,9 +314,9 @@ func isConstant(n *gorgonia.Node) bool {
 func makeBacking(dt tensor.Dtype, size int) any {
 	switch dt {
 	case tensor.Float32:
-		return make([]float32, size)
+		return hugepages.Make[float32](size)
 	case tensor.Float64:
-		return make([]float64, size)
+		return hugepages.Make[float64](size)
 	case tensor.Int:
 		return make([]int, size)
 	}
