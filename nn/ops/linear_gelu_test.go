@@ -2,7 +2,6 @@ package ops_test
 
 import (
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -60,37 +59,12 @@ func TestLinearGELUGradient(t *testing.T) {
 // enough to take several K blocks, row strips and workers.
 func TestLinearGELUIsLinearThenGELU(t *testing.T) {
 	rng := rand.New(rand.NewPCG(13, 14))
-	for _, v := range blas.Variants() {
-		if !v.Runs() {
-			t.Logf("the %s product does not run here", v)
-			continue
-		}
-		for _, sh := range []struct{ m, n, k int }{{3, 5, 4}, {70, 129, 96}, {200, 384, 1600}} {
+	eachVariant(t, func(v blas.Variant) {
+		for _, sh := range fusedShapes {
 			inputs := []*tensor.Dense{opstest.Rand(rng, -2, 2, 2, sh.m, sh.k), opstest.Rand(rng, -0.1, 0.1, sh.n, sh.k), opstest.Rand(rng, -1, 1, sh.n)}
-			for _, dt := range []tensor.Dtype{tensor.Float32, tensor.Float64} {
-				want, err := opstest.Eval(linearThenGELU(v, true), inputs, []int{0, 1, 2}, dt, 1)
-				if err != nil {
-					t.Fatal(err)
-				}
-				got, err := opstest.Eval(linearGELUFunc(v, true), inputs, []int{0, 1, 2}, dt, 1)
-				if err != nil {
-					t.Fatal(err)
-				}
-				same := func(what string, got, want []float64) {
-					t.Helper()
-					for i := range want {
-						if math.Float64bits(got[i]) != math.Float64bits(want[i]) {
-							t.Fatalf("%s %v %s: %s[%d] = %v, Linear then GELU %v", v, sh, dt, what, i, got[i], want[i])
-						}
-					}
-				}
-				same("y", got.Out, want.Out)
-				for i, name := range []string{"dx", "dw", "db"} {
-					same(name, got.Grads[i], want.Grads[i])
-				}
-			}
+			sameBits(t, fmt.Sprintf("%s %v", v, sh), linearGELUFunc(v, true), linearThenGELU(v, true), inputs, []int{0, 1, 2}, []string{"dx", "dw", "db"})
 		}
-	}
+	})
 }
 
 // TestLinearGELUFrozenWeight checks that a frozen LinearGELU (an
@@ -98,35 +72,9 @@ func TestLinearGELUIsLinearThenGELU(t *testing.T) {
 // float32 and each low-precision variant this CPU runs.
 func TestLinearGELUFrozenWeight(t *testing.T) {
 	rng := rand.New(rand.NewPCG(15, 16))
-	x := opstest.Convert(opstest.Rand(rng, -2, 2, 3, 50, 96), tensor.Float32)
-	w := opstest.Convert(opstest.Rand(rng, -0.1, 0.1, 130, 96), tensor.Float32)
-	b := opstest.Convert(opstest.Rand(rng, -1, 1, 130), tensor.Float32)
-	for _, v := range blas.Variants() {
-		if !v.Runs() {
-			continue
-		}
-		g := gorgonia.NewGraph()
-		node, err := ops.LinearGELUAs(v, gorgonia.NodeFromAny(g, x), gorgonia.NodeFromAny(g, w), gorgonia.NodeFromAny(g, b))
-		if err != nil {
-			t.Fatal(err)
-		}
-		op := node.Op().(ops.WeightFreezer)
-		run := func() []float64 {
-			t.Helper()
-			y, err := op.Do(x, w, b)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return floats64(y.(*tensor.Dense))
-		}
-		plain := run()
-		op.FreezeWeight(true)
-		for i, got := range run() {
-			if math.Float64bits(got) != math.Float64bits(plain[i]) {
-				t.Fatalf("%s: frozen y[%d] = %v, unfrozen %v", v, i, got, plain[i])
-			}
-		}
-	}
+	frozenSameBits(t, func(v blas.Variant, in []*gorgonia.Node) (*gorgonia.Node, error) {
+		return ops.LinearGELUAs(v, in[0], in[1], in[2])
+	}, opstest.Rand(rng, -2, 2, 3, 50, 96), opstest.Rand(rng, -0.1, 0.1, 130, 96), opstest.Rand(rng, -1, 1, 130))
 }
 
 // mlp is an MLP of two layers on (x, w1, b1, w2, b2): fc2(act(fc1(x))),
@@ -167,38 +115,11 @@ func TestLinearGELUMLPGradient(t *testing.T) {
 // is the one that ran.
 func TestLinearGELUMLPIsUnfused(t *testing.T) {
 	rng := rand.New(rand.NewPCG(19, 20))
-	for _, v := range blas.Variants() {
-		if !v.Runs() {
-			t.Logf("the %s product does not run here", v)
-			continue
-		}
+	eachVariant(t, func(v blas.Variant) {
 		for _, sh := range []struct{ m, n, k int }{{3, 5, 4}, {70, 129, 96}, {200, 1600, 384}} {
-			inputs := mlpInputs(rng, sh.m, sh.n, sh.k)
-			wrt := []int{0, 1, 2, 3, 4}
-			for _, dt := range []tensor.Dtype{tensor.Float32, tensor.Float64} {
-				want, err := opstest.Eval(mlp(v, false), inputs, wrt, dt, 1)
-				if err != nil {
-					t.Fatal(err)
-				}
-				got, err := opstest.Eval(mlp(v, true), inputs, wrt, dt, 1)
-				if err != nil {
-					t.Fatal(err)
-				}
-				same := func(what string, got, want []float64) {
-					t.Helper()
-					for i := range want {
-						if math.Float64bits(got[i]) != math.Float64bits(want[i]) {
-							t.Fatalf("%s %v %s: %s[%d] = %v, unfused %v", v, sh, dt, what, i, got[i], want[i])
-						}
-					}
-				}
-				same("y", got.Out, want.Out)
-				for i, name := range []string{"dx", "dw1", "db1", "dw2", "db2"} {
-					same(name, got.Grads[i], want.Grads[i])
-				}
-			}
+			sameBits(t, fmt.Sprintf("%s %v", v, sh), mlp(v, true), mlp(v, false), mlpInputs(rng, sh.m, sh.n, sh.k), []int{0, 1, 2, 3, 4}, []string{"dx", "dw1", "db1", "dw2", "db2"})
 		}
-	}
+	})
 	if ran := gradientOps(t, mlp(blas.FP32, true), mlpInputs(rng, 3, 5, 4)); !slices.Contains(ran, "LinearGradInputGELU") || slices.Contains(ran, "GELUGrad") {
 		t.Errorf("the fused MLP's gradient ran %v, not LinearGradInputGELU in place of GELU's gradient", ran)
 	}

@@ -1,7 +1,7 @@
 package ops_test
 
 import (
-	"math"
+	"fmt"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -56,38 +56,12 @@ func TestLinearResidualGradient(t *testing.T) {
 // workers.
 func TestLinearResidualIsLinearThenAdd(t *testing.T) {
 	rng := rand.New(rand.NewPCG(23, 24))
-	for _, v := range blas.Variants() {
-		if !v.Runs() {
-			t.Logf("the %s product does not run here", v)
-			continue
-		}
-		for _, sh := range []struct{ m, n, k int }{{3, 5, 4}, {70, 129, 96}, {200, 384, 1600}} {
+	eachVariant(t, func(v blas.Variant) {
+		for _, sh := range fusedShapes {
 			inputs := []*tensor.Dense{opstest.Rand(rng, -2, 2, 2, sh.m, sh.k), opstest.Rand(rng, -0.1, 0.1, sh.n, sh.k), opstest.Rand(rng, -1, 1, sh.n), opstest.Rand(rng, -3, 3, 2, sh.m, sh.n)}
-			wrt := []int{0, 1, 2, 3}
-			for _, dt := range []tensor.Dtype{tensor.Float32, tensor.Float64} {
-				want, err := opstest.Eval(linearThenAdd(v), inputs, wrt, dt, 1)
-				if err != nil {
-					t.Fatal(err)
-				}
-				got, err := opstest.Eval(linearResidualFunc(v, true), inputs, wrt, dt, 1)
-				if err != nil {
-					t.Fatal(err)
-				}
-				same := func(what string, got, want []float64) {
-					t.Helper()
-					for i := range want {
-						if math.Float64bits(got[i]) != math.Float64bits(want[i]) {
-							t.Fatalf("%s %v %s: %s[%d] = %v, Linear then Add %v", v, sh, dt, what, i, got[i], want[i])
-						}
-					}
-				}
-				same("y", got.Out, want.Out)
-				for i, name := range []string{"dx", "dw", "db", "dr"} {
-					same(name, got.Grads[i], want.Grads[i])
-				}
-			}
+			sameBits(t, fmt.Sprintf("%s %v", v, sh), linearResidualFunc(v, true), linearThenAdd(v), inputs, []int{0, 1, 2, 3}, []string{"dx", "dw", "db", "dr"})
 		}
-	}
+	})
 }
 
 // TestLinearResidualFrozenWeight checks that a frozen LinearResidual (an
@@ -95,36 +69,9 @@ func TestLinearResidualIsLinearThenAdd(t *testing.T) {
 // float32 and each low-precision variant this CPU runs.
 func TestLinearResidualFrozenWeight(t *testing.T) {
 	rng := rand.New(rand.NewPCG(25, 26))
-	x := opstest.Convert(opstest.Rand(rng, -2, 2, 3, 50, 96), tensor.Float32)
-	w := opstest.Convert(opstest.Rand(rng, -0.1, 0.1, 130, 96), tensor.Float32)
-	b := opstest.Convert(opstest.Rand(rng, -1, 1, 130), tensor.Float32)
-	r := opstest.Convert(opstest.Rand(rng, -1, 1, 3, 50, 130), tensor.Float32)
-	for _, v := range blas.Variants() {
-		if !v.Runs() {
-			continue
-		}
-		g := gorgonia.NewGraph()
-		node, err := ops.LinearResidualAs(v, gorgonia.NodeFromAny(g, x), gorgonia.NodeFromAny(g, w), gorgonia.NodeFromAny(g, b), gorgonia.NodeFromAny(g, r))
-		if err != nil {
-			t.Fatal(err)
-		}
-		op := node.Op().(ops.WeightFreezer)
-		run := func() []float64 {
-			t.Helper()
-			y, err := op.Do(x, w, b, r)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return floats64(y.(*tensor.Dense))
-		}
-		plain := run()
-		op.FreezeWeight(true)
-		for i, got := range run() {
-			if math.Float64bits(got) != math.Float64bits(plain[i]) {
-				t.Fatalf("%s: frozen y[%d] = %v, unfrozen %v", v, i, got, plain[i])
-			}
-		}
-	}
+	frozenSameBits(t, func(v blas.Variant, in []*gorgonia.Node) (*gorgonia.Node, error) {
+		return ops.LinearResidualAs(v, in[0], in[1], in[2], in[3])
+	}, opstest.Rand(rng, -2, 2, 3, 50, 96), opstest.Rand(rng, -0.1, 0.1, 130, 96), opstest.Rand(rng, -1, 1, 130), opstest.Rand(rng, -1, 1, 3, 50, 130))
 }
 
 // TestLinearResidualShapes checks that a residual of another shape is
