@@ -36,17 +36,18 @@ func TestSumRowsAddsRowsInOrder(t *testing.T) {
 }
 
 // BenchmarkSumRows sums the rows of output gradients shaped like
-// vit_cifar_patch4_32's at batch 64 (4160 tokens) for its bias gradients.
+// vit_cifar_patch4_32's at batch 64 (4160 tokens) and ViT-B/16's at
+// batch 32 (6304 tokens) for their bias gradients.
 func BenchmarkSumRows(b *testing.B) {
-	for _, n := range []int{192, 576, 768} {
-		x := make([]float32, 4160*n)
+	for _, s := range []struct{ rows, n int }{{4160, 192}, {4160, 576}, {4160, 768}, {6304, 768}, {6304, 3072}} {
+		x := make([]float32, s.rows*s.n)
 		for i := range x {
 			x[i] = float32(i%13) * 0.1
 		}
-		in := tensor.New(tensor.WithShape(4160, n), tensor.WithBacking(x))
-		out := tensor.New(tensor.Of(tensor.Float32), tensor.WithShape(n))
+		in := tensor.New(tensor.WithShape(s.rows, s.n), tensor.WithBacking(x))
+		out := tensor.New(tensor.Of(tensor.Float32), tensor.WithShape(s.n))
 		op := newSumRows(2)
-		b.Run(fmt.Sprintf("4160x%d", n), func(b *testing.B) {
+		b.Run(fmt.Sprintf("%dx%d", s.rows, s.n), func(b *testing.B) {
 			for range b.N {
 				if _, err := op.UsePreallocDo(out, in); err != nil {
 					b.Fatal(err)
