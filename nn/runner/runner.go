@@ -16,6 +16,7 @@ package runner
 
 import (
 	"fmt"
+	"unsafe"
 
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -146,29 +147,27 @@ func (p *Program) resolve(g *gorgonia.ExprGraph, sched []scheduled) (entries []e
 
 // allocate turns the entries into steps and plans their buffers: a buffer
 // freed by its last reader is handed to the next node of the same dtype
-// and size; outputs keep theirs.
+// and size; outputs keep theirs. The buffers of each dtype are then cut
+// from one block of memory (makeBackings).
 func (p *Program) allocate(entries []entry, lastUse map[int]int, isOutput map[*gorgonia.Node]bool) {
-	type key struct {
-		dt   tensor.Dtype
-		size int
-	}
-	free := make(map[key][]any)
+	var buffers []bufferKey
+	free := make(map[bufferKey][]int) // indices into buffers
+	bufferOf := make(map[int]int)     // slot → index into buffers
 	released := make(map[int]bool)
-	freeable := make(map[int]key)
+	freeable := make(map[int]bufferKey)
 	for j, ent := range entries {
 		n := ent.node
 		st := step{node: n, op: n.Op(), out: ent.out, inputs: ent.inputs, args: make([]gorgonia.Value, len(ent.inputs))}
 		if pd, ok := n.Op().(gorgonia.UsePreallocDoer); ok && !n.IsScalar() {
 			st.prealloc = pd
-			k := key{n.Dtype(), n.Shape().TotalSize()}
-			var backing any
+			k := bufferKey{n.Dtype(), n.Shape().TotalSize()}
 			if l := free[k]; len(l) > 0 {
-				backing, free[k] = l[len(l)-1], l[:len(l)-1]
+				bufferOf[st.out], free[k] = l[len(l)-1], l[:len(l)-1]
 			} else {
-				backing = makeBacking(k.dt, k.size)
+				bufferOf[st.out] = len(buffers)
+				buffers = append(buffers, k)
 				p.bytes += int64(k.size) * int64(k.dt.Size())
 			}
-			p.slots[st.out] = tensor.New(tensor.WithShape(n.Shape()...), tensor.WithBacking(backing))
 			if !isOutput[n] {
 				freeable[st.out] = k
 			}
@@ -181,9 +180,22 @@ func (p *Program) allocate(entries []entry, lastUse map[int]int, isOutput map[*g
 				continue
 			}
 			released[in] = true
-			free[k] = append(free[k], p.slots[in].(*tensor.Dense).Data())
+			free[k] = append(free[k], bufferOf[in])
 		}
 	}
+	backings := makeBackings(buffers)
+	for _, st := range p.steps {
+		if st.prealloc != nil {
+			p.slots[st.out] = tensor.New(tensor.WithShape(st.node.Shape()...), tensor.WithBacking(backings[bufferOf[st.out]]))
+		}
+	}
+}
+
+// bufferKey is what a buffer can be reused for: values of one dtype and
+// size.
+type bufferKey struct {
+	dt   tensor.Dtype
+	size int
 }
 
 // plan returns the op nodes the outputs need, leaves first, and a Program
@@ -311,16 +323,53 @@ func isConstant(n *gorgonia.Node) bool {
 	return ok && n.Op().Arity() == 0
 }
 
-func makeBacking(dt tensor.Dtype, size int) any {
-	switch dt {
-	case tensor.Float32:
-		return hugepages.Make[float32](size)
-	case tensor.Float64:
-		return hugepages.Make[float64](size)
-	case tensor.Int:
-		return make([]int, size)
+// makeBackings returns a backing slice for each of buffers. The float32
+// and float64 buffers are cut, each 64-byte aligned, from one block per
+// dtype on huge pages (hugepages.Make): small buffers share huge pages
+// rather than each lying on base pages of its own.
+func makeBackings(buffers []bufferKey) []any {
+	out := make([]any, len(buffers))
+	f32 := carve[float32](buffers, tensor.Float32)
+	f64 := carve[float64](buffers, tensor.Float64)
+	for i, k := range buffers {
+		switch k.dt {
+		case tensor.Float32:
+			out[i] = f32[i]
+		case tensor.Float64:
+			out[i] = f64[i]
+		case tensor.Int:
+			out[i] = make([]int, k.size)
+		default:
+			panic(fmt.Sprintf("runner: unsupported dtype %v", k.dt))
+		}
 	}
-	panic(fmt.Sprintf("runner: unsupported dtype %v", dt))
+	return out
+}
+
+// carve returns, for each buffer of dtype dt, its slice of one block of
+// memory (nil for the others): consecutive, each starting on a 64-byte
+// boundary and capped at its size.
+func carve[T float32 | float64](buffers []bufferKey, dt tensor.Dtype) [][]T {
+	line := 64 / int(unsafe.Sizeof(T(0)))
+	total := 0
+	for _, k := range buffers {
+		if k.dt == dt {
+			total += (k.size + line - 1) / line * line
+		}
+	}
+	if total == 0 {
+		return make([][]T, len(buffers))
+	}
+	block := hugepages.Make[T](total + line)
+	off := (line - int(uintptr(unsafe.Pointer(&block[0]))%64)/int(unsafe.Sizeof(T(0)))) % line
+	out := make([][]T, len(buffers))
+	for i, k := range buffers {
+		if k.dt == dt {
+			out[i] = block[off : off+k.size : off+k.size]
+			off += (k.size + line - 1) / line * line
+		}
+	}
+	return out
 }
 
 // Run executes the program once.
