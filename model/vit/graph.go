@@ -114,15 +114,19 @@ func (b *builder) do(n *gorgonia.Node, err error) *gorgonia.Node {
 
 func (b *builder) ok() bool { return b.err == nil }
 
+// drops reports whether dropout or drop path at rate drops anything in
+// this graph: only in training, and only at a rate above zero.
+func (b *builder) drops(rate float64) bool { return b.training && rate > 0 }
+
 func (b *builder) dropout(x *gorgonia.Node, rate float64) *gorgonia.Node {
-	if !b.ok() || !b.training || rate == 0 {
+	if !b.ok() || !b.drops(rate) {
 		return x
 	}
 	return b.do(ops.Dropout(x, rate, b.rng))
 }
 
 func (b *builder) dropPath(x *gorgonia.Node, rate float64) *gorgonia.Node {
-	if !b.ok() || !b.training || rate == 0 {
+	if !b.ok() || !b.drops(rate) {
 		return x
 	}
 	return b.do(ops.DropPath(x, rate, b.rng))
@@ -178,7 +182,7 @@ func (b *builder) residual(x, h *gorgonia.Node, name string, dpr float64) *gorgo
 	if !b.ok() {
 		return nil
 	}
-	if !b.training || (b.cfg.DropRate == 0 && dpr == 0) {
+	if !b.drops(b.cfg.DropRate) && !b.drops(dpr) {
 		return b.do(ops.LinearResidualAs(b.products, h, b.p[name+".weight"], b.p[name+".bias"], x))
 	}
 	h = b.linear(h, name)

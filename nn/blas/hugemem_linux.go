@@ -7,11 +7,9 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
-)
 
-// hugePage is the size of a transparent huge page on x86-64 and arm64
-// with 4 KiB base pages.
-const hugePage = 2 << 20
+	"github.com/vit-train/vit-train/internal/hugepages"
+)
 
 // hugeFloats returns n zero floats, 64-byte aligned, for data that lives
 // long and is read in long runs: at least a huge page of them is mapped
@@ -21,17 +19,17 @@ const hugePage = 2 << 20
 // requests come from the Go heap.
 func hugeFloats[T any](owner *T, n int) []float32 {
 	size := 4 * n
-	if size < hugePage {
+	if size < hugepages.Size {
 		return alignedFloats(n)
 	}
-	mapped := (size + hugePage - 1) / hugePage * hugePage
-	mem, err := unix.Mmap(-1, 0, mapped+hugePage, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANON)
+	mapped := (size + hugepages.Size - 1) / hugepages.Size * hugepages.Size
+	mem, err := unix.Mmap(-1, 0, mapped+hugepages.Size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANON)
 	if err != nil {
 		return alignedFloats(n)
 	}
-	skip := (hugePage - int(uintptr(unsafe.Pointer(&mem[0]))%hugePage)) % hugePage
+	skip := (hugepages.Size - int(uintptr(unsafe.Pointer(&mem[0]))%hugepages.Size)) % hugepages.Size
 	aligned := mem[skip : skip+mapped]
-	_ = unix.Madvise(aligned, unix.MADV_HUGEPAGE) // advice only: without it, base pages
+	hugepages.Advise(aligned)
 	runtime.AddCleanup(owner, func(m []byte) { _ = unix.Munmap(m) }, mem)
 	return unsafe.Slice((*float32)(unsafe.Pointer(&aligned[0])), n)
 }

@@ -6,7 +6,6 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
-	"unsafe"
 
 	"github.com/vit-train/vit-train/internal/hugepages"
 	"github.com/vit-train/vit-train/nn/parallel"
@@ -266,15 +265,8 @@ func (p *bufPool) get(n int) *[]float32 {
 }
 
 // alignedFloats returns n zero floats whose first is 64-byte aligned, on
-// huge pages where they span any (hugepages.Make).
-func alignedFloats(n int) []float32 {
-	raw := hugepages.Make[float32](n + 16)
-	off := int(uintptr(unsafe.Pointer(&raw[0]))&63) / 4
-	if off != 0 {
-		off = 16 - off
-	}
-	return raw[off : off+n : off+n]
-}
+// huge pages where they span any.
+func alignedFloats(n int) []float32 { return hugepages.Make[float32](n) }
 
 func ceilDiv(a, b int) int { return (a + b - 1) / b }
 

@@ -360,8 +360,8 @@ func carve[T float32 | float64](buffers []bufferKey, dt tensor.Dtype) [][]T {
 	if total == 0 {
 		return make([][]T, len(buffers))
 	}
-	block := hugepages.Make[T](total + line)
-	off := (line - int(uintptr(unsafe.Pointer(&block[0]))%64)/int(unsafe.Sizeof(T(0)))) % line
+	block := hugepages.Make[T](total)
+	off := 0
 	out := make([][]T, len(buffers))
 	for i, k := range buffers {
 		if k.dt == dt {
