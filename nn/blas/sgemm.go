@@ -671,14 +671,9 @@ func (g *gemmCall) packAllA(parallelOK bool) {
 	panels := ceilDiv(g.m, kern.mr)
 	pieces := panels * ceilDiv(g.k, g.kc)
 	if kern.aRows(g.tA) != nil {
-		// Rows 64-byte aligned and an odd number of 64-byte lines
-		// long, so that a panel's rows fall in different sets of L1
-		// for every K. A piece is a row panel, all of K, or for Aᵀ a
-		// K chunk of every row (packATChunk).
-		g.aRowWords = ceilDiv(kern.rows(g.k), 16) * 16
-		if g.aRowWords/16%2 == 0 {
-			g.aRowWords += 16
-		}
+		// A piece is a row panel, all of K, or for Aᵀ a K chunk of
+		// every row (packATChunk).
+		g.aRowWords = kern.rowStride(g.k)
 		g.convA = convPool.get(panels * kern.mr * g.aRowWords)
 		pieces = panels
 		if g.tA {
@@ -760,16 +755,31 @@ func (g *gemmCall) packATChunk(t int) {
 }
 
 // zeroPastK zeroes what the kernel reads of converted rows dst past the
-// converted ones: each of the first rows rows past K, as far as a kernel
-// with rowAlign reads, and all of dst after them.
-func (g *gemmCall) zeroPastK(dst []float32, rows int) {
-	kern := g.kern
-	if pad := kern.rows(g.k) - ceilDiv(g.k, kern.kw); pad > 0 {
+// converted ones (see zeroPastK).
+func (g *gemmCall) zeroPastK(dst []float32, rows int) { g.kern.zeroPastK(dst, g.aRowWords, rows, g.k) }
+
+// rowStride is the words between rows of op(A) converted row by row
+// over k steps: 64-byte aligned and an odd number of 64-byte lines long,
+// so that a panel's rows fall in different sets of L1 for every K.
+func (k *kernel) rowStride(steps int) int {
+	words := ceilDiv(k.rows(steps), 16) * 16
+	if words/16%2 == 0 {
+		words += 16
+	}
+	return words
+}
+
+// zeroPastK zeroes what the kernel reads of rows dst (stride words
+// apart) converted over steps K steps, past the converted ones: each of
+// the first rows rows past K, as far as a kernel with rowAlign reads,
+// and all of dst after them.
+func (k *kernel) zeroPastK(dst []float32, stride, rows, steps int) {
+	if pad := k.rows(steps) - ceilDiv(steps, k.kw); pad > 0 {
 		for r := range rows {
-			clear(dst[r*g.aRowWords+kern.rows(g.k)-pad : r*g.aRowWords+kern.rows(g.k)])
+			clear(dst[r*stride+k.rows(steps)-pad : r*stride+k.rows(steps)])
 		}
 	}
-	clear(dst[rows*g.aRowWords:])
+	clear(dst[rows*stride:])
 }
 
 // aOffset is where the A panel of rows [i, i+mr) of the K block that
