@@ -118,6 +118,9 @@ func NewAttender(n model.Network) (*Attender, error) {
 	if len(g.Attention) == 0 {
 		return nil, fmt.Errorf("viz: model %s's graph has no attention", spec.Name())
 	}
+	for _, op := range g.Attention {
+		op.RecordProbs()
+	}
 	channels, size := spec.Input()
 	return &Attender{g: g, name: spec.Name(), channels: channels, size: size, tokens: tokens}, nil
 }

@@ -22,7 +22,8 @@ import (
 //	P = softmax(q·kᵀ / √(D/H)) per head, (B, H, N, N)
 //	out = P·v with heads merged back, (B, N, D)
 //
-// The op keeps P for its backward (and for attention maps, see Probs).
+// The op keeps P for its backward pass, and for attention maps after
+// RecordProbs (see Probs); an op with neither never stores P whole.
 type Attention struct {
 	base
 	gemm   blas.Variant
@@ -38,6 +39,10 @@ type Attention struct {
 	probs32, dropped32 []float32
 	keep               []uint8
 	shape              [3]int // B, N, D of the last forward
+	// keepProbs says the forward keeps P: the op has a backward pass
+	// (SymDiff), attention dropout, or RecordProbs was called. kept says
+	// the last forward did.
+	keepProbs, kept bool
 }
 
 // NewAttention applies multi-head self-attention to qkv (B, N, 3D), returning
@@ -63,7 +68,7 @@ func NewAttentionAs(v blas.Variant, qkv *gorgonia.Node, heads int, dropP float64
 	if dropP < 0 || dropP >= 1 || (dropP > 0 && r == nil) {
 		return nil, nil, fmt.Errorf("Attention: dropout %g needs a rate in [0, 1) and a Randomness", dropP)
 	}
-	op := &Attention{gemm: v, heads: heads, dropP: dropP, rng: r}
+	op := &Attention{gemm: v, heads: heads, dropP: dropP, rng: r, keepProbs: dropP > 0}
 	if dropP > 0 {
 		op.stream = r.newStream()
 	}
@@ -83,10 +88,18 @@ func (op *Attention) InferShape(in ...gorgonia.DimSizer) (tensor.Shape, error) {
 	return tensor.Shape{s[0], s[1], s[2] / 3}, nil
 }
 
+// RecordProbs makes the forward passes from now on keep the attention
+// probabilities for Probs, as an op with a backward pass always does.
+func (op *Attention) RecordProbs() { op.keepProbs = true }
+
 // Probs returns the attention probabilities of the last forward run as a
-// float64 slice of shape (B, H, N, N), with B, H and N.
+// float64 slice of shape (B, H, N, N), with B, H and N; p is nil if that
+// run did not keep them (see RecordProbs).
 func (op *Attention) Probs() (p []float64, b, h, n int) {
 	b, n = op.shape[0], op.shape[1]
+	if !op.kept {
+		return nil, b, op.heads, n
+	}
 	ld := probRowStride(n)
 	p = make([]float64, b*op.heads*n*n)
 	for r := range b * op.heads * n {
@@ -131,20 +144,28 @@ func (op *Attention) UsePreallocDo(prealloc gorgonia.Value, in ...gorgonia.Value
 		op.keep = grow(op.keep, b*op.heads*n*n)
 		fillKeep(op.keep, op.rng.streamKey(op.stream, op.rng.Step()), op.dropP)
 	}
+	op.kept = op.keepProbs
 	if dt == tensor.Float32 {
-		op.probs32 = grow(op.probs32, size)
-		if op.dropP > 0 {
-			op.dropped32 = grow(op.dropped32, size)
-		}
-		attentionForward(op.gemm, floats[float32](in[0]), floats[float32](out), op.probs32, op.dropped32, op.keep, op.dropP, b, n, d, op.heads)
+		probs, dropped := keptProbs(&op.probs32, &op.dropped32, op.kept, op.dropP, size)
+		attentionForward(op.gemm, floats[float32](in[0]), floats[float32](out), probs, dropped, op.keep, op.dropP, b, n, d, op.heads)
 	} else {
-		op.probs = grow(op.probs, size)
-		if op.dropP > 0 {
-			op.dropped = grow(op.dropped, size)
-		}
-		attentionForward(op.gemm, floats[float64](in[0]), floats[float64](out), op.probs, op.dropped, op.keep, op.dropP, b, n, d, op.heads)
+		probs, dropped := keptProbs(&op.probs, &op.dropped, op.kept, op.dropP, size)
+		attentionForward(op.gemm, floats[float64](in[0]), floats[float64](out), probs, dropped, op.keep, op.dropP, b, n, d, op.heads)
 	}
 	return out, nil
+}
+
+// keptProbs sizes the buffers a forward pass keeps P and its dropped-out
+// copy in, where it keeps them, and returns them (nil where it does not).
+func keptProbs[T Float](probs, dropped *[]T, keep bool, dropP float64, size int) ([]T, []T) {
+	if !keep {
+		return nil, nil
+	}
+	*probs = grow(*probs, size)
+	if dropP > 0 {
+		*dropped = grow(*dropped, size)
+	}
+	return *probs, *dropped
 }
 
 // grow returns s resized to n elements, reusing its storage when it can.
@@ -163,28 +184,40 @@ func headViews[T Float](qkv []T, bi, h, n, d, dh int) (q, k, v []T) {
 }
 
 func attentionForward[T Float](v blas.Variant, qkv, out, probs, dropped []T, keep []uint8, dropP float64, b, n, d, heads int) {
-	parallel.Loop(b*heads, 1, attentionHeads[T]{gemm: headVariant(v, n, d/heads), qkv: qkv, out: out, probs: probs, dropped: dropped, keep: keep, dropP: dropP, n: n, ldp: probRowStride(n), d: d, heads: heads})
+	parallel.Loop(b*heads, 1, attentionHeads[T]{gemm: headVariant(v, n, d/heads, true), qkv: qkv, out: out, probs: probs, dropped: dropped, keep: keep, dropP: dropP, n: n, ldp: probRowStride(n), d: d, heads: heads})
 }
 
 // minLowPrecisionHead is the fewest multiply-adds, n·n·dh, of one head's
-// q·kᵀ for which its products run in a low-precision variant; smaller
-// heads run them in float32. Each product of a small head is a few tiles
-// of C over a short K, so converting and packing its operands, and the
-// kernel's fixed cost per tile, outweigh its multiply-adds. On an Intel
-// Xeon (family 6 model 167), 2 threads, attention's forward and backward
-// passes over heads of 64 took, in ms:
+// q·kᵀ for which the products of a pass over it run in a low-precision
+// variant; smaller heads run them in float32. Each product of a small
+// head is a few tiles of C over a short K, so converting and packing its
+// operands, and the kernel's fixed cost per tile, outweigh its
+// multiply-adds. AMX's forward pass, which goes strip by strip
+// (blas.GemmChainAs) from heads of 64 tokens on (P·v's K is then long
+// enough for low precision), gains from there with heads of 64, and its
+// backward pass from about 90 tokens; the other variants keep 128 tokens
+// for both. On an Intel Xeon (family 6 model 167), 2 threads, attention's
+// passes over heads of 64 took, in ms (medians of 3):
 //
 //	tokens  samples × heads  amx fwd / bwd  float32 fwd / bwd
-//	65      64 × 3           1.76 / 3.93    1.70 / 2.81
-//	101     16 × 12          4.09 / 7.87    3.62 / 7.01
-//	129     16 × 12          5.64 / 9.10    5.78 / 10.65
-//	197     4 × 12           2.04 / 3.46    2.67 / 5.47
-const minLowPrecisionHead = 1 << 20
+//	65      64 × 3           1.38 / 2.63    1.60 / 2.56
+//	101     16 × 12          2.41 / 5.23    3.12 / 5.80
+//	129     16 × 12          3.31 / 8.23    4.93 / 9.54
+//	197     4 × 12           1.44 / 2.51    2.47 / 4.73
+func minLowPrecisionHead(v blas.Variant, forward bool) int {
+	switch {
+	case v == blas.AMX && forward:
+		return 1 << 18
+	case v == blas.AMX:
+		return 1 << 19
+	}
+	return 1 << 20
+}
 
-// headVariant is the variant a head of n tokens and width dh runs its
-// products in: v, or FP32 for heads below minLowPrecisionHead.
-func headVariant(v blas.Variant, n, dh int) blas.Variant {
-	if n*n*dh < minLowPrecisionHead {
+// headVariant is the variant a head of n tokens and width dh runs the
+// products of a pass in: v, or FP32 for heads below minLowPrecisionHead.
+func headVariant(v blas.Variant, n, dh int, forward bool) blas.Variant {
+	if n*n*dh < minLowPrecisionHead(v, forward) {
 		return blas.FP32
 	}
 	return v
@@ -192,8 +225,9 @@ func headVariant(v blas.Variant, n, dh int) blas.Variant {
 
 // attentionHeads is the attention of a range of (sample, head) pairs bh:
 // its operands, and the probabilities (and their dropped-out copy) its
-// backward pass reads, each head's n rows ldp apart. dout and dqkv are
-// the backward's, and scratch is laid out as probs.
+// backward pass reads, each head's n rows ldp apart (nil where the
+// forward pass keeps none). dout and dqkv are the backward's, and
+// scratch is laid out as probs.
 type attentionHeads[T Float] struct {
 	gemm                     blas.Variant
 	qkv, out, probs, dropped []T
@@ -209,12 +243,12 @@ func (k *attentionHeads[T]) head(buf []T, bh int) []T {
 	return buf[bh*k.n*k.ldp : (bh+1)*k.n*k.ldp]
 }
 
-// dropRows sets dst = src·keep/(1 − p) for head bh's rows (dst, src ldp
-// apart, the keep mask n apart).
-func (k *attentionHeads[T]) dropRows(dst, src []T, bh int, inv T) {
+// dropRows sets dst = src·keep/(1 − p) for rows [r0, r1) of head bh
+// (dst, src ldp apart, the keep mask n apart).
+func (k *attentionHeads[T]) dropRows(dst, src []T, bh, r0, r1 int, inv T) {
 	n, ldp := k.n, k.ldp
 	keep := k.keep[bh*n*n : (bh+1)*n*n]
-	for r := range n {
+	for r := r0; r < r1; r++ {
 		for j, m := range keep[r*n : (r+1)*n] {
 			dst[r*ldp+j] = src[r*ldp+j] * T(m) * inv
 		}
@@ -234,21 +268,36 @@ func (k *attentionHeads[T]) Range(lo, hi int) {
 	for bh := lo; bh < hi; bh++ {
 		bi, h := bh/heads, bh%heads
 		q, kk, v := headViews(k.qkv, bi, h, n, d, dh)
-		p := k.head(k.probs, bh)
-		blas.GemmAs(k.gemm, false, true, n, n, dh, scale, q, 3*d, kk, 3*d, 0, p, ldp, nil)
-		softmaxEachRow(p, p, n, n, ldp) // serial: this loop is already spread over the cores
-		if k.dropP > 0 {
-			pd := k.head(k.dropped, bh)
-			k.dropRows(pd, p, bh, inv)
-			p = pd
-		}
-		blas.GemmAs(k.gemm, false, false, n, dh, n, 1, p, ldp, v, 3*d, 0, k.out[bi*n*d+h*dh:], d, nil)
+		probs := func(r0, r1 int, s []T) ([]T, int) { return k.probRows(bh, r0, r1, s, inv), ldp }
+		blas.GemmChainAs(k.gemm, n, n, dh, scale, q, 3*d, kk, 3*d, ldp, probs, dh, v, 3*d, k.out[bi*n*d+h*dh:], d)
 	}
+}
+
+// probRows makes rows [r0, r1) of head bh's P = softmax(scale·q·kᵀ) from
+// those of its scores s (row r0 first, ldp apart), serially (this loop is
+// already spread over the cores), and returns the same rows of what
+// multiplies v (ldp apart): P in place over s, or P kept in probs and
+// after attention dropout its dropped-out copy.
+func (k *attentionHeads[T]) probRows(bh, r0, r1 int, s []T, inv T) []T {
+	n, ldp := k.n, k.ldp
+	if k.probs == nil {
+		softmaxEachRow(s, s, r1-r0, n, ldp)
+		return s
+	}
+	p := k.head(k.probs, bh)
+	softmaxEachRow(s, p[r0*ldp:], r1-r0, n, ldp)
+	if k.dropP == 0 {
+		return p[r0*ldp:]
+	}
+	pd := k.head(k.dropped, bh)
+	k.dropRows(pd, p, bh, r0, r1, inv)
+	return pd[r0*ldp:]
 }
 
 func (op *Attention) DiffWRT(int) []bool { return []bool{true} }
 
 func (op *Attention) SymDiff(inputs gorgonia.Nodes, output, grad *gorgonia.Node) (gorgonia.Nodes, error) {
+	op.keepProbs = true
 	g := &attentionGrad{fwd: op}
 	g.base = base{name: "AttentionGrad", arity: 2, params: func(h hash.Hash) { fmt.Fprintf(h, "%p", op) }}
 	dqkv, err := gorgonia.ApplyOp(g, inputs[0], grad)
@@ -295,7 +344,7 @@ func (op *attentionGrad) UsePreallocDo(prealloc gorgonia.Value, in ...gorgonia.V
 }
 
 func attentionBackward[T Float](v blas.Variant, qkv, dout, dqkv, probs, dropped, scratch []T, keep []uint8, dropP float64, b, n, d, heads int) {
-	parallel.Loop(b*heads, 1, attentionHeadsGrad[T]{gemm: headVariant(v, n, d/heads), qkv: qkv, dout: dout, dqkv: dqkv, probs: probs, dropped: dropped, scratch: scratch, keep: keep, dropP: dropP, n: n, ldp: probRowStride(n), d: d, heads: heads})
+	parallel.Loop(b*heads, 1, attentionHeadsGrad[T]{gemm: headVariant(v, n, d/heads, false), qkv: qkv, dout: dout, dqkv: dqkv, probs: probs, dropped: dropped, scratch: scratch, keep: keep, dropP: dropP, n: n, ldp: probRowStride(n), d: d, heads: heads})
 }
 
 // attentionHeadsGrad is the backward pass of attentionHeads.
@@ -320,7 +369,7 @@ func (g *attentionHeadsGrad[T]) Range(lo, hi int) {
 		blas.GemmAs(k.gemm, true, false, n, dh, n, 1, pv, ldp, do, d, 0, dv, 3*d, nil)
 		blas.GemmAs(k.gemm, false, true, n, n, dh, 1, do, d, v, 3*d, 0, dp, ldp, nil)
 		if k.dropP > 0 {
-			k.dropRows(dp, dp, bh, inv)
+			k.dropRows(dp, dp, bh, 0, n, inv)
 		}
 		// dS = P ⊙ (dP − Σ_j dP⊙P), in place in dp.
 		for r := 0; r < n; r++ {

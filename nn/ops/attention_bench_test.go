@@ -6,7 +6,9 @@ import (
 	"github.com/vit-train/vit-train/nn/blas"
 )
 
-// BenchmarkAttention times attention's forward and backward passes over
+// BenchmarkAttention times attention's forward pass, keeping the
+// probabilities for the backward (forward) or not (infer), and its
+// backward pass over
 // the heads of vit_fmnist_patch4_28 (batch 128: 50 tokens, heads of 16),
 // vit_cifar_patch4_32 (batch 64: 65 tokens, heads of 64), both in
 // float32 as their heads run in every variant, and ViT-B/16 (batch 4: 197
@@ -37,13 +39,16 @@ func BenchmarkAttention(b *testing.B) {
 		forward := func() {
 			attentionForward(s.v, qkv, out, probs, nil, nil, 0, s.batch, s.n, s.d, s.heads)
 		}
+		infer := func() {
+			attentionForward(s.v, qkv, out, nil, nil, nil, 0, s.batch, s.n, s.d, s.heads)
+		}
 		backward := func() {
 			attentionBackward(s.v, qkv, dout, dqkv, probs, nil, scratch, nil, 0, s.batch, s.n, s.d, s.heads)
 		}
 		for _, pass := range []struct {
 			name string
 			run  func()
-		}{{"forward", forward}, {"backward", backward}} {
+		}{{"forward", forward}, {"infer", infer}, {"backward", backward}} {
 			b.Run(s.name+"/"+pass.name, func(b *testing.B) {
 				forward()
 				for b.Loop() {

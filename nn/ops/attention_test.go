@@ -8,6 +8,7 @@ import (
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
+	"github.com/vit-train/vit-train/nn/blas"
 	"github.com/vit-train/vit-train/nn/ops"
 	"github.com/vit-train/vit-train/nn/ops/opstest"
 )
@@ -90,14 +91,25 @@ func TestAttentionGradient(t *testing.T) {
 	}
 }
 
+// TestAttentionProbsRowsSumToOne checks that an op with neither a
+// backward pass nor RecordProbs keeps no probabilities, and that after
+// RecordProbs each row of them is a distribution.
 func TestAttentionProbsRowsSumToOne(t *testing.T) {
 	rng := rand.New(rand.NewPCG(13, 14))
+	qkv := opstest.Rand(rng, -3, 3, 2, 4, 3*8)
 	var op *ops.Attention
 	if _, err := opstest.Eval(func(g *gorgonia.ExprGraph, in []*gorgonia.Node) (*gorgonia.Node, error) {
 		o, a, err := ops.NewAttention(in[0], 2, 0, nil)
 		op = a
 		return o, err
-	}, []*tensor.Dense{opstest.Rand(rng, -3, 3, 2, 4, 3*8)}, nil, tensor.Float64, 1); err != nil {
+	}, []*tensor.Dense{qkv}, nil, tensor.Float64, 1); err != nil {
+		t.Fatal(err)
+	}
+	if p, _, _, _ := op.Probs(); p != nil {
+		t.Fatalf("an op without a backward pass or RecordProbs kept its probabilities")
+	}
+	op.RecordProbs()
+	if _, err := op.Do(qkv); err != nil {
 		t.Fatal(err)
 	}
 	p, b, h, n := op.Probs()
@@ -116,4 +128,44 @@ func TestAttentionProbsRowsSumToOne(t *testing.T) {
 			t.Fatalf("row %d sums to %v", r, sum)
 		}
 	}
+}
+
+// TestAttentionIsItsProducts checks attention's output in float32 and
+// each low-precision variant, bit for bit, against its steps run one
+// after another for each head: q·kᵀ by blas.GemmAs, the softmax of each
+// row, and the product with v by blas.GemmAs. Its heads of 197 tokens of
+// 64 take the low-precision products, in strips with edge rows.
+func TestAttentionIsItsProducts(t *testing.T) {
+	const b, n, d, heads = 2, 197, 128, 2
+	const dh = d / heads
+	rng := rand.New(rand.NewPCG(5, 6))
+	qkv := opstest.Rand(rng, -1, 1, b, n, 3*d)
+	x := make([]float32, b*n*3*d)
+	for i, v := range qkv.Data().([]float64) {
+		x[i] = float32(v)
+	}
+	eachVariant(t, func(v blas.Variant) {
+		got, err := opstest.Eval(func(g *gorgonia.ExprGraph, in []*gorgonia.Node) (*gorgonia.Node, error) {
+			out, _, err := ops.NewAttentionAs(v, in[0], heads, 0, nil)
+			return out, err
+		}, []*tensor.Dense{qkv}, nil, tensor.Float32, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := make([]float32, b*n*d)
+		s := make([]float32, n*n)
+		for bi := range b {
+			for h := range heads {
+				q := x[bi*n*3*d+h*dh:]
+				blas.GemmAs(v, false, true, n, n, dh, 1/float32(math.Sqrt(dh)), q, 3*d, q[d:], 3*d, 0, s, n, nil)
+				ops.SoftmaxRows(s, s, n)
+				blas.GemmAs(v, false, false, n, dh, n, 1, s, n, q[2*d:], 3*d, 0, want[bi*n*d+h*dh:], d, nil)
+			}
+		}
+		for i, w := range want {
+			if g := float32(got.Out[i]); math.Float32bits(g) != math.Float32bits(w) {
+				t.Fatalf("%s: out[%d] = %v, its products %v", v, i, g, w)
+			}
+		}
+	})
 }
