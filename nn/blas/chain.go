@@ -1,7 +1,5 @@
 package blas
 
-import "sync"
-
 // GemmChainAs computes two products chained through a function of rows,
 // as attention's scores q·kᵀ, their softmax and its product with v:
 //
@@ -40,8 +38,8 @@ func GemmChainAs[T float32 | float64](v Variant, m, n, k int, alpha T, a []T, ld
 	}
 	var s []T
 	if _, ok := any(a).([]float32); ok {
-		buf := sScratch.get(m * lds)
-		defer sScratch.put(buf)
+		buf := scratchPool.get(m * lds)
+		defer scratchPool.put(buf)
 		s = any((*buf)[:m*lds]).([]T)
 	} else {
 		s = make([]T, m*lds)
@@ -54,26 +52,6 @@ func GemmChainAs[T float32 | float64](v Variant, m, n, k int, alpha T, a []T, ld
 // ChainRows is GemmChainAs's function of rows: given rows [r0, r1) of S
 // at s, row r0 first, it returns where it put the same rows of P.
 type ChainRows[T float32 | float64] = func(r0, r1 int, s []T) (p []T, ldp int)
-
-// floatPool recycles float32 buffers of any size.
-type floatPool struct{ sync.Pool }
-
-// get returns a buffer of at least n floats.
-func (f *floatPool) get(n int) *[]float32 {
-	buf, _ := f.Get().(*[]float32)
-	if buf == nil {
-		buf = new([]float32)
-	}
-	if len(*buf) < n {
-		*buf = make([]float32, n)
-	}
-	return buf
-}
-
-func (f *floatPool) put(buf *[]float32) { f.Put(buf) }
-
-// sScratch holds S for chains that are not computed in strips.
-var sScratch floatPool
 
 // chain is GemmChainAs's operands in float32, but for its function of
 // rows, which is passed on its own so that it need not escape.

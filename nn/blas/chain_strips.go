@@ -19,8 +19,8 @@ func (ch *chain) inStrips(v Variant, rowsFn ChainRows[float32]) bool {
 	rows1, rows2 := kern.rows(ch.k), kern.rows(ch.n) // packed rows of each product's K
 	stride1, stride2 := kern.rowStride(ch.k), kern.rowStride(ch.n)
 	bWords, dWords := rows1*kern.rowWords(ch.n), rows2*kern.rowWords(ch.e)
-	buf := packPool.get(bWords + dWords + mr*(stride1+stride2+ch.lds))
-	defer packPool.put(buf)
+	buf := chainPool.get(bWords + dWords + mr*(stride1+stride2+ch.lds))
+	defer chainPool.put(buf)
 	rest := *buf
 	take := func(n int) []float32 { t := rest[:n]; rest = rest[n:]; return t }
 	bp, dp, a1, a2, s := take(bWords), take(dWords), take(mr*stride1), take(mr*stride2), take(mr*ch.lds)
@@ -36,6 +36,14 @@ func (ch *chain) inStrips(v Variant, rowsFn ChainRows[float32]) bool {
 	}
 	return true
 }
+
+// chainPool holds the chains' buffers: both B operands packed and a
+// strip of each A and of S. A pool of their own keeps them from taking,
+// and growing, the products' buffers of other sizes.
+var chainPool bufPool
+
+// scratchPool holds S for chains computed as two products.
+var scratchPool bufPool
 
 // packWhole packs op(X), (k, n), into dst as one K block of kern's
 // panels: X is (k, n) with row stride ldx, or (n, k) when tX.

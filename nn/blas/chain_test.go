@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/vit-train/vit-train/nn/parallel"
 )
 
 // chainCase is a GemmChainAs shape, with P written over S or apart.
@@ -107,27 +109,33 @@ func checkChain(t *testing.T, v Variant, c chainCase, rng *rand.Rand) {
 }
 
 // TestGemmChainAsAllocs checks that a chain, its function of rows
-// included, allocates nothing once its buffers are pooled.
+// included, allocates nothing once its buffers are pooled, also when
+// products of other sizes take turns with it.
 func TestGemmChainAsAllocs(t *testing.T) {
 	const m, n, k = 197, 197, 64
 	rng := rand.New(rand.NewPCG(1, 2))
 	a, c := randFloats(rng, m*k), make([]float32, m*k)
+	const bm, bn, bk = 300, 400, 800
+	x, w, y := randFloats(rng, bm*bk), randFloats(rng, bn*bk), make([]float32, bm*bn)
 	for _, v := range Variants() {
 		if !v.Runs() {
 			continue
 		}
-		scale := float32(0.5)
-		chain := func() {
-			GemmChainAs(v, m, n, k, 1, a, k, a, k, n, func(r0, r1 int, s []float32) ([]float32, int) {
-				for i := range (r1 - r0) * n {
-					s[i] *= scale
-				}
-				return s, n
-			}, k, a, k, c, k)
+		chain := func(lo, hi int) {
+			for range hi - lo {
+				GemmChainAs(v, m, n, k, 1, a, k, a, k, n, func(r0, r1 int, s []float32) ([]float32, int) {
+					return s, n
+				}, k, a, k, c, k)
+			}
 		}
-		chain()
-		if allocs := testing.AllocsPerRun(10, chain); allocs > 0 {
-			t.Errorf("%s: %v allocations a chain", v, allocs)
+		both := func() {
+			parallel.For(4, 1, chain)
+			GemmAs(v, false, true, bm, bn, bk, 1, x, bk, w, bk, 0, y, bn, nil)
+			GemmAs(v, true, false, bn, bm/2, bk, 1, w, bn, x, bm/2, 0, y, bm/2, nil)
+		}
+		both()
+		if allocs := testing.AllocsPerRun(10, both); allocs > 0 {
+			t.Errorf("%s: %v allocations a chain and a product", v, allocs)
 		}
 	}
 }
