@@ -27,7 +27,9 @@ func GemmChainAs[T float32 | float64](v Variant, m, n, k int, alpha T, a []T, ld
 	if m == 0 {
 		return
 	}
-	checkGemm(false, true, m, n, k, len(a), lda, len(b), ldb, max(lds*(m-1)+n, 0), lds)
+	// S is ours; P is rows's, whose length only the product reading it
+	// can check.
+	checkGemm(false, true, m, n, k, len(a), lda, len(b), ldb, lds*(m-1)+n, lds)
 	checkGemm(false, false, m, e, n, m*n, n, len(d), ldd, len(c), ldc)
 	if a32, low := any(a).([]float32); low && !v.arithmetic(min(k, n)).IsFP32() && v.Runs() && e > 0 {
 		ch := chain{m: m, n: n, k: k, e: e, alpha: float32(alpha), a: a32, lda: lda, b: any(b).([]float32), ldb: ldb,
