@@ -51,6 +51,9 @@ func GemmChainAs[T float32 | float64](v Variant, m, n, k int, alpha T, a []T, ld
 	GemmAs(v, false, false, m, e, n, 1, p, ldp, d, ldd, 0, c, ldc, nil)
 }
 
+// scratchPool holds S for chains computed as two products.
+var scratchPool bufPool
+
 // ChainRows is GemmChainAs's function of rows: given rows [r0, r1) of S
 // at s, row r0 first, it returns where it put the same rows of P.
 type ChainRows[T float32 | float64] = func(r0, r1 int, s []T) (p []T, ldp int)

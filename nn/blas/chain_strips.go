@@ -42,9 +42,6 @@ func (ch *chain) inStrips(v Variant, rowsFn ChainRows[float32]) bool {
 // and growing, the products' buffers of other sizes.
 var chainPool bufPool
 
-// scratchPool holds S for chains computed as two products.
-var scratchPool bufPool
-
 // packWhole packs op(X), (k, n), into dst as one K block of kern's
 // panels: X is (k, n) with row stride ldx, or (n, k) when tX.
 func packWhole(kern *kernel, dst, x []float32, ldx int, tX bool, k, n int) {

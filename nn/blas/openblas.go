@@ -103,15 +103,6 @@ func variantGemmThen(v Variant, tA, tB bool, m, n, k int, alpha float32, a []flo
 	panic("blas: no low-precision products in this build")
 }
 
-// scratchPool gives chains computed as two products storage for S.
-var scratchPool floats
-
-// floats makes buffers of float32.
-type floats struct{}
-
-func (floats) get(n int) *[]float32 { s := make([]float32, n); return &s }
-func (floats) put(*[]float32)       {}
-
 // inStrips reports false: this build has no strip kernel.
 func (*chain) inStrips(Variant, ChainRows[float32]) bool { return false }
 

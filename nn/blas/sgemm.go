@@ -4,10 +4,7 @@ package blas
 
 import (
 	"runtime"
-	"sync"
-	"sync/atomic"
 
-	"github.com/vit-train/vit-train/internal/hugepages"
 	"github.com/vit-train/vit-train/nn/parallel"
 )
 
@@ -169,47 +166,13 @@ type gemmCall struct {
 	taskFn, packFn, packBFn func(lo, hi int)
 }
 
-// freeList recycles items: a few slots taken and refilled with one atomic
-// operation each, which single-threaded sequences of calls always find,
-// then a list under a mutex for the rest.
-type freeList[T any] struct {
-	slots [4]atomic.Pointer[T]
-	mu    sync.Mutex
-	more  []*T
-}
-
-// take returns a free item, or nil.
-func (f *freeList[T]) take() *T {
-	for i := range f.slots {
-		if f.slots[i].Load() != nil {
-			if p := f.slots[i].Swap(nil); p != nil {
-				return p
-			}
-		}
-	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if n := len(f.more); n > 0 {
-		p := f.more[n-1]
-		f.more[n-1] = nil
-		f.more = f.more[:n-1]
-		return p
-	}
-	return nil
-}
-
-func (f *freeList[T]) put(p *T) {
-	for i := range f.slots {
-		if f.slots[i].Load() == nil && f.slots[i].CompareAndSwap(nil, p) {
-			return
-		}
-	}
-	f.mu.Lock()
-	f.more = append(f.more, p)
-	f.mu.Unlock()
-}
-
 var calls freeList[gemmCall]
+
+var (
+	packPool bufPool // per-task B blocks, and the sums blockStrips carries
+	tilePool bufPool // per-task A panels and edge tiles, all of one size
+	convPool bufPool // converted A operands
+)
 
 func getCall() *gemmCall {
 	g := calls.take()
@@ -232,41 +195,6 @@ func putCall(g *gemmCall) {
 	}
 	calls.put(g)
 }
-
-// bufPool recycles float32 buffers. A buffer too small for a request is
-// put back and another tried once; failing that one is grown, so after the
-// first calls of each size nothing is allocated.
-type bufPool struct{ freeList[[]float32] }
-
-var (
-	packPool bufPool // per-task B blocks, and the sums blockStrips carries
-	tilePool bufPool // per-task A panels and edge tiles, all of one size
-	convPool bufPool // converted A operands
-)
-
-// get returns a buffer of at least n floats, 64-byte aligned.
-func (p *bufPool) get(n int) *[]float32 {
-	s := p.take()
-	if s != nil && len(*s) < n {
-		if t := p.take(); t != nil && len(*t) >= n {
-			p.put(s)
-			s = t
-		} else if t != nil {
-			p.put(t)
-		}
-	}
-	if s == nil {
-		s = new([]float32)
-	}
-	if len(*s) < n {
-		*s = alignedFloats(n)
-	}
-	return s
-}
-
-// alignedFloats returns n zero floats whose first is 64-byte aligned, on
-// huge pages where they span any.
-func alignedFloats(n int) []float32 { return hugepages.Make[float32](n) }
 
 func ceilDiv(a, b int) int { return (a + b - 1) / b }
 
