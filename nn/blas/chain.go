@@ -31,7 +31,8 @@ func GemmChainAs[T float32 | float64](v Variant, m, n, k int, alpha T, a []T, ld
 	// can check.
 	checkGemm(false, true, m, n, k, len(a), lda, len(b), ldb, lds*(m-1)+n, lds)
 	checkGemm(false, false, m, e, n, m*n, n, len(d), ldd, len(c), ldc)
-	if a32, low := any(a).([]float32); low && !v.arithmetic(min(k, n)).IsFP32() && v.Runs() && e > 0 {
+	a32, low := any(a).([]float32)
+	if low && !v.arithmetic(min(k, n)).IsFP32() && v.Runs() && e > 0 {
 		ch := chain{m: m, n: n, k: k, e: e, alpha: float32(alpha), a: a32, lda: lda, b: any(b).([]float32), ldb: ldb,
 			lds: lds, d: any(d).([]float32), ldd: ldd, c: any(c).([]float32), ldc: ldc}
 		if ch.inStrips(v, any(rows).(ChainRows[float32])) {
@@ -39,7 +40,7 @@ func GemmChainAs[T float32 | float64](v Variant, m, n, k int, alpha T, a []T, ld
 		}
 	}
 	var s []T
-	if _, ok := any(a).([]float32); ok {
+	if low {
 		buf := scratchPool.get(m * lds)
 		defer scratchPool.put(buf)
 		s = any((*buf)[:m*lds]).([]T)

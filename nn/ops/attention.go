@@ -196,8 +196,9 @@ func attentionForward[T Float](v blas.Variant, qkv, out, probs, dropped []T, kee
 // (blas.GemmChainAs) from heads of 64 tokens on (P·v's K is then long
 // enough for low precision), gains from there with heads of 64, and its
 // backward pass from about 90 tokens; the other variants keep 128 tokens
-// for both. On an Intel Xeon (family 6 model 167), 2 threads, attention's
-// passes over heads of 64 took, in ms (medians of 3):
+// for both. On an Intel Xeon ("Intel(R) Xeon(R) Processor", family 6
+// model 167), 2 threads, attention's passes over heads of 64 took, in ms
+// (medians of 3 of BenchmarkAttention's loops):
 //
 //	tokens  samples × heads  amx fwd / bwd  float32 fwd / bwd
 //	65      64 × 3           1.38 / 2.63    1.60 / 2.56
