@@ -99,6 +99,19 @@ func variantRuns(Variant) bool { return false }
 
 func variantPanels(Variant) *panelKernel { return nil }
 
+func (*panels) packedFor() *panelKernel { return nil }
+
+// rowsLayout reports false: no kernel here reads converted rows.
+func rowsLayout(*panelKernel, int, int) (stride, words, align int, ok bool) { return 0, 0, 0, false }
+
+// zeroRowsPadding and convertBlock are never reached, rowsLayout refusing
+// every kernel.
+func zeroRowsPadding(*panelKernel, []float32, int, int, int) {}
+
+func convertBlock(*panelKernel, []float32, int, []float32, int, int, int) {
+	panic("blas: no converted rows in this build")
+}
+
 func variantGemmThen(v Variant, tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int, bias []float32, then Then) {
 	panic("blas: no low-precision products in this build")
 }
@@ -110,6 +123,6 @@ func (*chain) inStrips(Variant, ChainRows[float32]) bool { return false }
 func packPanels(kern *panelKernel, tB bool, k, n int, b []float32, ldb int) *panels { return nil }
 
 // gemmPanels is never reached, packPanels making no panels.
-func gemmPanels(p *panels, tA bool, m int, alpha float32, a []float32, lda int, beta float32, c []float32, ldc int, bias []float32, then Then) {
+func gemmPanels(p *panels, tA bool, m int, alpha float32, a []float32, lda int, convA *ConvertedA, beta float32, c []float32, ldc int, bias []float32, then Then) {
 	panic("blas: no packed panels in this build")
 }

@@ -97,7 +97,7 @@ func GemmPackedThen[T float32 | float64](transA bool, m int, alpha T, a []T, lda
 		panic("blas: insufficient length of bias")
 	}
 	if b.panels != nil {
-		gemmPanels(b.panels, transA, m, float32(alpha), any(a).([]float32), lda, float32(beta), any(c).([]float32), ldc, any(bias).([]float32), then)
+		gemmPanels(b.panels, transA, m, float32(alpha), any(a).([]float32), lda, nil, float32(beta), any(c).([]float32), ldc, any(bias).([]float32), then)
 		return
 	}
 	_, ldb := storedShape(b.transB, b.k, b.n)

@@ -101,12 +101,13 @@ func (p *panels) repackRows(b []float32, ldb int, tB bool, r0, r1 int) {
 }
 
 // gemmPanels computes C = alpha·op(A)·B + beta·C + 1·biasᵀ (bias nil for
-// none) with B packed in p; m, n > 0.
+// none) with B packed in p; m, n > 0. convA, if not nil, is op(A) = A
+// converted for p's kernel, read in place of converting a.
 // then, if not nil, runs on each row strip of C as the kernel finishes it.
-func gemmPanels(p *panels, tA bool, m int, alpha float32, a []float32, lda int, beta float32, c []float32, ldc int, bias []float32, then Then) {
+func gemmPanels(p *panels, tA bool, m int, alpha float32, a []float32, lda int, convA *ConvertedA, beta float32, c []float32, ldc int, bias []float32, then Then) {
 	checkGemm(tA, false, m, p.n, p.k, len(a), lda, p.k*p.n, max(1, p.n), len(c), ldc)
 	g := getCall()
-	g.kern, g.panels, g.then = p.kern, p, then
+	g.kern, g.panels, g.then, g.given = p.kern, p, then, convA
 	g.tA, g.m, g.n, g.k = tA, m, p.n, p.k
 	g.alpha, g.beta = alpha, beta
 	g.a, g.c, g.lda, g.ldc, g.bias = a, c, lda, ldc, bias

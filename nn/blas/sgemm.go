@@ -145,6 +145,9 @@ type gemmCall struct {
 	// the tasks run (see packAllA), so that each element is converted
 	// once rather than once per column block.
 	convA *[]float32
+	// given, if set, is op(A) = A converted by the caller (see
+	// ConvertedA): convA is then its storage, not the pool's.
+	given *ConvertedA
 	// aRowWords, when convA holds op(A) = A row by row (packARows), is
 	// the words of one of its rows; 0 when it holds panels.
 	aRowWords int
@@ -185,10 +188,10 @@ func getCall() *gemmCall {
 
 func putCall(g *gemmCall) {
 	g.a, g.b, g.c, g.bias, g.panels, g.then = nil, nil, nil, nil, nil, nil
-	if g.convA != nil {
+	if g.convA != nil && g.given == nil {
 		convPool.put(g.convA)
-		g.convA, g.aRowWords = nil, 0
 	}
+	g.convA, g.aRowWords, g.given = nil, 0, nil
 	if g.sharedB != nil {
 		packPool.put(g.sharedB)
 		g.sharedB, g.shared.data = nil, nil
@@ -229,7 +232,10 @@ func (g *gemmCall) run() {
 		return
 	}
 	parallelOK := g.plan()
-	if g.kern.convert {
+	switch {
+	case g.given != nil:
+		g.convA, g.aRowWords = g.given.data, g.given.stride
+	case g.kern.convert:
 		g.packAllA(parallelOK)
 	}
 	if g.kern.strip != nil && g.panels == nil && g.rowTasks > 1 {
