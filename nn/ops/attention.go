@@ -43,6 +43,14 @@ type Attention struct {
 	// (SymDiff), attention dropout, or RecordProbs was called. kept says
 	// the last forward did.
 	keepProbs, kept bool
+	// converted, when a linear layer reads the output (the projection),
+	// is the output converted for its product head by head (see
+	// convertedOutput).
+	converted *convertedOutput
+}
+
+func (op *Attention) convertOutputFor(v blas.Variant) *convertedOutput {
+	return convertFor(&op.converted, v)
 }
 
 // NewAttention applies multi-head self-attention to qkv (B, N, 3D), returning
@@ -147,10 +155,16 @@ func (op *Attention) UsePreallocDo(prealloc gorgonia.Value, in ...gorgonia.Value
 	op.kept = op.keepProbs
 	if dt == tensor.Float32 {
 		probs, dropped := keptProbs(&op.probs32, &op.dropped32, op.kept, op.dropP, size)
-		attentionForward(op.gemm, floats[float32](in[0]), floats[float32](out), probs, dropped, op.keep, op.dropP, b, n, d, op.heads)
+		y := floats[float32](out)
+		conv := op.converted.start(b*n, d)
+		if conv != nil && (d/op.heads)%conv.Align() != 0 {
+			conv = nil // heads that start between words
+		}
+		attentionForward(op.gemm, floats[float32](in[0]), y, probs, dropped, op.keep, op.dropP, b, n, d, op.heads, conv)
+		op.converted.finish(conv, y)
 	} else {
 		probs, dropped := keptProbs(&op.probs, &op.dropped, op.kept, op.dropP, size)
-		attentionForward(op.gemm, floats[float64](in[0]), floats[float64](out), probs, dropped, op.keep, op.dropP, b, n, d, op.heads)
+		attentionForward(op.gemm, floats[float64](in[0]), floats[float64](out), probs, dropped, op.keep, op.dropP, b, n, d, op.heads, nil)
 	}
 	return out, nil
 }
@@ -183,8 +197,8 @@ func headViews[T Float](qkv []T, bi, h, n, d, dh int) (q, k, v []T) {
 	return base[h*dh:], base[d+h*dh:], base[2*d+h*dh:]
 }
 
-func attentionForward[T Float](v blas.Variant, qkv, out, probs, dropped []T, keep []uint8, dropP float64, b, n, d, heads int) {
-	parallel.Loop(b*heads, 1, attentionHeads[T]{gemm: headVariant(v, n, d/heads, true), qkv: qkv, out: out, probs: probs, dropped: dropped, keep: keep, dropP: dropP, n: n, ldp: probRowStride(n), d: d, heads: heads})
+func attentionForward[T Float](v blas.Variant, qkv, out, probs, dropped []T, keep []uint8, dropP float64, b, n, d, heads int, conv *blas.ConvertedA) {
+	parallel.Loop(b*heads, 1, attentionHeads[T]{gemm: headVariant(v, n, d/heads, true), qkv: qkv, out: out, probs: probs, dropped: dropped, keep: keep, dropP: dropP, n: n, ldp: probRowStride(n), d: d, heads: heads, conv: conv})
 }
 
 // minLowPrecisionHead is the fewest multiply-adds, n·n·dh, of one head's
@@ -236,6 +250,9 @@ type attentionHeads[T Float] struct {
 	keep                     []uint8
 	dropP                    float64
 	n, ldp, d, heads         int
+	// conv, if set, takes each head's (float32) output as the forward
+	// pass makes it (see convertedOutput).
+	conv *blas.ConvertedA
 }
 
 // head returns head bh's n×n block of buf (probs, dropped or scratch),
@@ -271,6 +288,9 @@ func (k *attentionHeads[T]) Range(lo, hi int) {
 		q, kk, v := headViews(k.qkv, bi, h, n, d, dh)
 		probs := func(r0, r1 int, s []T) ([]T, int) { return k.probRows(bh, r0, r1, s, inv), ldp }
 		blas.GemmChainAs(k.gemm, n, n, dh, scale, q, 3*d, kk, 3*d, ldp, probs, dh, v, 3*d, k.out[bi*n*d+h*dh:], d)
+		if k.conv != nil {
+			k.conv.Convert(any(k.out).([]float32), d, bi*n, (bi+1)*n, h*dh, (h+1)*dh)
+		}
 	}
 }
 

@@ -54,7 +54,7 @@ func attentionPass(v blas.Variant, n int, forward bool) []float32 {
 	if forward {
 		fwd = v
 	}
-	attentionForward(fwd, qkv, out, probs, nil, nil, 0, 1, n, d, heads)
+	attentionForward(fwd, qkv, out, probs, nil, nil, 0, 1, n, d, heads, nil)
 	if forward {
 		return out
 	}

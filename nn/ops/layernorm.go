@@ -10,6 +10,7 @@ import (
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
+	"github.com/vit-train/vit-train/nn/blas"
 	"github.com/vit-train/vit-train/nn/parallel"
 	"github.com/vit-train/vit-train/nn/vec"
 )
@@ -58,6 +59,13 @@ type layerNormOp struct {
 	eps        float64
 	dims       int
 	mean, rstd []float64
+	// converted, when a linear layer reads y, is y converted for its
+	// product row by row (see convertedOutput).
+	converted *convertedOutput
+}
+
+func (op *layerNormOp) convertOutputFor(v blas.Variant) *convertedOutput {
+	return convertFor(&op.converted, v)
 }
 
 func (op *layerNormOp) Type() hm.Type { return fnType(op.dims, op.dims, 1, 1) }
@@ -88,19 +96,14 @@ func (op *layerNormOp) UsePreallocDo(prealloc gorgonia.Value, in ...gorgonia.Val
 	op.mean, op.rstd = op.mean[:rows], op.rstd[:rows]
 	out := output(prealloc, dt, s)
 	if dt == tensor.Float32 {
-		layerNormForward(floats[float32](in[0]), floats[float32](in[1]), floats[float32](in[2]), floats[float32](out), op.mean, op.rstd, d, op.eps)
+		y := floats[float32](out)
+		conv := op.converted.start(rows, d)
+		parallelRows(rows, d, layerNormRows32{floats[float32](in[0]), floats[float32](in[1])[:d], floats[float32](in[2])[:d], y, op.mean, op.rstd, op.eps, conv})
+		op.converted.finish(conv, y)
 	} else {
-		layerNormForward(floats[float64](in[0]), floats[float64](in[1]), floats[float64](in[2]), floats[float64](out), op.mean, op.rstd, d, op.eps)
+		parallelRows(rows, d, layerNormRows[float64]{floats[float64](in[0]), floats[float64](in[1])[:d], floats[float64](in[2])[:d], floats[float64](out), op.mean, op.rstd, op.eps})
 	}
 	return out, nil
-}
-
-func layerNormForward[T Float](x, w, b, y []T, mean, rstd []float64, d int, eps float64) {
-	if x32, ok := any(x).([]float32); ok {
-		parallelRows(len(mean), d, layerNormRows32{x32, any(w).([]float32)[:d], any(b).([]float32)[:d], any(y).([]float32), mean, rstd, eps})
-		return
-	}
-	parallelRows(len(mean), d, layerNormRows[T]{x, w[:d], b[:d], y, mean, rstd, eps})
 }
 
 // layerNormRows normalizes rows of len(w) elements of x into y, recording
@@ -128,11 +131,13 @@ func (k *layerNormRows[T]) Range(lo, hi int) {
 
 // layerNormRows32 is layerNormRows in float32 with the SIMD kernels of
 // package vec: the row mean and variance in two passes with float32 sums,
-// 1/sqrt(var + eps) in float64.
+// 1/sqrt(var + eps) in float64. Each row of y is converted into conv (nil:
+// none) as soon as it is made.
 type layerNormRows32 struct {
 	x, w, b, y []float32
 	mean, rstd []float64
 	eps        float64
+	conv       *blas.ConvertedA
 }
 
 func (k *layerNormRows32) Range(lo, hi int) {
@@ -143,6 +148,9 @@ func (k *layerNormRows32) Range(lo, hi int) {
 		s := 1 / math.Sqrt(float64(v)+k.eps)
 		k.mean[r], k.rstd[r] = float64(m), s
 		vec.LayerNormRow(yr, xr, k.w, k.b, m, float32(s))
+		if k.conv != nil {
+			k.conv.Convert(k.y, d, r, r+1, 0, d)
+		}
 	}
 }
 

@@ -42,7 +42,7 @@ func newLinearOp(v blas.Variant, x, w, b *gorgonia.Node) (*linearOp, []*gorgonia
 	if wk := ws.TotalSize() / ws[0]; wk != k {
 		return nil, nil, fmt.Errorf("Linear: x %v has %d features but w %v takes %d", xs, k, ws, wk)
 	}
-	op := &linearOp{xDims: len(xs), wDims: len(ws), wRows: ws[0], wCols: k, bias: b != nil, gemm: v}
+	op := &linearOp{xDims: len(xs), wDims: len(ws), wRows: ws[0], wCols: k, bias: b != nil, gemm: v, input: convertedInput(x, v)}
 	op.base = base{name: "Linear", arity: 2, params: func(h hash.Hash) { fmt.Fprint(h, op.xDims, op.wDims, op.bias, variantKey(v)) }}
 	if b == nil {
 		return op, []*gorgonia.Node{x, w}, nil
@@ -65,6 +65,9 @@ type linearOp struct {
 	// packs, when set, keeps the weight packed from step to step while
 	// an optimizer repacks what it changes (WeightPacker).
 	packs *weightPacks
+	// input, when set, is x as the op that makes it converts it for the
+	// forward product (see convertedOutput).
+	input *convertedOutput
 }
 
 func (op *linearOp) Type() hm.Type {
@@ -147,15 +150,27 @@ func linearForward[T Float](op *linearOp, x, w, b gorgonia.Value, out *tensor.De
 		bias = floats[T](b)
 	}
 	if op.frozen != nil {
-		blas.GemmPackedThen(false, m, 1, floats[T](x), k, packedWeight(v, op.frozen, floats[T](w), n, k), 0, floats[T](out), n, bias, then)
+		linearPacked(op, floats[T](x), packedWeight(v, op.frozen, floats[T](w), n, k), bias, floats[T](out), m, n, k, then)
 		return
 	}
 	if w32, ok := any(floats[T](w)).([]float32); ok && op.packs != nil {
-		packed := op.packs.forwardB(v, w32, n, k)
-		blas.GemmPackedThen(false, m, 1, any(floats[T](x)).([]float32), k, packed, 0, any(floats[T](out)).([]float32), n, any(bias).([]float32), then)
+		linearPacked(op, any(floats[T](x)).([]float32), op.packs.forwardB(v, w32, n, k), any(bias).([]float32), any(floats[T](out)).([]float32), m, n, k, then)
 		return
 	}
 	blas.GemmAsThen(v, false, true, m, n, k, 1, floats[T](x), k, floats[T](w), k, 0, floats[T](out), n, bias, then)
+}
+
+// linearPacked computes op's out = x·Wᵀ (+ bias) with Wᵀ packed in wt,
+// reading x's rows as the op that made x converted them where it did
+// (op.input).
+func linearPacked[T Float](op *linearOp, x []T, wt *blas.PackedB[T], bias, out []T, m, n, k int, then blas.Then) {
+	x32, ok := any(x).([]float32)
+	if !ok || op.input == nil {
+		blas.GemmPackedThen(false, m, 1, x, k, wt, 0, out, n, bias, then)
+		return
+	}
+	blas.GemmPackedConvertedThen(m, 1, x32, k, op.input.take(x32), any(wt).(*blas.PackedB[float32]), 0, any(out).([]float32), n, any(bias).([]float32), then)
+	op.input.release()
 }
 
 // variantKey is what an op's hash records of its product's arithmetic:

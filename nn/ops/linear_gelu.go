@@ -39,10 +39,19 @@ type linearGELUOp struct {
 	*linearOp
 	act  *geluOp
 	then blas.Then // activate, bound once
+	// converted, when a linear layer reads the output (an MLP's fc2), is
+	// the output converted for its product as activate makes each block
+	// (see convertedOutput).
+	converted *convertedOutput
 
 	// Per-run values read by activate.
 	y, slope []float32
 	n        int
+	conv     *blas.ConvertedA
+}
+
+func (op *linearGELUOp) convertOutputFor(v blas.Variant) *convertedOutput {
+	return convertFor(&op.converted, v)
 }
 
 func (op *linearGELUOp) Do(in ...gorgonia.Value) (gorgonia.Value, error) {
@@ -61,8 +70,10 @@ func (op *linearGELUOp) UsePreallocDo(prealloc gorgonia.Value, in ...gorgonia.Va
 			act.slope32 = grow(act.slope32, m*n)
 			op.slope = act.slope32
 		}
+		op.conv = op.converted.start(m, n)
 		linearForward[float32](op.linearOp, in[0], in[1], b, out, m, n, k, op.then)
-		op.y, op.slope = nil, nil
+		op.converted.finish(op.conv, op.y)
+		op.y, op.slope, op.conv = nil, nil, nil
 		return out, nil
 	}
 	linearForward[float64](op.linearOp, in[0], in[1], b, out, m, n, k, nil)
@@ -77,7 +88,8 @@ func (op *linearGELUOp) UsePreallocDo(prealloc gorgonia.Value, in ...gorgonia.Va
 }
 
 // activate applies GELU in place to y[i0:i1, j0:j1], keeping its slope
-// when the backward needs it.
+// when the backward needs it, and converts the block for the layer that
+// reads y when there is one.
 func (op *linearGELUOp) activate(i0, i1, j0, j1 int) {
 	for i := i0; i < i1; i++ {
 		row := op.y[i*op.n+j0 : i*op.n+j1]
@@ -86,6 +98,9 @@ func (op *linearGELUOp) activate(i0, i1, j0, j1 int) {
 		} else {
 			vec.GELU(row, row)
 		}
+	}
+	if op.conv != nil {
+		op.conv.Convert(op.y, op.n, i0, i1, j0, j1)
 	}
 }
 
