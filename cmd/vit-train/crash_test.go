@@ -176,6 +176,11 @@ func (c *crasher) interrupt(dir string, n int) bool {
 	t := c.t
 	_, err := os.Stat(filepath.Join(dir, train.LastCheckpoint))
 	fresh, begin := err != nil, time.Now()
+	if !fresh && trainedAll(t, dir) {
+		// The last signal came after the run had saved its last epoch
+		// but before it exited: the run finished.
+		return false
+	}
 	cmd, out := c.start(dir)
 	if c.sent >= n {
 		if err := cmd.Wait(); err != nil {
@@ -220,6 +225,16 @@ func (c *crasher) interrupt(dir string, n int) bool {
 		t.Fatalf("run in %s after %v at %v: %v (want exit status %d or death by the signal)\n%s", dir, sig, delay, err, 128+int(sig), out)
 	}
 	return true
+}
+
+// trainedAll reports whether the checkpoint in dir has trained all its
+// run's epochs, which vit-train refuses to resume.
+func trainedAll(t *testing.T, dir string) bool {
+	ck, err := train.LoadCheckpoint(filepath.Join(dir, train.LastCheckpoint))
+	if err != nil {
+		t.Fatalf("checkpoint in %s: %v", dir, err)
+	}
+	return ck.State.Epoch >= ck.Config.Epochs && ck.State.Batch == 0
 }
 
 // checkWholeStep checks that an interrupt's checkpoint is at a whole
