@@ -21,14 +21,7 @@ import (
 // converting a copy of the output itself.
 func TestConvertedInputs(t *testing.T) {
 	rng := rand.New(rand.NewPCG(31, 32))
-	randDense := func(lo, hi float64, shape ...int) *tensor.Dense {
-		d := tensor.New(tensor.WithShape(shape...), tensor.Of(tensor.Float32))
-		data := d.Data().([]float32)
-		for i := range data {
-			data[i] = float32(lo + (hi-lo)*rng.Float64())
-		}
-		return d
-	}
+	randDense := func(lo, hi float64, shape ...int) *tensor.Dense { return uniform32(rng, lo, hi, shape...) }
 	producers := []struct {
 		name string
 		k    int // the producer's output width: the layer's K
@@ -101,6 +94,16 @@ func TestConvertedInputs(t *testing.T) {
 	}
 }
 
+// uniform32 is a float32 tensor of the given shape, uniform in [lo, hi).
+func uniform32(rng *rand.Rand, lo, hi float64, shape ...int) *tensor.Dense {
+	d := tensor.New(tensor.WithShape(shape...), tensor.Of(tensor.Float32))
+	data := d.Data().([]float32)
+	for i := range data {
+		data[i] = float32(lo + (hi-lo)*rng.Float64())
+	}
+	return d
+}
+
 // node is a graph input holding v.
 func node(g *gorgonia.ExprGraph, v gorgonia.Value) *gorgonia.Node { return gorgonia.NodeFromAny(g, v) }
 
@@ -127,14 +130,13 @@ func linearOf(t *testing.T, v blas.Variant, x *gorgonia.Node, w, b gorgonia.Valu
 func TestConvertedGradients(t *testing.T) {
 	rng := rand.New(rand.NewPCG(33, 34))
 	values := map[string]*tensor.Dense{}
-	for name, shape := range map[string][]int{"x": {2, 40, 96}, "r": {2, 40, 96},
-		"w1": {130, 96}, "b1": {130}, "w2": {96, 130}, "b2": {96},
-		"wq": {288, 96}, "bq": {288}, "wp": {96, 96}, "bp": {96}, "g": {96}, "beta": {96}} {
-		d := tensor.New(tensor.WithShape(shape...), tensor.Of(tensor.Float32))
-		for i := range d.Data().([]float32) {
-			d.Data().([]float32)[i] = float32(0.4 * (2*rng.Float64() - 1))
-		}
-		values[name] = d
+	for _, v := range []struct {
+		name  string
+		shape []int
+	}{{"x", []int{2, 40, 96}}, {"r", []int{2, 40, 96}}, {"g", []int{96}}, {"beta", []int{96}},
+		{"w1", []int{130, 96}}, {"b1", []int{130}}, {"w2", []int{96, 130}}, {"b2", []int{96}},
+		{"wq", []int{288, 96}}, {"bq", []int{288}}, {"wp", []int{96, 96}}, {"bp", []int{96}}} {
+		values[v.name] = uniform32(rng, -0.4, 0.4, v.shape...)
 	}
 	wrt := []string{"x", "g", "w1", "b1", "w2", "wq", "wp"}
 	run := func(v blas.Variant, keepPacked bool) (out [][]float32, taken []bool) {
