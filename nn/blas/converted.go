@@ -84,12 +84,5 @@ func GemmPackedConvertedThen(m int, alpha float32, a []float32, lda int, conv *C
 	if conv != nil && (b.panels == nil || conv.kern != b.panels.packedFor() || !conv.Holds(m, b.k)) {
 		conv = nil
 	}
-	if conv == nil || m == 0 || b.n == 0 {
-		GemmPackedThen(false, m, alpha, a, lda, b, beta, c, ldc, bias, then)
-		return
-	}
-	if bias != nil && len(bias) < b.n {
-		panic("blas: insufficient length of bias")
-	}
-	gemmPanels(b.panels, false, m, alpha, a, lda, conv, beta, c, ldc, bias, then)
+	gemmPackedThen(false, m, alpha, a, lda, conv, b, beta, c, ldc, bias, then)
 }

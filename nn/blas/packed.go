@@ -90,6 +90,12 @@ func GemmPacked[T float32 | float64](transA bool, m int, alpha T, a []T, lda int
 // the kernel stores it where B is packed in panels, else on rows of C
 // after the product.
 func GemmPackedThen[T float32 | float64](transA bool, m int, alpha T, a []T, lda int, b *PackedB[T], beta T, c []T, ldc int, bias []T, then Then) {
+	gemmPackedThen(transA, m, alpha, a, lda, nil, b, beta, c, ldc, bias, then)
+}
+
+// gemmPackedThen is GemmPackedThen reading op(A) = A from convA where it
+// is not nil, converted for b's panels.
+func gemmPackedThen[T float32 | float64](transA bool, m int, alpha T, a []T, lda int, convA *ConvertedA, b *PackedB[T], beta T, c []T, ldc int, bias []T, then Then) {
 	if m == 0 || b.n == 0 {
 		return
 	}
@@ -97,7 +103,7 @@ func GemmPackedThen[T float32 | float64](transA bool, m int, alpha T, a []T, lda
 		panic("blas: insufficient length of bias")
 	}
 	if b.panels != nil {
-		gemmPanels(b.panels, transA, m, float32(alpha), any(a).([]float32), lda, nil, float32(beta), any(c).([]float32), ldc, any(bias).([]float32), then)
+		gemmPanels(b.panels, transA, m, float32(alpha), any(a).([]float32), lda, convA, float32(beta), any(c).([]float32), ldc, any(bias).([]float32), then)
 		return
 	}
 	_, ldb := storedShape(b.transB, b.k, b.n)

@@ -43,14 +43,9 @@ type Attention struct {
 	// (SymDiff), attention dropout, or RecordProbs was called. kept says
 	// the last forward did.
 	keepProbs, kept bool
-	// converted, when a linear layer reads the output (the projection),
-	// is the output converted for its product head by head (see
-	// convertedOutput).
-	converted *convertedOutput
-}
-
-func (op *Attention) convertOutputFor(v blas.Variant) *convertedOutput {
-	return convertFor(&op.converted, v)
+	// The output converted head by head for the linear layer that reads
+	// it (the projection).
+	outputConversion
 }
 
 // NewAttention applies multi-head self-attention to qkv (B, N, 3D), returning

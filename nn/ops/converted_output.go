@@ -40,16 +40,22 @@ func convertedInput(x *gorgonia.Node, v blas.Variant) *convertedOutput {
 	return nil
 }
 
-// convertFor returns *c, made for v on the first call, or nil when c
-// serves another arithmetic.
-func convertFor(c **convertedOutput, v blas.Variant) *convertedOutput {
-	if *c == nil {
-		*c = &convertedOutput{v: v}
+// outputConversion is what an op embeds to be an outputConverter:
+// converted, when a linear layer reads the op's output, is that output
+// as the op converts it (nil: no such reader).
+type outputConversion struct {
+	converted *convertedOutput
+}
+
+// convertOutputFor implements outputConverter.
+func (o *outputConversion) convertOutputFor(v blas.Variant) *convertedOutput {
+	if o.converted == nil {
+		o.converted = &convertedOutput{v: v}
 	}
-	if (*c).v != v {
+	if o.converted.v != v {
 		return nil
 	}
-	return *c
+	return o.converted
 }
 
 // start begins a run that makes an output of m rows of k: it returns the

@@ -59,13 +59,8 @@ type layerNormOp struct {
 	eps        float64
 	dims       int
 	mean, rstd []float64
-	// converted, when a linear layer reads y, is y converted for its
-	// product row by row (see convertedOutput).
-	converted *convertedOutput
-}
-
-func (op *layerNormOp) convertOutputFor(v blas.Variant) *convertedOutput {
-	return convertFor(&op.converted, v)
+	// y converted row by row for the linear layer that reads it.
+	outputConversion
 }
 
 func (op *layerNormOp) Type() hm.Type { return fnType(op.dims, op.dims, 1, 1) }

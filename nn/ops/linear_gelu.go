@@ -39,19 +39,14 @@ type linearGELUOp struct {
 	*linearOp
 	act  *geluOp
 	then blas.Then // activate, bound once
-	// converted, when a linear layer reads the output (an MLP's fc2), is
-	// the output converted for its product as activate makes each block
-	// (see convertedOutput).
-	converted *convertedOutput
+	// The output converted by activate, block by block, for the linear
+	// layer that reads it (an MLP's fc2).
+	outputConversion
 
 	// Per-run values read by activate.
 	y, slope []float32
 	n        int
 	conv     *blas.ConvertedA
-}
-
-func (op *linearGELUOp) convertOutputFor(v blas.Variant) *convertedOutput {
-	return convertFor(&op.converted, v)
 }
 
 func (op *linearGELUOp) Do(in ...gorgonia.Value) (gorgonia.Value, error) {
