@@ -1,6 +1,7 @@
 // Package amx encodes the Intel AMX instructions (AMX-TILE, AMX-BF16) that
 // Go's assembler has no mnemonic for, as BYTE directives the assembly
-// generators emit.
+// generators emit, and PREFETCHW, which it lacks too and which the AMX
+// kernel issues for the rows of C it is about to store.
 //
 // Every AMX instruction is VEX-encoded with the three-byte prefix, opcode
 // map 0F38, W = 0 and L = 0 (Intel SDM Vol. 2A, 2.3.5 and 3.1 "AMX"):
@@ -140,6 +141,31 @@ func Tdpbf16ps(dst, a, b int) []byte {
 		panic(fmt.Sprintf("amx: TDPBF16PS tmm%d, tmm%d, tmm%d: the tiles must differ", dst, a, b))
 	}
 	return append(vex(2, 0, 0, b, 0x5c), 0xc0|byte(dst)<<3|byte(a))
+}
+
+// Prefetchw is PREFETCHW [base + disp] (0F 0D /1): fetches the line into
+// the cache in a state a store can write without asking for it again.
+// It is a legacy instruction, not VEX: a REX prefix (41) extends the base
+// register to R8-R15, SP and R12 as a base take a SIB byte, and BP and
+// R13 always a displacement.
+func Prefetchw(base string, disp int8) []byte {
+	b := gpr("PREFETCHW", base)
+	var code []byte
+	if b >= 8 {
+		code = append(code, 0x41)
+	}
+	mod := byte(0)
+	if disp != 0 || b&7 == 5 {
+		mod = 1
+	}
+	code = append(code, 0x0f, 0x0d, mod<<6|1<<3|byte(b&7))
+	if b&7 == 4 {
+		code = append(code, 0x24)
+	}
+	if mod == 1 {
+		code = append(code, byte(disp))
+	}
+	return code
 }
 
 // Asm writes code as BYTE directives on one line, followed by comment.

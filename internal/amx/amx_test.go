@@ -24,6 +24,9 @@ func TestTable(t *testing.T) {
 		{"TILEZERO tmm0", Tilezero(0), []byte{0xc4, 0xe2, 0x7b, 0x49, 0xc0}},
 		{"TDPBF16PS tmm6, tmm5, tmm4", Tdpbf16ps(6, 5, 4), []byte{0xc4, 0xe2, 0x5a, 0x5c, 0xf5}},
 		{"TILELOADD tmm0, [BP+R8]", Tileloadd(0, "BP", "R8"), []byte{0xc4, 0xa2, 0x7b, 0x4b, 0x44, 0x05, 0x00}},
+		{"PREFETCHW [R11]", Prefetchw("R11", 0), []byte{0x41, 0x0f, 0x0d, 0x0b}},
+		{"PREFETCHW [R11+64]", Prefetchw("R11", 64), []byte{0x41, 0x0f, 0x0d, 0x4b, 0x40}},
+		{"PREFETCHW [SP-8]", Prefetchw("SP", -8), []byte{0x0f, 0x0d, 0x4c, 0x24, 0xf8}},
 	} {
 		if !bytes.Equal(c.got, c.want) {
 			t.Errorf("%s = % x, want % x", c.name, c.got, c.want)
@@ -35,8 +38,9 @@ func TestTable(t *testing.T) {
 	}
 }
 
-// TestObjdump decodes every tile operation on every register and
-// addressing case with GNU objdump and checks what it reads back.
+// TestObjdump decodes every tile operation, and PREFETCHW, on every
+// register and addressing case with GNU objdump and checks what it reads
+// back.
 func TestObjdump(t *testing.T) {
 	att := map[string]string{"AX": "rax", "CX": "rcx", "DX": "rdx", "BX": "rbx", "SP": "rsp", "BP": "rbp", "SI": "rsi", "DI": "rdi"}
 	reg := func(name string) string {
@@ -90,6 +94,18 @@ func TestObjdump(t *testing.T) {
 		}
 	}
 	add(Tilerelease(), "tilerelease")
+	for _, b := range gprNames {
+		for _, disp := range []int8{0, 64, -128} {
+			at := "(" + reg(b) + ")"
+			switch {
+			case disp < 0:
+				at = fmt.Sprintf("-%#x%s", -int(disp), at)
+			case disp > 0 || b == "BP" || b == "R13":
+				at = fmt.Sprintf("%#x%s", disp, at)
+			}
+			add(Prefetchw(b, disp), "prefetchw "+at)
+		}
+	}
 
 	objdump.Check(t, "AMX", code.Bytes(), want)
 }

@@ -32,7 +32,8 @@
 // tiles 1024 bytes on, rows 64 bytes apart) rather than from zero, and
 // bit 1 stores them there at the end rather than into C, so that every
 // output is one chain of instructions over all of K whatever the
-// blocking. Without bit 1, the accumulators are stored to the frame and
+// blocking. A tile that ends in C first fetches its rows of C for
+// writing (PREFETCHW), so that its stores find them in cache. Without bit 1, the accumulators are stored to the frame and
 // the epilogue of the AVX-512 kernels applies alpha, beta and the bias
 // row by row, for the strip's rows. The tiles are configured once per
 // call, for all its strips, and released before it returns: no tile
@@ -175,6 +176,23 @@ func main() {
 	p("SHLQ $2, R8")         // B's row stride in bytes
 	p("MOVQ R8, R10")        //
 	p("SHLQ $4, R10")        // 16 rows of B
+	// The tile's rows of C, which its end stores (unless it carries its
+	// sums on), are fetched for writing now, while the tile computes: a
+	// product's C is mostly a buffer no one has touched for a while, and
+	// the stores of rows fetched only when stored held the next tile up.
+	p("TESTQ $2, flags+112(FP)")
+	p("JNZ sgemmStripAMX_fetched")
+	p("MOVQ %d(SP), R11", frameC)
+	p("MOVQ ldc+64(FP), R12")
+	p("SHLQ $2, R12")
+	p("MOVQ %d(SP), DI", frameRows)
+	label("fetch")
+	tiles(amx.Prefetchw("R11", 0), "PREFETCHW (R11)")
+	tiles(amx.Prefetchw("R11", 64), "PREFETCHW 64(R11)")
+	p("ADDQ R12, R11")
+	p("DECQ DI")
+	p("JNZ sgemmStripAMX_fetch")
+	label("fetched")
 	// The accumulators: the carried sums (flags bit 0), or zero.
 	p("TESTQ $1, flags+112(FP)")
 	p("JZ sgemmStripAMX_zero")

@@ -75,6 +75,19 @@ sgemmStripAMX_tile:
 	SHLQ $2, R8
 	MOVQ R8, R10
 	SHLQ $4, R10
+	TESTQ $2, flags+112(FP)
+	JNZ sgemmStripAMX_fetched
+	MOVQ 4176(SP), R11
+	MOVQ ldc+64(FP), R12
+	SHLQ $2, R12
+	MOVQ 4232(SP), DI
+sgemmStripAMX_fetch:
+	BYTE $0x41; BYTE $0x0f; BYTE $0x0d; BYTE $0x0b // PREFETCHW (R11)
+	BYTE $0x41; BYTE $0x0f; BYTE $0x0d; BYTE $0x4b; BYTE $0x40 // PREFETCHW 64(R11)
+	ADDQ R12, R11
+	DECQ DI
+	JNZ sgemmStripAMX_fetch
+sgemmStripAMX_fetched:
 	TESTQ $1, flags+112(FP)
 	JZ sgemmStripAMX_zero
 	MOVQ 4192(SP), R11
