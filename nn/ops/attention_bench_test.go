@@ -11,8 +11,10 @@ import (
 // backward pass over
 // the heads of vit_fmnist_patch4_28 (batch 128: 50 tokens, heads of 16),
 // vit_cifar_patch4_32 (batch 64: 65 tokens, heads of 64), both in
-// float32 as their heads run in every variant, and ViT-B/16 (batch 4: 197
-// tokens, heads of 64) in each low-precision variant this processor runs.
+// float32, as their backward passes run in every variant (the CIFAR
+// heads' forward pass runs in amx where AMX runs: see
+// minLowPrecisionHead), and ViT-B/16 (batch 4: 197 tokens, heads of 64)
+// in each low-precision variant this processor runs.
 func BenchmarkAttention(b *testing.B) {
 	type shape struct {
 		name               string
