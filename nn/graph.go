@@ -61,19 +61,48 @@ func (gr *Graph) Float32Images() ([]float32, error) {
 
 // Run computes the forward pass (Logits and DistLogits) for the images in ImageData.
 func (gr *Graph) Run() error {
-	if gr.forward == nil {
-		outs := []*gorgonia.Node{gr.Logits}
-		if gr.DistLogits != nil {
-			outs = append(outs, gr.DistLogits)
-		}
-		p, err := runner.Compile(gr.G, outs...)
-		if err != nil {
-			return err
-		}
-		p.Substitute(gr.G, ops.NativeOp)
-		gr.forward = p
+	p, err := gr.program()
+	if err != nil {
+		return err
 	}
-	return gr.forward.Run()
+	return p.Run()
+}
+
+// TimeOps makes the graph's later runs (a training step's, once
+// Differentiate has made one) time each of their ops, until StopTiming
+// (see runner.Program.TimeOps).
+func (gr *Graph) TimeOps() (*runner.OpTimes, error) {
+	p, err := gr.program()
+	if err != nil {
+		return nil, err
+	}
+	return p.TimeOps(), nil
+}
+
+// StopTiming ends the timing that TimeOps started.
+func (gr *Graph) StopTiming() {
+	if gr.forward != nil {
+		gr.forward.StopTiming()
+	}
+}
+
+// program returns the program that Run runs, compiling the forward pass
+// on the first call unless Differentiate has made it a training step.
+func (gr *Graph) program() (*runner.Program, error) {
+	if gr.forward != nil {
+		return gr.forward, nil
+	}
+	outs := []*gorgonia.Node{gr.Logits}
+	if gr.DistLogits != nil {
+		outs = append(outs, gr.DistLogits)
+	}
+	p, err := runner.Compile(gr.G, outs...)
+	if err != nil {
+		return nil, err
+	}
+	p.Substitute(gr.G, ops.NativeOp)
+	gr.forward = p
+	return p, nil
 }
 
 // Value returns a node's value after Run; for nodes other than the outputs

@@ -9,6 +9,7 @@ import (
 	"github.com/vit-train/vit-train/model"
 	"github.com/vit-train/vit-train/nn"
 	"github.com/vit-train/vit-train/nn/ops"
+	"github.com/vit-train/vit-train/nn/runner"
 	"github.com/vit-train/vit-train/optim"
 	"github.com/vit-train/vit-train/train/checkpoint"
 )
@@ -256,6 +257,13 @@ func (s *Stepper) LossNames() []string { return s.loss.Names }
 // BufferBytes is the size of the training graph's activation and
 // gradient buffers.
 func (s *Stepper) BufferBytes() int64 { return s.loss.Step.BufferBytes() }
+
+// TimeOps makes the training graph's later runs, one a micro-batch, time
+// each of their ops, until StopTiming (see runner.Program.TimeOps).
+func (s *Stepper) TimeOps() (*runner.OpTimes, error) { return s.loss.Step.TimeOps() }
+
+// StopTiming ends the timing that TimeOps started.
+func (s *Stepper) StopTiming() { s.loss.Step.StopTiming() }
 
 // GradBytes is the size of the gradients the step computes.
 func (s *Stepper) GradBytes() int64 {

@@ -20,6 +20,7 @@ import (
 	"github.com/vit-train/vit-train/model"
 	"github.com/vit-train/vit-train/nn/blas"
 	"github.com/vit-train/vit-train/nn/fmapeak"
+	"github.com/vit-train/vit-train/nn/runner"
 	"github.com/vit-train/vit-train/train"
 	"github.com/vit-train/vit-train/train/checkpoint"
 )
@@ -86,6 +87,28 @@ type benchResult struct {
 	DataWorkers       int     `json:"data_workers,omitempty"`
 	DataWaitMsPerStep float64 `json:"data_wait_ms_per_step"`
 	DataWaitShare     float64 `json:"data_wait_share"`
+	// With --op-times: each op's time in as many more training steps and
+	// inference batches, timed op by op, and how long those steps and
+	// batches took.
+	TrainOps *opTimes `json:"train_ops,omitempty"`
+	InferOps *opTimes `json:"infer_ops,omitempty"`
+}
+
+// opTimes is where the time of a step (or an inference batch) goes, op by
+// op: each op's wall time, those of one kind with one output shape
+// together, the longest first, and the step's own time.
+type opTimes struct {
+	MsPerStep float64  `json:"ms_per_step"`
+	Ops       []opTime `json:"ops"`
+}
+
+// opTime is the ops of one kind with one output shape: their calls and
+// milliseconds a step.
+type opTime struct {
+	Op           string  `json:"op"`
+	Shape        string  `json:"shape"`
+	CallsPerStep float64 `json:"calls_per_step"`
+	MsPerStep    float64 `json:"ms_per_step"`
 }
 
 // benchFlags are bench's flags. --config and --set take the trainer's
@@ -102,6 +125,7 @@ type benchFlags struct {
 	data       bool
 	profile    string
 	memprof    string
+	opTimes    bool
 }
 
 func newBenchCommand() *cobra.Command {
@@ -141,7 +165,7 @@ key=value.`,
 				return err
 			}
 			defer cm.Close()
-			r, err := runBench(cfg, f.steps, f.memprof, cm, f.data)
+			r, err := runBench(cfg, benchOptions{steps: f.steps, memProfile: f.memprof, withData: f.data, opTimes: f.opTimes}, cm)
 			if err != nil {
 				if cm.Size() > 1 {
 					cm.Abort(1, fmt.Sprintf("vit-train bench: rank %d of %d: %v", cm.Rank(), cm.Size(), err))
@@ -171,6 +195,7 @@ key=value.`,
 	fl.BoolVar(&f.data, "data", false, "train on the run's training data (data.dataset, data.root, aug.*) through its loader, and report how long the steps waited for it")
 	fl.StringVar(&f.profile, "cpuprofile", "", "write a CPU profile (go tool pprof) to this file")
 	fl.StringVar(&f.memprof, "memprofile", "", "write a profile of every heap allocation of the timed training steps (go tool pprof -sample_index=alloc_objects) to this file")
+	fl.BoolVar(&f.opTimes, "op-times", false, "then time as many training steps and inference batches again op by op, and report where their time goes")
 	return cmd
 }
 
@@ -221,11 +246,23 @@ func checkBenchConfig(cfg train.Config) error {
 // benchWarmup is the number of untimed steps before the timed ones.
 const benchWarmup = 2
 
-// runBench times steps of the optimiser step cfg describes and as many
+// benchOptions are what bench times besides the step cfg describes: the
+// steps (and inference batches), a profile of the timed steps'
+// allocations (memProfile, none when empty), the run's data through its
+// loader rather than held random images (withData), and a second round
+// of steps and batches timed op by op (opTimes).
+type benchOptions struct {
+	steps             int
+	memProfile        string
+	withData, opTimes bool
+}
+
+// runBench times o.steps of the optimiser step cfg describes and as many
 // inference batches of data.batch_size images on each process of cm; with
 // several, the steps that average the gradients after the backward pass
 // are timed too (see benchResult).
-func runBench(cfg train.Config, steps int, memProfile string, cm comm.Communicator, withData bool) (benchResult, error) {
+func runBench(cfg train.Config, o benchOptions, cm comm.Communicator) (benchResult, error) {
+	steps, memProfile, withData := o.steps, o.memProfile, o.withData
 	spec, err := cfg.ModelSpec()
 	if err != nil {
 		return benchResult{}, err
@@ -242,9 +279,11 @@ func runBench(cfg train.Config, steps int, memProfile string, cm comm.Communicat
 	if err != nil {
 		return benchResult{}, err
 	}
-	// The schedule's first epoch holds every step bench takes (the
-	// learning rate does not change a step's time).
-	s, err := train.NewStepper(cfg, net, cm, benchWarmup+2*steps)
+	// The schedule's first epoch holds every step bench takes: the
+	// warm-up, the steps that average after the backward pass (several
+	// processes), the timed ones and those timed op by op (the learning
+	// rate does not change a step's time).
+	s, err := train.NewStepper(cfg, net, cm, benchWarmup+3*steps)
 	if err != nil {
 		return benchResult{}, err
 	}
@@ -263,6 +302,11 @@ func runBench(cfg train.Config, steps int, memProfile string, cm comm.Communicat
 	}
 	if err := r.timeTraining(s, src, data, memProfile); err != nil {
 		return benchResult{}, err
+	}
+	if o.opTimes {
+		if r.TrainOps, err = timeOps(s, steps, stepper(s, src)); err != nil {
+			return benchResult{}, err
+		}
 	}
 	eval, err := net.Graph(batch, false, nil)
 	if err != nil {
@@ -283,6 +327,11 @@ func runBench(cfg train.Config, steps int, memProfile string, cm comm.Communicat
 	inferTime, inferMs, err := timeSteps(steps, eval.Run)
 	if err != nil {
 		return benchResult{}, err
+	}
+	if o.opTimes {
+		if r.InferOps, err = timeOps(eval, steps, eval.Run); err != nil {
+			return benchResult{}, err
+		}
 	}
 	images := float64(batch * r.Ranks)
 	fwd := float64(c.ForwardFLOPs()) * images
@@ -362,6 +411,12 @@ func (r benchResult) print(w io.Writer) {
 	fmt.Fprintf(w, "infer  %9.1f ms/batch %8.2f images/s  %7.1f GFLOP/s%s\n", r.InferMsPerBatch, r.InferImagesPerS, r.InferGFLOPs, peakShare(r.InferPeakShare, r.Peak.Kind))
 	fmt.Fprintf(w, "memory peak RSS %s (activation and gradient buffers %s); per training step %.0f allocations, %s; heap growth over the timed steps %s\n",
 		bytesString(r.PeakRSSBytes), bytesString(r.ActivationBytes), r.AllocsPerStep, bytesString(int64(r.AllocBytesPerStep)), bytesString(r.HeapGrowthBytes))
+	if r.TrainOps != nil {
+		r.TrainOps.print(w, "a training step")
+	}
+	if r.InferOps != nil {
+		r.InferOps.print(w, "an inference batch")
+	}
 }
 
 // peakKind is the arithmetic whose peak products of v are measured
@@ -399,11 +454,7 @@ func peakShare(share float64, kind fmapeak.Kind) string {
 // backward pass) and the memory they allocate. With a memProfile path,
 // every allocation of the timed steps is recorded there.
 func (r *benchResult) timeTraining(s *train.Stepper, src train.MicroBatches, data *train.BatchSource, memProfile string) error {
-	var pos checkpoint.State
-	step := func() error {
-		_, err := s.Step(&pos, src)
-		return err
-	}
+	step := stepper(s, src)
 	// Collect the setup's garbage before the warm-up steps: a collection
 	// empties sync.Pool, whose caches the steps after it refill, so the
 	// timed steps would otherwise count those allocations.
@@ -458,6 +509,53 @@ func (r *benchResult) timeTraining(s *train.Stepper, src train.MicroBatches, dat
 
 // timeSteps runs step n times and returns the mean seconds per step and
 // each step's milliseconds.
+// stepper returns a function that runs s's next optimiser step on src.
+func stepper(s *train.Stepper, src train.MicroBatches) func() error {
+	var pos checkpoint.State
+	return func() error {
+		_, err := s.Step(&pos, src)
+		return err
+	}
+}
+
+// opTimer is a graph whose runs can time each of their ops: a training
+// step's (train.Stepper) or an inference graph's (nn.Graph).
+type opTimer interface {
+	TimeOps() (*runner.OpTimes, error)
+	StopTiming()
+}
+
+// timeOps runs step n times with t timing its ops, and returns where a
+// step's time went.
+func timeOps(t opTimer, n int, step func() error) (*opTimes, error) {
+	times, err := t.TimeOps()
+	if err != nil {
+		return nil, err
+	}
+	defer t.StopTiming()
+	perStep, _, err := timeSteps(n, step)
+	if err != nil {
+		return nil, err
+	}
+	r := &opTimes{MsPerStep: perStep * 1e3}
+	for _, o := range times.ByOp() {
+		r.Ops = append(r.Ops, opTime{Op: o.Op, Shape: o.Shape, CallsPerStep: float64(o.Calls) / float64(n), MsPerStep: o.Spent.Seconds() * 1e3 / float64(n)})
+	}
+	return r, nil
+}
+
+// print writes where a step's time went, under title.
+func (t *opTimes) print(w io.Writer, title string) {
+	var ops float64
+	for _, o := range t.Ops {
+		ops += o.MsPerStep
+	}
+	fmt.Fprintf(w, "%s, timed op by op: %.1f ms, %.1f ms of it in the graph's ops (ms, share of the ops' time, calls):\n", title, t.MsPerStep, ops)
+	for _, o := range t.Ops {
+		fmt.Fprintf(w, "  %9.2f  %5.1f%%  %4g  %s %s\n", o.MsPerStep, 100*o.MsPerStep/ops, o.CallsPerStep, o.Op, o.Shape)
+	}
+}
+
 func timeSteps(n int, step func() error) (float64, []float64, error) {
 	ms := make([]float64, n)
 	start := time.Now()

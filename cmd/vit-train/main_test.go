@@ -65,7 +65,7 @@ func TestInfoJSON(t *testing.T) {
 
 func TestBenchJSON(t *testing.T) {
 	memProfile := filepath.Join(t.TempDir(), "mem.prof")
-	out, err := run(t, "bench", "--model", "vit_fmnist_patch4_28", "--batch", "8", "--steps", "2", "--distilled", "--json", "--memprofile", memProfile)
+	out, err := run(t, "bench", "--model", "vit_fmnist_patch4_28", "--batch", "8", "--steps", "2", "--distilled", "--json", "--memprofile", memProfile, "--op-times")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,6 +90,40 @@ func TestBenchJSON(t *testing.T) {
 		}
 	} else if r.TrainPeakShare != 0 || r.InferPeakShare != 0 {
 		t.Fatalf("bench: shares of an unmeasured peak: %+v", r)
+	}
+	// The model's 4 blocks: fc1 with GELU in both passes, attention's
+	// backward in training only.
+	checkOpTimes(t, "training", r.TrainOps, map[string]float64{"LinearGELU": 4, "AttentionGrad": 4, "Attention": 4})
+	checkOpTimes(t, "inference", r.InferOps, map[string]float64{"LinearGELU": 4, "Attention": 4, "AttentionGrad": 0})
+}
+
+// checkOpTimes checks bench's op-by-op times of a step: the ops' time a
+// step, each positive, sums to no more than the step's own; ops appear
+// once per kind and output shape, longest first; and each op of calls
+// runs that many times a step, summed over its output shapes.
+func checkOpTimes(t *testing.T, name string, ot *opTimes, calls map[string]float64) {
+	t.Helper()
+	if ot == nil || len(ot.Ops) == 0 {
+		t.Fatalf("bench --op-times: no %s ops", name)
+	}
+	var sum float64
+	seen := make(map[[2]string]bool)
+	got := make(map[string]float64)
+	for i, o := range ot.Ops {
+		if o.MsPerStep <= 0 || (i > 0 && o.MsPerStep > ot.Ops[i-1].MsPerStep) || seen[[2]string{o.Op, o.Shape}] {
+			t.Fatalf("bench --op-times, %s: op %d of %+v", name, i, ot.Ops)
+		}
+		seen[[2]string{o.Op, o.Shape}] = true
+		sum += o.MsPerStep
+		got[o.Op] += o.CallsPerStep
+	}
+	if sum > ot.MsPerStep {
+		t.Fatalf("bench --op-times, %s: the ops took %.3f ms of a %.3f ms step", name, sum, ot.MsPerStep)
+	}
+	for op, want := range calls {
+		if got[op] != want {
+			t.Errorf("bench --op-times, %s: %v calls of %s a step, want %v", name, got[op], op, want)
+		}
 	}
 }
 
@@ -221,6 +255,9 @@ func TestBenchMixedPrecision(t *testing.T) {
 		t.Fatal(err)
 	}
 	v := blas.Mixed()
+	if r.TrainOps != nil || r.InferOps != nil {
+		t.Fatalf("bench without --op-times timed ops: %+v, %+v", r.TrainOps, r.InferOps)
+	}
 	if r.Precision != "mixed" || r.Products != v.Describe() || (r.Peak.GFLOPs > 0 && string(r.Peak.Kind) != string(v)) ||
 		!(r.TrainImagesPerS > 0) || r.TrainPeakShare > 1 || r.InferPeakShare > 1 {
 		t.Fatalf("bench --precision mixed: %+v", r)

@@ -16,6 +16,7 @@ package runner
 
 import (
 	"fmt"
+	"time"
 	"unsafe"
 
 	"gorgonia.org/gorgonia"
@@ -40,7 +41,8 @@ type Program struct {
 	slots  []gorgonia.Value // current value of each slot
 	inputs []inputSlot      // slots read from input nodes at the start of a run
 	index  map[*gorgonia.Node]int
-	bytes  int64 // bytes of the planned buffers
+	bytes  int64    // bytes of the planned buffers
+	times  *OpTimes // where each op's time goes, when timing (TimeOps)
 }
 
 type inputSlot struct {
@@ -404,13 +406,20 @@ func (p *Program) exec(i int) error {
 		st.args[j] = p.slots[s]
 	}
 	var (
-		v   gorgonia.Value
-		err error
+		v     gorgonia.Value
+		err   error
+		start time.Time
 	)
+	if p.times != nil {
+		start = time.Now()
+	}
 	if st.prealloc != nil {
 		v, err = st.prealloc.UsePreallocDo(p.slots[st.out], st.args...)
 	} else {
 		v, err = st.op.Do(st.args...)
+	}
+	if p.times != nil {
+		p.times.add(i, time.Since(start))
 	}
 	if err != nil {
 		return fmt.Errorf("runner: node %v (%v): %w", st.node.Name(), st.op, err)
