@@ -262,7 +262,6 @@ type benchOptions struct {
 // several, the steps that average the gradients after the backward pass
 // are timed too (see benchResult).
 func runBench(cfg train.Config, o benchOptions, cm comm.Communicator) (benchResult, error) {
-	steps, memProfile, withData := o.steps, o.memProfile, o.withData
 	spec, err := cfg.ModelSpec()
 	if err != nil {
 		return benchResult{}, err
@@ -283,28 +282,30 @@ func runBench(cfg train.Config, o benchOptions, cm comm.Communicator) (benchResu
 	// warm-up, the steps that average after the backward pass (several
 	// processes), the timed ones and those timed op by op (the learning
 	// rate does not change a step's time).
-	s, err := train.NewStepper(cfg, net, cm, benchWarmup+3*steps)
+	s, err := train.NewStepper(cfg, net, cm, benchWarmup+3*o.steps)
 	if err != nil {
 		return benchResult{}, err
 	}
 	batch := cfg.Data.BatchSize
-	r := benchResult{Model: c.ModelName(), Backend: blas.Backend(), Precision: cfg.Model.Precision, Products: products.Describe(), Threads: runtime.GOMAXPROCS(0), Batch: batch, Steps: steps,
+	r := benchResult{Model: c.ModelName(), Backend: blas.Backend(), Precision: cfg.Model.Precision, Products: products.Describe(), Threads: runtime.GOMAXPROCS(0), Batch: batch, Steps: o.steps,
 		Params: c.ParamCount(), Ranks: cm.Size(), GradBytes: s.GradBytes(), GradCheckpointing: cfg.Model.GradCheckpointing, ActivationBytes: s.BufferBytes()}
 	fillRandom(s.Inputs(), batch, rand.New(rand.NewPCG(1, 2)))
 	var src train.MicroBatches = &heldBatch{images: batch}
 	var data *train.BatchSource
-	if withData {
+	if o.withData {
 		if data, err = openBenchData(cfg, spec, cm); err != nil {
 			return benchResult{}, err
 		}
 		defer data.Close()
 		src, r.Data, r.DataWorkers = data, cfg.Data.Dataset, cfg.Data.Workers
 	}
-	if err := r.timeTraining(s, src, data, memProfile); err != nil {
+	// One run of steps, from the warm-up to the steps timed op by op.
+	step := stepper(s, src)
+	if err := r.timeTraining(s, step, data, o.memProfile); err != nil {
 		return benchResult{}, err
 	}
 	if o.opTimes {
-		if r.TrainOps, err = timeOps(s, steps, stepper(s, src)); err != nil {
+		if r.TrainOps, err = timeOps(s, o.steps, step); err != nil {
 			return benchResult{}, err
 		}
 	}
@@ -324,12 +325,12 @@ func runBench(cfg train.Config, o benchOptions, cm comm.Communicator) (benchResu
 	if err := eval.Run(); err != nil {
 		return benchResult{}, err
 	}
-	inferTime, inferMs, err := timeSteps(steps, eval.Run)
+	inferTime, inferMs, err := timeSteps(o.steps, eval.Run)
 	if err != nil {
 		return benchResult{}, err
 	}
 	if o.opTimes {
-		if r.InferOps, err = timeOps(eval, steps, eval.Run); err != nil {
+		if r.InferOps, err = timeOps(eval, o.steps, eval.Run); err != nil {
 			return benchResult{}, err
 		}
 	}
@@ -449,12 +450,12 @@ func peakShare(share float64, kind fmapeak.Kind) string {
 	return fmt.Sprintf("  %4.1f%% of the %s peak", 100*share, kind)
 }
 
-// timeTraining warms up, then times r.Steps optimiser steps (in a job of
-// several processes, after as many that average the gradients after the
-// backward pass) and the memory they allocate. With a memProfile path,
-// every allocation of the timed steps is recorded there.
-func (r *benchResult) timeTraining(s *train.Stepper, src train.MicroBatches, data *train.BatchSource, memProfile string) error {
-	step := stepper(s, src)
+// timeTraining warms up, then times r.Steps optimiser steps of s, each a
+// call of step (in a job of several processes, after as many that
+// average the gradients after the backward pass) and the memory they
+// allocate. With a memProfile path, every allocation of the timed steps
+// is recorded there.
+func (r *benchResult) timeTraining(s *train.Stepper, step func() error, data *train.BatchSource, memProfile string) error {
 	// Collect the setup's garbage before the warm-up steps: a collection
 	// empties sync.Pool, whose caches the steps after it refill, so the
 	// timed steps would otherwise count those allocations.

@@ -607,8 +607,9 @@ func (g *gemmCall) packAllA(parallelOK bool) {
 	if kern.aRows(g.tA) != nil {
 		// A piece is a row panel, all of K, or for Aᵀ a K chunk of
 		// every row (packATChunk).
-		g.aRowWords = kern.rowStride(g.k)
-		g.convA = convPool.get(panels * kern.mr * g.aRowWords)
+		var words int
+		g.aRowWords, words = kern.rowsWords(g.m, g.k)
+		g.convA = convPool.get(words)
 		pieces = panels
 		if g.tA {
 			pieces = ceilDiv(g.k, transChunk)
@@ -691,6 +692,13 @@ func (g *gemmCall) packATChunk(t int) {
 // zeroPastK zeroes what the kernel reads of converted rows dst past the
 // converted ones (see zeroPastK).
 func (g *gemmCall) zeroPastK(dst []float32, rows int) { g.kern.zeroPastK(dst, g.aRowWords, rows, g.k) }
+
+// rowsWords is the layout of op(A) (m, steps) converted row by row: the
+// words between rows (rowStride) and the words of all its row panels.
+func (k *kernel) rowsWords(m, steps int) (stride, words int) {
+	stride = k.rowStride(steps)
+	return stride, ceilDiv(m, k.mr) * k.mr * stride
+}
 
 // rowStride is the words between rows of op(A) converted row by row
 // over k steps: 64-byte aligned and an odd number of 64-byte lines long,

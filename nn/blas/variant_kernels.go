@@ -31,8 +31,8 @@ func rowsLayout(kern *kernel, m, k int) (stride, words, align int, ok bool) {
 	if kern == nil || kern.packARows == nil {
 		return 0, 0, 0, false
 	}
-	stride = kern.rowStride(k)
-	return stride, ceilDiv(m, kern.mr) * kern.mr * stride, kern.kw, true
+	stride, words = kern.rowsWords(m, k)
+	return stride, words, kern.kw, true
 }
 
 // zeroRowsPadding zeroes what kern reads of A (m, k) converted into dst
