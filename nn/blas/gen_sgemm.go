@@ -824,7 +824,8 @@ func emitPackBF16(w *bytes.Buffer) {
 
 	emitRowsBF16(w, p, label)
 	emitRowMajorBF16(w, p, label)
-	emitTransRowsBF16(w, p, label)
+	emitTransRowsBF16(w, p, label, false)
+	emitTransRowsBF16(w, p, label, true)
 }
 
 // emitTransRowsBF16 writes bf16TransRowsAVX512, which converts rows (at
@@ -835,10 +836,17 @@ func emitPackBF16(w *bytes.Buffer) {
 // 16 couples of rows of A as bf16PairRowsAVX512 does (16 columns under
 // K1) into Z0 to Z15, transposes the 16×16 words (emitTranspose16) so
 // that Zi holds the run's 16 pairs of column i, and stores the first
-// rows of them.
-func emitTransRowsBF16(w *bytes.Buffer, p func(string, ...any), label func(string)) {
-	fmt.Fprintf(w, "\n// func bf16TransRowsAVX512(dst *uint32, stride int, src *float32, ld, rows, steps int)\n")
-	fmt.Fprintf(w, "TEXT ·bf16TransRowsAVX512(SB), NOSPLIT, $0-48\n")
+// rows of them. With sum it writes bf16TransRowsSumAVX512, which also
+// adds each row's steps in order, in float32, to sums[i]: a run loads
+// the rows' sums into Z20 and adds each row of A it reads to it (Z16,
+// then Z17) before storing them back, as the transpose needs Z20.
+func emitTransRowsBF16(w *bytes.Buffer, p func(string, ...any), label func(string), sum bool) {
+	name, args, frame := "bf16TransRowsAVX512", "", 48
+	if sum {
+		name, args, frame = "bf16TransRowsSumAVX512", ", sums *float32", 56
+	}
+	fmt.Fprintf(w, "\n// func %s(dst *uint32, stride int, src *float32, ld, rows, steps int%s)\n", name, args)
+	fmt.Fprintf(w, "TEXT ·%s(SB), NOSPLIT, $0-%d\n", name, frame)
 	p("MOVQ dst+0(FP), DI")
 	p("MOVQ stride+8(FP), R8")
 	p("SHLQ $2, R8") // bytes from one row's words to the next's
@@ -847,10 +855,16 @@ func emitTransRowsBF16(w *bytes.Buffer, p func(string, ...any), label func(strin
 	p("SHLQ $2, R9") // bytes from one row of A to the next
 	p("MOVQ rows+32(FP), R10")
 	p("MOVQ steps+40(FP), DX")
+	if sum {
+		p("MOVQ sums+48(FP), R12")
+	}
 	p("MOVQ R10, CX")
 	emitMask(p, "K1") // the columns of A read
 	label("trans_rows_run")
 	p("VMOVDQU64 bf16Interleave<>(SB), Z18")
+	if sum {
+		p("VMOVUPS.Z (R12), K1, Z20")
+	}
 	p("MOVQ SI, R11")
 	for q := range 16 {
 		// Into L1: the same rows' columns 32 on, which transRowsBF16's
@@ -859,9 +873,16 @@ func emitTransRowsBF16(w *bytes.Buffer, p func(string, ...any), label func(strin
 		p("PREFETCHT0 128(R11)(R9*1)")
 		p("VMOVUPS.Z (R11), K1, Z16")
 		p("VMOVUPS.Z (R11)(R9*1), K1, Z17")
+		if sum {
+			p("VADDPS Z16, Z20, Z20")
+			p("VADDPS Z17, Z20, Z20")
+		}
 		p("%s", evex.VCVTNE2PS2BF16.Asm(19, 17, 16))
 		p("VPERMW Z19, Z18, Z%d", q)
 		p("LEAQ (R11)(R9*2), R11")
+	}
+	if sum {
+		p("VMOVUPS Z20, K1, (R12)")
 	}
 	emitTranspose16(p)
 	p("MOVQ DI, R13")

@@ -324,7 +324,7 @@ func checkCase(t *testing.T, v Variant, kern *kernel, c lowCase, rng *rand.Rand)
 	emulations[v](c.tA, c.tB, c.m, c.n, c.k, kc, c.alpha, a, max(1, lda), b, max(1, ldb), c.beta, want, c.n, bias)
 	got := append([]float32(nil), c0...)
 	if c.m > 0 && c.n > 0 {
-		variantGemmThen(v, c.tA, c.tB, c.m, c.n, c.k, c.alpha, a, max(1, lda), b, max(1, ldb), c.beta, got, c.n, bias, nil)
+		variantGemmThen(v, c.tA, c.tB, c.m, c.n, c.k, c.alpha, a, max(1, lda), b, max(1, ldb), c.beta, got, c.n, bias, nil, nil)
 	}
 	packed := append([]float32(nil), c0...)
 	GemmPacked(c.tA, c.m, c.alpha, a, max(1, lda), packB(variantPanels(v), c.tB, c.k, c.n, b, max(1, ldb)), c.beta, packed, c.n, bias)
@@ -634,7 +634,7 @@ func TestShortProductsRunInFloat32(t *testing.T) {
 			if k < lowPrecisionMinK {
 				GemmBias(false, true, c.m, c.n, k, 1, a, k, b, k, 0, want, c.n, bias)
 			} else {
-				variantGemmThen(v, false, true, c.m, c.n, k, 1, a, k, b, k, 0, want, c.n, bias, nil)
+				variantGemmThen(v, false, true, c.m, c.n, k, 1, a, k, b, k, 0, want, c.n, bias, nil, nil)
 			}
 			got := append([]float32(nil), c0...)
 			GemmAs(v, false, true, c.m, c.n, k, 1, a, k, b, k, 0, got, c.n, bias)

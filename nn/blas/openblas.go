@@ -112,7 +112,7 @@ func convertBlock(*panelKernel, []float32, int, []float32, int, int, int) {
 	panic("blas: no converted rows in this build")
 }
 
-func variantGemmThen(v Variant, tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int, bias []float32, then Then) {
+func variantGemmThen(v Variant, tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int, bias []float32, then Then, sums []float32) {
 	panic("blas: no low-precision products in this build")
 }
 

@@ -2,7 +2,11 @@
 
 package blas
 
-import "unsafe"
+import (
+	"unsafe"
+
+	"github.com/vit-train/vit-train/nn/vec"
+)
 
 // words views a float32 buffer as the 32-bit words a low-precision
 // kernel's packed panels are made of.
@@ -59,16 +63,18 @@ func packBAMX(dst []float32, nr int, b []float32, ldb int, tB bool, j0, cols, p0
 // packATRowsBF16 converts rows rows of op(A) = Aᵀ, where A is row-major
 // with row stride lda and row r of op(A) is column r of A (a[r + p·lda]
 // for step p), to bfloat16 pairs along K: the pair of steps 2q and 2q+1
-// (zero past k) of row r at dst[r·stride+q].
-func packATRowsBF16(dst []float32, stride int, a []float32, lda, rows, k int) {
-	transRowsBF16(words(dst), stride, a, lda, rows, k)
+// (zero past k) of row r at dst[r·stride+q]. Where sums is not nil, it
+// adds each of row r's k steps in order, in float32, to sums[r].
+func packATRowsBF16(dst []float32, stride int, a []float32, lda, rows, k int, sums []float32) {
+	transRowsBF16(words(dst), stride, a, lda, rows, k, sums)
 }
 
 // transRowsBF16Go sets dst[i·stride+q] to the bfloat16 pair
 // (src[2q·ld+i], src[(2q+1)·ld+i]) for i < rows and q < ⌈steps/2⌉, the
 // high half zero past steps: columns of a row-major matrix (row stride
-// ld) along K, each column's pairs in order.
-func transRowsBF16Go(dst []uint32, stride int, src []float32, ld, rows, steps int) {
+// ld) along K, each column's pairs in order. Where sums is not nil, it
+// adds src[p·ld+i] to sums[i] for each step p in order.
+func transRowsBF16Go(dst []uint32, stride int, src []float32, ld, rows, steps int, sums []float32) {
 	for q := range ceilDiv(steps, 2) {
 		even, odd := src[2*q*ld:2*q*ld+rows], []float32(nil)
 		if 2*q+1 < steps {
@@ -80,6 +86,12 @@ func transRowsBF16Go(dst []uint32, stride int, src []float32, ld, rows, steps in
 				y = odd[i]
 			}
 			dst[i*stride+q] = bf16Pair(x, y)
+		}
+		if sums != nil {
+			vec.Add(sums[:rows], sums[:rows], even)
+			if odd != nil {
+				vec.Add(sums[:rows], sums[:rows], odd)
+			}
 		}
 	}
 }

@@ -36,30 +36,47 @@ func bf16RowMajorAVX512(dst *uint32, stride int, src *float32, ld, rows, steps i
 //go:noescape
 func bf16TransRowsAVX512(dst *uint32, stride int, src *float32, ld, rows, steps int)
 
+// bf16TransRowsSumAVX512 is bf16TransRowsAVX512 that also adds src[p·ld+i]
+// to sums[i] for each step p in order, in float32, for i < rows.
+//
+//go:noescape
+func bf16TransRowsSumAVX512(dst *uint32, stride int, src *float32, ld, rows, steps int, sums *float32)
+
 // transRowsBF16 is transRowsBF16Go, in assembly (16 rows and 32 steps at
 // a time) where the processor converts.
-func transRowsBF16(dst []uint32, stride int, src []float32, ld, rows, steps int) {
+func transRowsBF16(dst []uint32, stride int, src []float32, ld, rows, steps int, sums []float32) {
 	whole := steps &^ 31
 	if !bf16Convert || rows == 0 || whole == 0 {
-		transRowsBF16Go(dst, stride, src, ld, rows, steps)
+		transRowsBF16Go(dst, stride, src, ld, rows, steps, sums)
 		return
 	}
 	for i0 := 0; i0 < rows; i0 += 16 {
 		n := min(16, rows-i0)
 		// The last word the assembly writes and the last float it reads.
 		_, _ = dst[(i0+n-1)*stride+whole/2-1], src[(whole-1)*ld+i0+n-1]
-		bf16TransRowsAVX512(&dst[i0*stride], stride, &src[i0], ld, n, whole)
+		transRunsBF16(&dst[i0*stride], stride, &src[i0], ld, n, whole, sums, i0)
 	}
 	if whole < steps {
-		transRowsTail(dst[whole/2:], stride, src[whole*ld:], ld, rows, steps-whole)
+		transRowsTail(dst[whole/2:], stride, src[whole*ld:], ld, rows, steps-whole, sums)
 	}
 }
 
+// transRunsBF16 converts, and where sums is not nil sums, n ≤ 16 rows
+// from row i0 over steps, a multiple of 32, in the assembly.
+func transRunsBF16(dst *uint32, stride int, src *float32, ld, n, steps int, sums []float32, i0 int) {
+	if sums == nil {
+		bf16TransRowsAVX512(dst, stride, src, ld, n, steps)
+		return
+	}
+	_ = sums[i0+n-1]
+	bf16TransRowsSumAVX512(dst, stride, src, ld, n, steps, &sums[i0])
+}
+
 // transRowsTail is transRowsBF16 for fewer than 32 steps: 16 columns at
-// a time, the steps are copied into 32 zero-padded ones, converted by
-// the assembly into 16 words a row, and each row's first ⌈steps/2⌉ words
-// copied out.
-func transRowsTail(dst []uint32, stride int, src []float32, ld, rows, steps int) {
+// a time, the steps are copied into 32 zero-padded ones, converted (and
+// summed: adding the zeros changes no sum) by the assembly into 16 words
+// a row, and each row's first ⌈steps/2⌉ words copied out.
+func transRowsTail(dst []uint32, stride int, src []float32, ld, rows, steps int, sums []float32) {
 	var in [32 * 16]float32
 	var out [16 * 16]uint32
 	for i0 := 0; i0 < rows; i0 += 16 {
@@ -67,7 +84,7 @@ func transRowsTail(dst []uint32, stride int, src []float32, ld, rows, steps int)
 		for p := range steps {
 			copy(in[p*16:p*16+n], src[p*ld+i0:p*ld+i0+n])
 		}
-		bf16TransRowsAVX512(&out[0], 16, &in[0], 16, n, 32)
+		transRunsBF16(&out[0], 16, &in[0], 16, n, 32, sums, i0)
 		for i := range n {
 			copy(dst[(i0+i)*stride:(i0+i)*stride+ceilDiv(steps, 2)], out[i*16:])
 		}

@@ -12,8 +12,8 @@ func rowsBF16(dst []uint32, stride int, src []float32, ld, rows, steps int) {
 	rowsBF16Go(dst, stride, src, ld, rows, steps)
 }
 
-func transRowsBF16(dst []uint32, stride int, src []float32, ld, rows, steps int) {
-	transRowsBF16Go(dst, stride, src, ld, rows, steps)
+func transRowsBF16(dst []uint32, stride int, src []float32, ld, rows, steps int, sums []float32) {
+	transRowsBF16Go(dst, stride, src, ld, rows, steps, sums)
 }
 
 func rowMajorBF16(dst []uint32, stride int, src []float32, ld, rows, steps int) {

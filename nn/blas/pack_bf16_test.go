@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -122,7 +123,7 @@ func TestPackBF16(t *testing.T) {
 				if trans {
 					stride := pairs + 1
 					dst = randomFloats(rng, rows*stride)
-					packATRowsBF16(dst, stride, a[p0*lda+i0:], lda, rows, kc)
+					packATRowsBF16(dst, stride, a[p0*lda+i0:], lda, rows, kc, nil)
 					got, want := words(dst), make([]uint32, rows*stride)
 					for i := range rows {
 						want[i*stride+pairs] = got[i*stride+pairs] // not written
@@ -187,13 +188,27 @@ func TestBF16ConversionsMatchGo(t *testing.T) {
 					t.Fatalf("rowMajorBF16: %s", d)
 				}
 				// Columns of a (n, rows) matrix along K, the pairs
-				// of each in order, columns wordStride words apart.
+				// of each in order, columns wordStride words apart,
+				// without and with their sums added to sums.
 				src = randomFloats(rng, n*(rows+pad)+1)
 				got, want = markedPair[uint32](rows*wordStride + 1)
-				transRowsBF16(got, wordStride, src, rows+pad, rows, n)
-				transRowsBF16Go(want, wordStride, src, rows+pad, rows, n)
+				transRowsBF16(got, wordStride, src, rows+pad, rows, n, nil)
+				transRowsBF16Go(want, wordStride, src, rows+pad, rows, n, nil)
 				if d := packedDiff(got, want); d != "" {
 					t.Fatalf("transRowsBF16: %s", d)
+				}
+				sums := randomFloats(rng, rows+1)
+				gotSums, wantSums := slices.Clone(sums), slices.Clone(sums)
+				got, want = markedPair[uint32](rows*wordStride + 1)
+				transRowsBF16(got, wordStride, src, rows+pad, rows, n, gotSums[:rows])
+				transRowsBF16Go(want, wordStride, src, rows+pad, rows, n, wantSums[:rows])
+				if d := packedDiff(got, want); d != "" {
+					t.Fatalf("transRowsBF16 summing: %s", d)
+				}
+				for i := range sums {
+					if !sameBits(gotSums[i], wantSums[i]) {
+						t.Fatalf("transRowsBF16 of %d steps of %d rows: sum %d = %v, Go %v", n, rows, i, gotSums[i], wantSums[i])
+					}
 				}
 			}
 		}

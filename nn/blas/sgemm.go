@@ -6,6 +6,7 @@ import (
 	"runtime"
 
 	"github.com/vit-train/vit-train/nn/parallel"
+	"github.com/vit-train/vit-train/nn/vec"
 )
 
 // kernel is an assembly micro-kernel computing (mr, nr) tiles of C:
@@ -50,8 +51,9 @@ type kernel struct {
 	packARows func(dst []float32, stride int, a []float32, lda, rows, k int)
 	// packATRows, if set, is packARows for op(A) = Aᵀ: rows of op(A)
 	// are columns of A, a[r] for row r. With both set, A is always
-	// converted row by row.
-	packATRows func(dst []float32, stride int, a []float32, lda, rows, k int)
+	// converted row by row. Where sums is not nil it also adds each
+	// row's steps in order to sums[r] (see GemmAsSums).
+	packATRows func(dst []float32, stride int, a []float32, lda, rows, k int, sums []float32)
 	// rowAlign, if above 1, pads a K block's packed rows to a multiple
 	// of it with zeros: the AMX kernel takes 16 pairs an instruction.
 	rowAlign int
@@ -90,13 +92,13 @@ func (k *kernel) rows(kc int) int {
 	return r
 }
 
-// aRows returns the routine that converts op(A) row by row, nil if kern
-// packs A in panels.
-func (k *kernel) aRows(tA bool) func(dst []float32, stride int, a []float32, lda, rows, k int) {
+// convertsRows says whether kern converts op(A) row by row rather than
+// packing it in panels.
+func (k *kernel) convertsRows(tA bool) bool {
 	if tA {
-		return k.packATRows
+		return k.packATRows != nil
 	}
-	return k.packARows
+	return k.packARows != nil
 }
 
 type kernelFunc = func(k int, a *float32, rsa, csa int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, rows int, mask uint64, bias *float32)
@@ -151,6 +153,11 @@ type gemmCall struct {
 	// aRowWords, when convA holds op(A) = A row by row (packARows), is
 	// the words of one of its rows; 0 when it holds panels.
 	aRowWords int
+	// rowSums, if set, receives the sums of op(A)'s rows (GemmAsSums),
+	// and runSums holds each K chunk's sums of them where the conversion
+	// takes them (see sumsInConversion).
+	rowSums []float32
+	runSums *[]float32
 
 	kc                 int
 	rowBlock, colBlock int
@@ -192,6 +199,10 @@ func putCall(g *gemmCall) {
 		convPool.put(g.convA)
 	}
 	g.convA, g.aRowWords, g.given = nil, 0, nil
+	if g.runSums != nil {
+		convPool.put(g.runSums)
+	}
+	g.rowSums, g.runSums = nil, nil
 	if g.sharedB != nil {
 		packPool.put(g.sharedB)
 		g.sharedB, g.shared.data = nil, nil
@@ -204,15 +215,16 @@ func ceilDiv(a, b int) int { return (a + b - 1) / b }
 // sgemmKernel computes C = alpha·op(A)·op(B) + beta·C + 1·biasᵀ with kern,
 // adding bias (n, or nil for none) to every row of C; m, n > 0.
 func sgemmKernel(kern *kernel, tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int, bias []float32) {
-	sgemmKernelThen(kern, tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, bias, nil)
+	sgemmKernelThen(kern, tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, bias, nil, nil)
 }
 
 // sgemmKernelThen is sgemmKernel calling then (nil: none) on each row
-// strip of C as its values become final.
-func sgemmKernelThen(kern *kernel, tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int, bias []float32, then Then) {
+// strip of C as its values become final, and setting sums (nil: none) to
+// the sums of op(A)'s rows (see GemmAsSums).
+func sgemmKernelThen(kern *kernel, tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int, bias []float32, then Then, sums []float32) {
 	checkGemm(tA, tB, m, n, k, len(a), lda, len(b), ldb, len(c), ldc)
 	g := getCall()
-	g.kern, g.then = kern, then
+	g.kern, g.then, g.rowSums = kern, then, sums
 	g.tA, g.tB, g.m, g.n, g.k = tA, tB, m, n, k
 	g.alpha, g.beta = alpha, beta
 	g.a, g.b, g.c, g.lda, g.ldb, g.ldc, g.bias = a, b, c, lda, ldb, ldc, bias
@@ -222,6 +234,10 @@ func sgemmKernelThen(kern *kernel, tA, tB bool, m, n, k int, alpha float32, a []
 // run plans and computes g's product, then recycles g.
 func (g *gemmCall) run() {
 	defer putCall(g)
+	if g.rowSums != nil && !g.sumsInConversion() {
+		RowSums(g.tA, g.m, g.k, g.a, g.lda, g.rowSums)
+		g.rowSums = nil
+	}
 	if g.k == 0 || g.alpha == 0 {
 		for i := range g.m {
 			scaleAddRow(g.c[i*g.ldc:i*g.ldc+g.n], g.beta, g.bias)
@@ -604,7 +620,7 @@ func (g *gemmCall) packAllA(parallelOK bool) {
 	kern := g.kern
 	panels := ceilDiv(g.m, kern.mr)
 	pieces := panels * ceilDiv(g.k, g.kc)
-	if kern.aRows(g.tA) != nil {
+	if kern.convertsRows(g.tA) {
 		// A piece is a row panel, all of K, or for Aᵀ a K chunk of
 		// every row (packATChunk).
 		var words int
@@ -614,14 +630,20 @@ func (g *gemmCall) packAllA(parallelOK bool) {
 		if g.tA {
 			pieces = ceilDiv(g.k, transChunk)
 		}
+		if g.rowSums != nil {
+			g.runSums = convPool.get(pieces * g.m)
+		}
 	} else {
 		g.convA = convPool.get(panels * kern.aCol * kern.rows(g.k))
 	}
 	if parallelOK {
 		parallel.For(pieces, 4, g.packFn)
-		return
+	} else {
+		g.packARange(0, pieces)
 	}
-	g.packARange(0, pieces)
+	if g.runSums != nil {
+		g.addRunSums()
+	}
 }
 
 // packAllB packs all of op(B) for a strip kernel before the tasks run,
@@ -659,7 +681,7 @@ func (g *gemmCall) packARange(lo, hi int) {
 			if !g.tA {
 				src = g.a[i*g.lda:]
 			}
-			kern.aRows(g.tA)(dst, g.aRowWords, src, g.lda, rows, g.k)
+			kern.packARows(dst, g.aRowWords, src, g.lda, rows, g.k)
 			g.zeroPastK(dst, rows)
 			continue
 		}
@@ -672,20 +694,43 @@ func (g *gemmCall) packARange(lo, hi int) {
 
 // transChunk is the K steps of one piece of Aᵀ that packAllA converts:
 // all its rows (the columns of A) over transChunk rows of A, which are
-// read front to back, a 64-byte line of each at a time.
-const transChunk = 32
+// read front to back, a 64-byte line of each at a time. It is RowSums's
+// run, so that each piece can take its run's sums.
+const transChunk = sumRun
 
 // packATChunk converts K steps [t·transChunk, (t+1)·transChunk) of every
 // row of op(A) = Aᵀ, and after the last of them zeroes each row past K
-// and the rows past m.
+// and the rows past m. For GemmAsSums it also sums each row's steps into
+// the chunk's part of g.runSums.
 func (g *gemmCall) packATChunk(t int) {
 	kern := g.kern
 	k0 := t * transChunk
 	steps := min(transChunk, g.k-k0)
 	conv := *g.convA
-	kern.packATRows(conv[k0/kern.kw:], g.aRowWords, g.a[k0*g.lda:], g.lda, g.m, steps)
+	var sums []float32
+	if g.runSums != nil {
+		sums = (*g.runSums)[t*g.m : (t+1)*g.m]
+		clear(sums)
+	}
+	kern.packATRows(conv[k0/kern.kw:], g.aRowWords, g.a[k0*g.lda:], g.lda, g.m, steps, sums)
 	if k0+steps == g.k {
 		g.zeroPastK(conv[:ceilDiv(g.m, kern.mr)*kern.mr*g.aRowWords], g.m)
+	}
+}
+
+// sumsInConversion says whether packAllA's conversion of op(A) can take
+// GemmAsSums's sums: op(A) = Aᵀ converted row by row by this call.
+func (g *gemmCall) sumsInConversion() bool {
+	return g.tA && g.given == nil && g.kern.convert && g.kern.convertsRows(true) && g.k > 0 && g.alpha != 0
+}
+
+// addRunSums sets g.rowSums to the sums of the runs packATChunk summed,
+// added in order (see RowSums).
+func (g *gemmCall) addRunSums() {
+	sums := g.rowSums[:g.m]
+	clear(sums)
+	for t := range ceilDiv(g.k, transChunk) {
+		vec.Add(sums, sums, (*g.runSums)[t*g.m:(t+1)*g.m])
 	}
 }
 

@@ -113,8 +113,30 @@ type Then = func(i0, i1, j0, j1 int)
 // once. Other products call then on rows of the whole C after it. C holds
 // GemmAs's values when then sees them.
 func GemmAsThen[T float32 | float64](v Variant, transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int, bias []T, then Then) {
+	gemmAs(v, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, bias, then, nil)
+}
+
+// GemmAsSums is GemmAs for float32 that also sets sums[:m] to RowSums of
+// op(A): a linear layer's weight gradient dYᵀ·X with its bias gradient,
+// the sums of dYᵀ's rows. Where v's kernel converts op(A) = Aᵀ row by row
+// (amx), the conversion adds them up as it reads A, rather than a second
+// pass reading A again.
+func GemmAsSums(v Variant, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int, bias, sums []float32) {
+	if len(sums) < m {
+		panic("blas: insufficient length of sums")
+	}
+	gemmAs(v, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, bias, nil, sums)
+}
+
+// gemmAs is GemmAsThen setting sums (nil: none, and always for float64)
+// as GemmAsSums does.
+func gemmAs[T float32 | float64](v Variant, transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int, bias []T, then Then, sums []float32) {
 	a32, low := any(a).([]float32)
-	if v = v.arithmetic(k); v.IsFP32() || !low {
+	v = v.arithmetic(k)
+	if sums != nil && (v.IsFP32() || m == 0 || n == 0) {
+		RowSums(transA, m, k, a32, lda, sums) // no kernel call to take them
+	}
+	if v.IsFP32() || !low {
 		if bias == nil {
 			Gemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 		} else {
@@ -134,7 +156,7 @@ func GemmAsThen[T float32 | float64](v Variant, transA, transB bool, m, n, k int
 	if bias != nil && len(bias) < n {
 		panic("blas: insufficient length of bias")
 	}
-	variantGemmThen(v, transA, transB, m, n, k, float32(alpha), a32, lda, any(b).([]float32), ldb, float32(beta), any(c).([]float32), ldc, any(bias).([]float32), then)
+	variantGemmThen(v, transA, transB, m, n, k, float32(alpha), a32, lda, any(b).([]float32), ldb, float32(beta), any(c).([]float32), ldc, any(bias).([]float32), then, sums)
 }
 
 // ThenRows calls then on blocks of whole rows that tile an (m, n) C, in

@@ -196,18 +196,33 @@ func (op *linearOp) SymDiff(inputs gorgonia.Nodes, output, grad *gorgonia.Node) 
 	if err != nil {
 		return nil, err
 	}
-	dw, err := gorgonia.ApplyOp(newLinearGradWeight(w.Shape(), x.Dims(), op.gemm), grad, x)
+	var sums *biasSums
+	if op.bias && !op.gemm.IsFP32() && grad.Dtype() == tensor.Float32 {
+		sums = new(biasSums)
+	}
+	dw, err := gorgonia.ApplyOp(newLinearGradWeight(w.Shape(), x.Dims(), op.gemm, sums), grad, x)
 	if err != nil {
 		return nil, err
 	}
 	if !op.bias {
 		return gorgonia.Nodes{dx, dw}, nil
 	}
-	db, err := gorgonia.ApplyOp(newSumRows(grad.Dims()), grad)
+	db, err := biasGradient(grad, dw, sums)
 	if err != nil {
 		return nil, err
 	}
 	return gorgonia.Nodes{dx, dw, db}, nil
+}
+
+// biasGradient returns the gradient of a linear layer's bias from its
+// output gradient dy: the sums that dw's op takes beside the weight
+// gradient where sums carries them (products in a low-precision
+// variant), else SumRows(dy).
+func biasGradient(dy, dw *gorgonia.Node, sums *biasSums) (*gorgonia.Node, error) {
+	if sums == nil {
+		return gorgonia.ApplyOp(newSumRows(dy.Dims()), dy)
+	}
+	return gorgonia.ApplyOp(newLinearGradBias(dy.Dims(), dw.Dims(), sums), dy, dw)
 }
 
 // linearGradInput computes dx = dy·W: dy (..., N), W (N, K) → (..., K),
@@ -270,15 +285,18 @@ func (op *linearGradInput) product(dt tensor.Dtype, dy, w gorgonia.Value, out *t
 func (op *linearGradInput) rowLen() int { return op.xShape[len(op.xShape)-1] }
 
 // linearGradWeight computes dW = dyᵀ·x: dy (..., N), x (..., K) → W's shape.
+// With sums set (float32 only), it also sums dy's rows into them: the
+// bias gradient, taken by blas.GemmAsSums in the product's pass over dy.
 type linearGradWeight struct {
 	base
 	wShape tensor.Shape
 	xDims  int
 	gemm   blas.Variant
+	sums   *biasSums
 }
 
-func newLinearGradWeight(wShape tensor.Shape, xDims int, v blas.Variant) *linearGradWeight {
-	op := &linearGradWeight{wShape: wShape.Clone(), xDims: xDims, gemm: v}
+func newLinearGradWeight(wShape tensor.Shape, xDims int, v blas.Variant, sums *biasSums) *linearGradWeight {
+	op := &linearGradWeight{wShape: wShape.Clone(), xDims: xDims, gemm: v, sums: sums}
 	op.base = base{name: "LinearGradWeight", arity: 2, params: func(h hash.Hash) { fmt.Fprint(h, op.wShape, op.xDims, variantKey(v)) }}
 	return op
 }
@@ -304,10 +322,101 @@ func (op *linearGradWeight) UsePreallocDo(prealloc gorgonia.Value, in ...gorgoni
 	k := op.wShape.TotalSize() / n
 	m := in[1].Shape().TotalSize() / k
 	out := output(prealloc, dt, op.wShape)
-	if dt == tensor.Float32 {
+	switch {
+	case dt == tensor.Float32 && op.sums != nil:
+		dy := floats[float32](in[0])
+		blas.GemmAsSums(op.gemm, true, false, n, k, m, 1, dy, n, floats[float32](in[1]), k, 0, floats[float32](out), k, nil, op.sums.start(n))
+		op.sums.finish(dy)
+	case dt == tensor.Float32:
 		blas.GemmAs(op.gemm, true, false, n, k, m, 1, floats[float32](in[0]), n, floats[float32](in[1]), k, 0, floats[float32](out), k, nil)
-	} else {
+	default:
 		blas.Gemm(true, false, n, k, m, 1, floats[float64](in[0]), n, floats[float64](in[1]), k, 0, floats[float64](out), k)
+	}
+	return out, nil
+}
+
+// biasSums carries a linear layer's bias gradient, the sums of the
+// output gradient dy's rows (N), from the op that takes them beside the
+// weight gradient (linearGradWeight) to the op that gives them out
+// (linearGradBias), which runs after it.
+type biasSums struct {
+	sums []float32
+	// of is the dy whose rows sums holds, set when the weight gradient's
+	// run has taken them and cleared when they are given out.
+	of *float32
+}
+
+// start begins a weight gradient's run: it returns the n sums to set.
+func (s *biasSums) start(n int) []float32 {
+	s.of = nil
+	if cap(s.sums) < n {
+		s.sums = make([]float32, n)
+	}
+	s.sums = s.sums[:n]
+	return s.sums
+}
+
+// finish records that the sums are dy's.
+func (s *biasSums) finish(dy []float32) {
+	if len(dy) > 0 {
+		s.of = &dy[0]
+	}
+}
+
+// take returns the sums if they are dy's, else nil; either way they are
+// dy's no longer.
+func (s *biasSums) take(dy []float32) []float32 {
+	if len(dy) == 0 || s.of != &dy[0] {
+		return nil
+	}
+	s.of = nil
+	return s.sums
+}
+
+// linearGradBias gives out a linear layer's bias gradient, the sums of
+// dy's (..., N) rows → (N), as blas.RowSums adds them up: those its
+// weight gradient's op took beside dW where they are dy's (dW is an
+// input so that it runs first), else summed here.
+type linearGradBias struct {
+	base
+	inDims, wDims int
+	sums          *biasSums
+}
+
+func newLinearGradBias(inDims, wDims int, sums *biasSums) *linearGradBias {
+	op := &linearGradBias{inDims: inDims, wDims: wDims, sums: sums}
+	op.base = base{name: "LinearGradBias", arity: 2, params: func(h hash.Hash) { fmt.Fprint(h, op.inDims, op.wDims) }}
+	return op
+}
+
+func (op *linearGradBias) Type() hm.Type {
+	return fnType(1, op.inDims, op.wDims)
+}
+
+func (op *linearGradBias) InferShape(in ...gorgonia.DimSizer) (tensor.Shape, error) {
+	s, err := shapeOf(in, 0)
+	if err != nil {
+		return nil, err
+	}
+	return tensor.Shape{s[len(s)-1]}, nil
+}
+
+func (op *linearGradBias) Do(in ...gorgonia.Value) (gorgonia.Value, error) {
+	return op.UsePreallocDo(nil, in...)
+}
+
+func (op *linearGradBias) UsePreallocDo(prealloc gorgonia.Value, in ...gorgonia.Value) (gorgonia.Value, error) {
+	if dt := in[0].Dtype(); dt != tensor.Float32 {
+		return nil, fmt.Errorf("%s: takes float32 gradients, got %v", op.name, dt)
+	}
+	s := in[0].Shape()
+	n := s[len(s)-1]
+	dy := floats[float32](in[0])
+	out := output(prealloc, tensor.Float32, tensor.Shape{n})
+	if sums := op.sums.take(dy); sums != nil {
+		copy(floats[float32](out), sums)
+	} else {
+		blas.RowSums(true, n, len(dy)/n, dy, n, floats[float32](out))
 	}
 	return out, nil
 }
