@@ -169,15 +169,18 @@ func sumSqDevF64[T Float](x []T, m float64) float64 {
 func (op *layerNormOp) DiffWRT(inputs int) []bool { return []bool{true, true, true} }
 
 // SymDiff builds dx = LayerNormGradInput(x, weight, y, dy), dweight =
-// LayerNormGradWeight(x, y, dy) and dbias = SumRows(dy). The backward nodes
-// take y only to run after the forward node, whose saved statistics they read.
+// LayerNormGradWeight(x, y, dy, dx) and dbias = SumRows(dy). The backward
+// nodes take y only to run after the forward node, whose saved statistics
+// they read; dweight takes dx only to run after it, as dx's pass over x and
+// dy sums dweight's partials too (weightPartials).
 func (op *layerNormOp) SymDiff(inputs gorgonia.Nodes, output, grad *gorgonia.Node) (gorgonia.Nodes, error) {
 	x, w := inputs[0], inputs[1]
-	dx, err := gorgonia.ApplyOp(newLayerNormGrad(op, false), x, w, output, grad)
+	partials := new(weightPartials)
+	dx, err := gorgonia.ApplyOp(newLayerNormGrad(op, false, partials), x, w, output, grad)
 	if err != nil {
 		return nil, err
 	}
-	dw, err := gorgonia.ApplyOp(newLayerNormGrad(op, true), x, output, grad)
+	dw, err := gorgonia.ApplyOp(newLayerNormGrad(op, true, partials), x, output, grad, dx)
 	if err != nil {
 		return nil, err
 	}
@@ -192,19 +195,39 @@ func (op *layerNormOp) SymDiff(inputs gorgonia.Nodes, output, grad *gorgonia.Nod
 //
 //	dx = rstd · (g − mean(g) − x̂ · mean(g·x̂)),  g = dy·weight, x̂ = (x − mean)·rstd
 //
-// from (x, weight, y, dy), or (weight) dweight = Σ_rows dy·x̂ from (x, y, dy).
+// from (x, weight, y, dy), or (weight) dweight = Σ_rows dy·x̂ from (x, y,
+// dy, dx). The dx op sums dweight's partials in the same pass over x and
+// dy, into partials, which the dweight op then adds up.
 type layerNormGrad struct {
 	base
-	fwd     *layerNormOp
-	weight  bool
-	partial []float64 // per-worker partial sums of dweight
+	fwd      *layerNormOp
+	weight   bool
+	partials *weightPartials
 }
 
-func newLayerNormGrad(fwd *layerNormOp, weight bool) *layerNormGrad {
-	op := &layerNormGrad{fwd: fwd, weight: weight}
+// weightPartials are the partial sums of dweight = Σ_rows dy·x̂ over each
+// worker's chunk of rows (see layerNormGradWeight).
+type weightPartials struct {
+	sums []float64
+	// of is the dy (a *float32 or *float64 to its first element) whose
+	// partials sums holds, set by the dx op's run and cleared when the
+	// dweight op takes them.
+	of any
+}
+
+// take reports whether the partials are dy's; either way they are dy's
+// no longer.
+func (p *weightPartials) take(dy any) bool {
+	ok := p.of != nil && p.of == dy
+	p.of = nil
+	return ok
+}
+
+func newLayerNormGrad(fwd *layerNormOp, weight bool, partials *weightPartials) *layerNormGrad {
+	op := &layerNormGrad{fwd: fwd, weight: weight, partials: partials}
 	name, arity := "LayerNormGradInput", 4
 	if weight {
-		name, arity = "LayerNormGradWeight", 3
+		name = "LayerNormGradWeight"
 	}
 	op.base = base{name: name, arity: arity, params: func(h hash.Hash) { fmt.Fprint(h, fwd.id) }}
 	return op
@@ -213,7 +236,7 @@ func newLayerNormGrad(fwd *layerNormOp, weight bool) *layerNormGrad {
 func (op *layerNormGrad) Type() hm.Type {
 	n := op.fwd.dims
 	if op.weight {
-		return fnType(1, n, n, n)
+		return fnType(1, n, n, n, n)
 	}
 	return fnType(n, n, 1, n, n)
 }
@@ -246,27 +269,32 @@ func (op *layerNormGrad) UsePreallocDo(prealloc gorgonia.Value, in ...gorgonia.V
 	if op.weight {
 		out := output(prealloc, dt, tensor.Shape{d})
 		if dt == tensor.Float32 {
-			op.partial = layerNormGradWeight(floats[float32](in[0]), floats[float32](in[2]), floats[float32](out), op.fwd.mean, op.fwd.rstd, op.partial)
+			layerNormGradWeight(floats[float32](in[0]), floats[float32](in[2]), floats[float32](out), op.fwd.mean, op.fwd.rstd, op.partials)
 		} else {
-			op.partial = layerNormGradWeight(floats[float64](in[0]), floats[float64](in[2]), floats[float64](out), op.fwd.mean, op.fwd.rstd, op.partial)
+			layerNormGradWeight(floats[float64](in[0]), floats[float64](in[2]), floats[float64](out), op.fwd.mean, op.fwd.rstd, op.partials)
 		}
 		return out, nil
 	}
 	out := output(prealloc, dt, s)
 	if dt == tensor.Float32 {
-		layerNormGradInput(floats[float32](in[0]), floats[float32](in[1]), floats[float32](in[3]), floats[float32](out), op.fwd.mean, op.fwd.rstd)
+		layerNormGradInput(floats[float32](in[0]), floats[float32](in[1]), floats[float32](in[3]), floats[float32](out), op.fwd.mean, op.fwd.rstd, op.partials)
 	} else {
-		layerNormGradInput(floats[float64](in[0]), floats[float64](in[1]), floats[float64](in[3]), floats[float64](out), op.fwd.mean, op.fwd.rstd)
+		layerNormGradInput(floats[float64](in[0]), floats[float64](in[1]), floats[float64](in[3]), floats[float64](out), op.fwd.mean, op.fwd.rstd, op.partials)
 	}
 	return out, nil
 }
 
-func layerNormGradInput[T Float](x, w, dy, dx []T, mean, rstd []float64) {
-	if x32, ok := any(x).([]float32); ok {
-		parallelRows(len(mean), len(w), layerNormGradRows32{x32, any(w).([]float32), any(dy).([]float32), any(dx).([]float32), mean, rstd})
-		return
+// layerNormGradInput sets dx and, in the same pass over x and dy,
+// partials's sums of dweight, one per worker's chunk of rows as
+// layerNormGradWeight takes them.
+func layerNormGradInput[T Float](x, w, dy, dx []T, mean, rstd []float64, partials *weightPartials) {
+	d := len(w)
+	sums := partials.start(len(mean), d)
+	rows := layerNormGradRows[T]{x, w, dy, dx, mean, rstd}
+	parallel.Loop(len(sums)/d, 1, layerNormGradInputAndWeight[T]{rows, layerNormGradWeightPartials[T]{x, dy, mean, rstd, sums, d}})
+	if len(dy) > 0 {
+		partials.of = &dy[0]
 	}
-	parallelRows(len(mean), len(w), layerNormGradRows[T]{x, w, dy, dx, mean, rstd})
 }
 
 // layerNormGradRows sets dx, row by row, from the rows' dy, x, mean and
@@ -276,34 +304,40 @@ type layerNormGradRows[T Float] struct {
 	mean, rstd   []float64
 }
 
-func (k *layerNormGradRows[T]) Range(lo, hi int) {
+// row sets row r of dx; in float32 with the SIMD kernels of package vec.
+func (k *layerNormGradRows[T]) row(r int) {
 	d := len(k.w)
-	for r := lo; r < hi; r++ {
-		xr, gr, dr := k.x[r*d:(r+1)*d], k.dy[r*d:(r+1)*d], k.dx[r*d:(r+1)*d]
-		mt, st := T(k.mean[r]), T(k.rstd[r])
-		sg, sgx := layerNormGradSums(xr, gr, k.w, mt, st)
-		a, c := T(sg/float64(d)), T(sgx/float64(d))
-		gr, w, dr := gr[:len(xr)], k.w[:len(xr)], dr[:len(xr)]
-		for j, v := range xr {
-			dr[j] = st * (gr[j]*w[j] - a - (v-mt)*st*c)
-		}
+	xr, gr, dr := k.x[r*d:(r+1)*d], k.dy[r*d:(r+1)*d], k.dx[r*d:(r+1)*d]
+	if x32, ok := any(xr).([]float32); ok {
+		mt, st := float32(k.mean[r]), float32(k.rstd[r])
+		g32, w32 := any(gr).([]float32), any(k.w).([]float32)
+		sg, sgx := vec.LayerNormGradSums(x32, g32, w32, mt, st)
+		vec.LayerNormGradRow(any(dr).([]float32), x32, g32, w32, mt, st, float32(float64(sg)/float64(d)), float32(float64(sgx)/float64(d)))
+		return
+	}
+	mt, st := T(k.mean[r]), T(k.rstd[r])
+	sg, sgx := layerNormGradSums(xr, gr, k.w, mt, st)
+	a, c := T(sg/float64(d)), T(sgx/float64(d))
+	gr, w, dr := gr[:len(xr)], k.w[:len(xr)], dr[:len(xr)]
+	for j, v := range xr {
+		dr[j] = st * (gr[j]*w[j] - a - (v-mt)*st*c)
 	}
 }
 
-// layerNormGradRows32 is layerNormGradRows with the SIMD kernels of package
-// vec.
-type layerNormGradRows32 struct {
-	x, w, dy, dx []float32
-	mean, rstd   []float64
+// layerNormGradInputAndWeight sets dx row by row and sums dweight's
+// partials over each worker's chunk of rows, row by row as it goes.
+type layerNormGradInputAndWeight[T Float] struct {
+	rows   layerNormGradRows[T]
+	weight layerNormGradWeightPartials[T]
 }
 
-func (k *layerNormGradRows32) Range(lo, hi int) {
-	d := len(k.w)
-	for r := lo; r < hi; r++ {
-		xr, gr, dr := k.x[r*d:(r+1)*d], k.dy[r*d:(r+1)*d], k.dx[r*d:(r+1)*d]
-		mt, st := float32(k.mean[r]), float32(k.rstd[r])
-		sg, sgx := vec.LayerNormGradSums(xr, gr, k.w, mt, st)
-		vec.LayerNormGradRow(dr, xr, gr, k.w, mt, st, float32(float64(sg)/float64(d)), float32(float64(sgx)/float64(d)))
+func (k *layerNormGradInputAndWeight[T]) Range(wlo, whi int) {
+	for wk := wlo; wk < whi; wk++ {
+		acc, lo, hi := k.weight.chunk(wk)
+		for r := lo; r < hi; r++ {
+			k.rows.row(r)
+			k.weight.addRow(acc, r)
+		}
 	}
 }
 
@@ -328,52 +362,78 @@ func layerNormGradSums[T Float](x, dy, w []T, mean, rstd T) (sg, sgx float64) {
 	return sg + sg1, sgx + sgx1
 }
 
-// layerNormGradWeight sets dw = Σ_rows dy·x̂. Each worker sums its rows into
-// its own slice of partial (grown as needed and returned); the slices are
-// then added up.
-func layerNormGradWeight[T Float](x, dy, dw []T, mean, rstd, partial []float64) []float64 {
-	d, rows := len(dw), len(mean)
-	workers := parallelWorkers(rows, max(1, rowsWorkGrain/d))
-	if cap(partial) < workers*d {
-		partial = make([]float64, workers*d)
+// layerNormGradWeight sets dw = Σ_rows dy·x̂: each worker's chunk of
+// rows summed into its own partial sums, which are then added up. The
+// partials are those the dx op summed where they are dy's, else summed
+// here.
+func layerNormGradWeight[T Float](x, dy, dw []T, mean, rstd []float64, partials *weightPartials) {
+	d := len(dw)
+	if len(dy) == 0 || !partials.take(&dy[0]) {
+		sums := partials.start(len(mean), d)
+		parallel.Loop(len(sums)/d, 1, layerNormGradWeightPartials[T]{x, dy, mean, rstd, sums, d})
 	}
-	partial = partial[:workers*d]
-	parallel.Loop(workers, 1, layerNormGradWeightPartials[T]{x, dy, mean, rstd, partial, d, (rows + workers - 1) / workers})
+	sums := partials.sums
 	for j := range dw {
 		s := 0.0
-		for wk := range workers {
-			s += partial[wk*d+j]
+		for wk := range len(sums) / d {
+			s += sums[wk*d+j]
 		}
 		dw[j] = T(s)
 	}
-	return partial
+}
+
+// start readies the partial sums of dweight over rows rows of d features,
+// one slice of d per worker (parallelWorkers): it returns them, and they
+// are no dy's until the run that sums them records it.
+func (p *weightPartials) start(rows, d int) []float64 {
+	workers := parallelWorkers(rows, max(1, rowsWorkGrain/d))
+	if cap(p.sums) < workers*d {
+		p.sums = make([]float64, workers*d)
+	}
+	p.sums, p.of = p.sums[:workers*d], nil
+	return p.sums
 }
 
 // layerNormGradWeightPartials sums dy·x̂ over the rows of each worker
-// wk's chunk into partial[wk·d : (wk+1)·d].
+// wk's chunk into partial[wk·d : (wk+1)·d], for rows of d features.
 type layerNormGradWeightPartials[T Float] struct {
 	x, dy               []T
 	mean, rstd, partial []float64
-	d, chunk            int
+	d                   int
 }
 
 func (k *layerNormGradWeightPartials[T]) Range(wlo, whi int) {
-	d, rows := k.d, len(k.mean)
 	for wk := wlo; wk < whi; wk++ {
-		acc := k.partial[wk*d : (wk+1)*d]
-		clear(acc)
-		for r := wk * k.chunk; r < min((wk+1)*k.chunk, rows); r++ {
-			xr, gr := k.x[r*d:(r+1)*d], k.dy[r*d:(r+1)*d]
-			if x32, ok := any(xr).([]float32); ok {
-				vec.LayerNormGradWeightAcc(acc, x32, any(gr).([]float32), float32(k.mean[r]), float32(k.rstd[r]))
-				continue
-			}
-			mt, st := T(k.mean[r]), T(k.rstd[r])
-			gr, acc := gr[:len(xr)], acc[:len(xr)]
-			for j, v := range xr {
-				acc[j] += float64(gr[j] * (v - mt) * st)
-			}
+		acc, lo, hi := k.chunk(wk)
+		for r := lo; r < hi; r++ {
+			k.addRow(acc, r)
 		}
+	}
+}
+
+// chunk returns worker wk's partial sums, cleared, and its rows [lo, hi):
+// the rows in order, cut into as many chunks as there are partial sums.
+func (k *layerNormGradWeightPartials[T]) chunk(wk int) (acc []float64, lo, hi int) {
+	rows, d := len(k.mean), k.d
+	workers := len(k.partial) / d
+	size := (rows + workers - 1) / workers
+	acc = k.partial[wk*d : (wk+1)*d]
+	clear(acc)
+	return acc, wk * size, min((wk+1)*size, rows)
+}
+
+// addRow adds row r's dy·x̂ to acc.
+func (k *layerNormGradWeightPartials[T]) addRow(acc []float64, r int) {
+	d := len(acc)
+	xr, gr := k.x[r*d:(r+1)*d], k.dy[r*d:(r+1)*d]
+	if x32, ok := any(xr).([]float32); ok {
+		vec.LayerNormGradWeightAcc(acc, x32, any(gr).([]float32), float32(k.mean[r]), float32(k.rstd[r]))
+		return
+	}
+	mt, st := T(k.mean[r]), T(k.rstd[r])
+	gr, acc = gr[:len(xr)], acc[:len(xr)]
+	for j, v := range xr {
+		acc[j] += float64(gr[j] * (v - mt) * st)
 	}
 }
 
