@@ -52,6 +52,7 @@ var benchShapes = []gemmShape{
 	{name: "cifar_fc2_fwd", tB: true, m: 4160, n: 192, k: 768, weight: true},
 	{name: "cifar_qkv_dX", m: 4160, n: 192, k: 576, weight: true},
 	{name: "cifar_qkv_dW", tA: true, m: 576, n: 192, k: 4160},
+	{name: "cifar_fc2_dW", tA: true, m: 192, n: 768, k: 4160},
 	// Attention, per head: S = Q·Kᵀ (NT), O = P·V (NN), dP = dO·Vᵀ (NT),
 	// dV = Pᵀ·dO (TN).
 	{name: "attn65_qk", tB: true, m: 65, n: 65, k: 64, lda: 576, ldb: 576},

@@ -337,6 +337,36 @@ func checkCase(t *testing.T, v Variant, kern *kernel, c lowCase, rng *rand.Rand)
 	}
 }
 
+// TestAMXStreamsB checks the amx kernel against its emulation, as
+// TestVariantsMatchEmulation does, on products whose tasks split only
+// their columns (streamsB), on two workers: more columns than rows, B
+// over all of K too large for the caches, the last K block, strip and
+// column panel partial. The first packs each task's K blocks of B one at
+// a time as its strips reach them (K too long for a wavefront); the
+// second packs them all first and takes its strips in a wavefront.
+func TestAMXStreamsB(t *testing.T) {
+	kern := lowKernel(AMX)
+	if kern == nil {
+		t.Skip("amx kernel not run: this CPU or build lacks its instructions")
+	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	rng := rand.New(rand.NewPCG(17, 18))
+	for _, c := range []struct {
+		c         lowCase
+		wavefront bool
+	}{
+		{lowCase{true, false, 100, 700, 4200, 1, 0, true, 1}, false},
+		{lowCase{false, true, 70, 1100, 1000, -0.5, 0.25, false, 1}, true},
+	} {
+		g := &gemmCall{kern: kern, tA: c.c.tA, tB: c.c.tB, m: c.c.m, n: c.c.n, k: c.c.k}
+		g.plan()
+		if !g.streamsB() || g.rowTasks != 1 || g.wavefront() != c.wavefront {
+			t.Fatalf("%v: streams B %v, %d row tasks, wavefront %v; want B streamed by column tasks, wavefront %v", c.c, g.streamsB(), g.rowTasks, g.wavefront(), c.wavefront)
+		}
+		checkCase(t, AMX, kern, c.c, rng)
+	}
+}
+
 // TestAMXStripOrders checks the amx kernel against its emulation, as
 // TestVariantsMatchEmulation does, on one row task (one worker) in each
 // of the orders in which blockStrips takes a column block's strips: a

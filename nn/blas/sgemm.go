@@ -327,6 +327,9 @@ func (g *gemmCall) plan() bool {
 			g.colTasks = min(colPanels, ceilDiv(target, g.rowTasks))
 		}
 	}
+	if g.streamsB() {
+		g.rowTasks, g.colTasks = 1, g.streamColTasks(colPanels, max(1, target))
+	}
 	g.rowBlock = ceilDiv(rowPanels, g.rowTasks) * mr
 	g.rowTasks = ceilDiv(m, g.rowBlock)
 	g.colBlock = ceilDiv(colPanels, g.colTasks) * nr
@@ -482,10 +485,23 @@ func (g *gemmCall) sumRows() int {
 // nr-column panels, the mask of the last one and the bias (nil: none).
 type stripBlock struct {
 	b          panels
+	pc0        int // the K step that b's first K block starts at
 	jb, j0, j1 int
 	colPanels  int
 	mask       uint64
 	bias       *float32
+}
+
+// packBlock packs the K block of s's columns of op(B) that starts at
+// step pc into the start of bp, and makes it s.b.
+func (g *gemmCall) packBlock(s *stripBlock, pc int, bp []float32) {
+	kc := min(g.kc, g.k-pc)
+	b := g.b[pc*g.ldb:] // op(B)'s row pc: B's, or column pc of Bᵀ
+	if g.tB {
+		b = g.b[pc:]
+	}
+	s.b, s.pc0 = panels{kern: g.kern, k: kc, n: s.j1 - s.j0, kc: g.kc, data: bp}, pc
+	s.b.pack(b, g.ldb, g.tB, s.j0, 0, s.b.pieces())
 }
 
 // blockStrips computes C[i0:i1, j0:j1] with kern.strip. It packs every K
@@ -505,19 +521,30 @@ type stripBlock struct {
 func (g *gemmCall) blockStrips(w workspace, i0, i1, j0, j1 int) {
 	kern := g.kern
 	mr := kern.mr
+	wavefront := g.wavefront()
+	chunk := i1 - i0
+	if !wavefront && g.kc < g.k {
+		chunk = g.stripChunk()
+	}
+	// Where one chunk of rows passes over B once, each K block of it is
+	// packed as the strips reach it, into the same place, so that it
+	// stays in L2 rather than all of K going to memory and back.
+	byBlock := g.panels == nil && !wavefront && chunk >= i1-i0
 	s := stripBlock{jb: j0, j0: j0, j1: j1}
 	if g.panels != nil {
 		s.b = *g.panels
 	} else {
 		s.b, s.jb = panels{kern: kern, k: g.k, n: j1 - j0, kc: g.kc, data: w.bp}, 0
-		s.b.pack(g.b, g.ldb, g.tB, j0, 0, s.b.pieces())
+		if !byBlock {
+			s.b.pack(g.b, g.ldb, g.tB, j0, 0, s.b.pieces())
+		}
 	}
 	s.colPanels = ceilDiv(j1-j0, kern.nr)
 	s.mask = colMask(j1 - j0 - (s.colPanels-1)*kern.nr)
 	if g.bias != nil {
 		s.bias = &g.bias[j0]
 	}
-	if g.wavefront() {
+	if wavefront {
 		blocks, strips := ceilDiv(g.k, g.kc), ceilDiv(i1-i0, mr)
 		for t := range strips + blocks - 1 {
 			for kb := min(t, blocks-1); kb >= max(0, t-strips+1); kb-- {
@@ -527,13 +554,12 @@ func (g *gemmCall) blockStrips(w workspace, i0, i1, j0, j1 int) {
 		}
 		return
 	}
-	chunk := i1 - i0
-	if g.kc < g.k {
-		chunk = g.stripChunk()
-	}
 	for c0 := i0; c0 < i1; c0 += chunk {
 		c1 := min(c0+chunk, i1)
 		for pc := 0; pc < g.k; pc += g.kc {
+			if byBlock {
+				g.packBlock(&s, pc, w.bp)
+			}
 			for i := c0; i < c1; i += stripsPerCall * mr {
 				g.strip(w, &s, i, min(stripsPerCall*mr, c1-i), pc, (i-c0)/mr)
 			}
@@ -572,7 +598,7 @@ func (g *gemmCall) strip(w workspace, s *stripBlock, i, rows, pc, slot int) {
 	}
 	strips := ceilDiv(rows, kern.mr)
 	pa, rsa, _ := g.aPanel(w.ap, i, min(kern.mr, rows), pc, kc)
-	pb := &s.b.data[s.b.offset(pc, kc, s.jb)]
+	pb := &s.b.data[s.b.offset(pc-s.pc0, kc, s.jb)]
 	kern.strip(kern.rows(kc), pa, rsa, pb, kern.bRow, kern.rows(kc)*kern.bRow, s.colPanels, &g.c[i*g.ldc+s.j0], g.ldc, g.alpha, g.beta, rows-(strips-1)*kern.mr, s.mask, s.bias, sums, flags, strips)
 	if flags&stripCarriedOut == 0 && g.then != nil {
 		g.then(i, i+rows, s.j0, s.j1)
