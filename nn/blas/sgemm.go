@@ -517,7 +517,10 @@ func (g *gemmCall) packBlock(s *stripBlock, pc int, bp []float32) {
 // so that one strip in each step ends in C and the stores into C are
 // spread over the product rather than left to a pass of their own.
 // Otherwise the rows go in chunks (stripChunk), every A panel of a chunk
-// passing over one K block of B before the next.
+// passing over one K block of B before the next; where there is one chunk
+// and B was not packed in advance, each K block of B is packed just
+// before the chunk's strips reach it, all into the start of w.bp (see
+// streamsB).
 func (g *gemmCall) blockStrips(w workspace, i0, i1, j0, j1 int) {
 	kern := g.kern
 	mr := kern.mr
@@ -528,7 +531,7 @@ func (g *gemmCall) blockStrips(w workspace, i0, i1, j0, j1 int) {
 	}
 	// Where one chunk of rows passes over B once, each K block of it is
 	// packed as the strips reach it, into the same place, so that it
-	// stays in L2 rather than all of K going to memory and back.
+	// stays in L2 rather than all of K going to memory and coming back.
 	byBlock := g.panels == nil && !wavefront && chunk >= i1-i0
 	s := stripBlock{jb: j0, j0: j0, j1: j1}
 	if g.panels != nil {
