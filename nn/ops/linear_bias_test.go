@@ -41,18 +41,7 @@ func TestBiasGradientBesideWeight(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		prod, err := gorgonia.HadamardProd(y, rn)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cost, err := gorgonia.Sum(prod)
-		if err != nil {
-			t.Fatal(err)
-		}
-		grads, err := gorgonia.Grad(cost, bn)
-		if err != nil {
-			t.Fatal(err)
-		}
+		prog, grads := runProjectedGrads(t, y, rn, bn)
 		var given *biasSums
 		for _, nd := range g.AllNodes() {
 			if op, ok := nd.Op().(*linearGradBias); ok {
@@ -61,13 +50,6 @@ func TestBiasGradientBesideWeight(t *testing.T) {
 		}
 		if v.IsFP32() != (given == nil) {
 			t.Fatalf("%s: LinearGradBias in the graph: %v, want %v", v, given != nil, !v.IsFP32())
-		}
-		prog, err := runner.Compile(g, grads...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := prog.Run(); err != nil {
-			t.Fatal(err)
 		}
 		got := prog.Value(grads[0]).Data().([]float32)
 		want := make([]float32, n)
@@ -110,4 +92,30 @@ func TestLinearGradBiasSumsItsOwn(t *testing.T) {
 	if sums.take(other) == nil {
 		t.Fatal("LinearGradBias of another dy took the sums")
 	}
+}
+
+// runProjectedGrads compiles and runs the gradients of Σ y·r (elementwise)
+// with respect to wrt: the gradient reaching y is r itself.
+func runProjectedGrads(t *testing.T, y, r *gorgonia.Node, wrt ...*gorgonia.Node) (*runner.Program, gorgonia.Nodes) {
+	t.Helper()
+	prod, err := gorgonia.HadamardProd(y, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cost, err := gorgonia.Sum(prod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	grads, err := gorgonia.Grad(cost, wrt...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prog, err := runner.Compile(y.Graph(), grads...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := prog.Run(); err != nil {
+		t.Fatal(err)
+	}
+	return prog, grads
 }
