@@ -22,7 +22,9 @@ func Linear(x, w, b *gorgonia.Node) (*gorgonia.Node, error) { return LinearAs(bl
 
 // LinearAs is Linear with its matrix products (the forward pass and both
 // gradients) in v's arithmetic for float32 values (blas.GemmAs); float64
-// values multiply in float64. The bias is added in float32.
+// values multiply in float64. The bias is added in float32; in a
+// low-precision variant its gradient is summed as blas.RowSums sums, in
+// runs of 32 rows, beside the weight's (blas.GemmAsSums).
 func LinearAs(v blas.Variant, x, w, b *gorgonia.Node) (*gorgonia.Node, error) {
 	op, args, err := newLinearOp(v, x, w, b)
 	if err != nil {
