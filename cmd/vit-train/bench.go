@@ -508,8 +508,6 @@ func (r *benchResult) timeTraining(s *train.Stepper, step func() error, data *tr
 	return nil
 }
 
-// timeSteps runs step n times and returns the mean seconds per step and
-// each step's milliseconds.
 // stepper returns a function that runs s's next optimiser step on src.
 func stepper(s *train.Stepper, src train.MicroBatches) func() error {
 	var pos checkpoint.State
@@ -557,6 +555,8 @@ func (t *opTimes) print(w io.Writer, title string) {
 	}
 }
 
+// timeSteps runs step n times and returns the mean seconds per step and
+// each step's milliseconds.
 func timeSteps(n int, step func() error) (float64, []float64, error) {
 	ms := make([]float64, n)
 	start := time.Now()

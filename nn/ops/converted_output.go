@@ -16,10 +16,10 @@ import (
 type convertedOutput struct {
 	v    blas.Variant
 	rows blas.ConvertedA
-	// of is the output whose rows hold all of it, set when the
+	// from is the output whose rows hold all of it, set when the
 	// producing run has converted the last part and cleared when the
 	// product takes them.
-	of *float32
+	from madeFrom
 }
 
 // outputConverter is an op that can convert its output for the linear
@@ -65,7 +65,7 @@ func (c *convertedOutput) start(m, k int) *blas.ConvertedA {
 	if c == nil {
 		return nil
 	}
-	c.of = nil
+	c.from.clear()
 	if !c.rows.Reset(c.v, m, k) {
 		return nil
 	}
@@ -76,24 +76,23 @@ func (c *convertedOutput) start(m, k int) *blas.ConvertedA {
 // holds all of out converted (nil: nothing to record).
 func (c *convertedOutput) finish(conv *blas.ConvertedA, out []float32) {
 	if conv != nil {
-		c.of = &out[0]
+		c.from.set(firstOf(out))
 	}
 }
 
 // take returns the converted rows if they hold x, else nil; either way
 // they are x's no longer. The caller gives them back with release.
 func (c *convertedOutput) take(x []float32) *blas.ConvertedA {
-	if c == nil || len(x) == 0 || c.of != &x[0] {
+	if c == nil || !c.from.take(firstOf(x)) {
 		return nil
 	}
-	c.of = nil
 	return &c.rows
 }
 
 // release gives back the rows' storage once the product has read them.
 func (c *convertedOutput) release() {
 	if c != nil {
-		c.of = nil
+		c.from.clear()
 		c.rows.Release()
 	}
 }

@@ -68,14 +68,14 @@ func TestConvertedInputs(t *testing.T) {
 			}
 			ys := y.(*tensor.Dense).Data().([]float32)
 			reads := v == blas.BF16 || v == blas.AMX // the kernels that read A as rows
-			if converted := linked.input.of == &ys[0]; converted != reads {
+			if converted := linked.input.from.first == &ys[0]; converted != reads {
 				t.Fatalf("%s: the output converted: %v, want %v", label, converted, reads)
 			}
 			got, err := linked.Do(y, w, b)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if linked.input.of != nil {
+			if linked.input.from.first != nil {
 				t.Fatalf("%s: the converted output was kept after the product read it", label)
 			}
 			// The same layer on a copy, which its producer did not convert.
@@ -190,7 +190,7 @@ func TestConvertedGradients(t *testing.T) {
 			out = append(out, append([]float32(nil), prog.Value(gn).Data().([]float32)...))
 		}
 		for _, c := range producers {
-			taken = append(taken, c.of == nil)
+			taken = append(taken, c.from.first == nil)
 		}
 		return out, taken
 	}

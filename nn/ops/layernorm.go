@@ -209,18 +209,9 @@ type layerNormGrad struct {
 // worker's chunk of rows (see layerNormGradWeight).
 type weightPartials struct {
 	sums []float64
-	// of is the dy (a *float32 or *float64 to its first element) whose
-	// partials sums holds, set by the dx op's run and cleared when the
-	// dweight op takes them.
-	of any
-}
-
-// take reports whether the partials are dy's; either way they are dy's
-// no longer.
-func (p *weightPartials) take(dy any) bool {
-	ok := p.of != nil && p.of == dy
-	p.of = nil
-	return ok
+	// from is the dy whose partials sums holds, set by the dx op's run
+	// and cleared when the dweight op takes them.
+	from madeFrom
 }
 
 func newLayerNormGrad(fwd *layerNormOp, weight bool, partials *weightPartials) *layerNormGrad {
@@ -292,9 +283,7 @@ func layerNormGradInput[T Float](x, w, dy, dx []T, mean, rstd []float64, partial
 	sums := partials.start(len(mean), d)
 	rows := layerNormGradRows[T]{x, w, dy, dx, mean, rstd}
 	parallel.Loop(len(sums)/d, 1, layerNormGradInputAndWeight[T]{rows, layerNormGradWeightPartials[T]{x, dy, mean, rstd, sums, d}})
-	if len(dy) > 0 {
-		partials.of = &dy[0]
-	}
+	partials.from.set(firstOf(dy))
 }
 
 // layerNormGradRows sets dx, row by row, from the rows' dy, x, mean and
@@ -368,7 +357,7 @@ func layerNormGradSums[T Float](x, dy, w []T, mean, rstd T) (sg, sgx float64) {
 // here.
 func layerNormGradWeight[T Float](x, dy, dw []T, mean, rstd []float64, partials *weightPartials) {
 	d := len(dw)
-	if len(dy) == 0 || !partials.take(&dy[0]) {
+	if !partials.from.take(firstOf(dy)) {
 		sums := partials.start(len(mean), d)
 		parallel.Loop(len(sums)/d, 1, layerNormGradWeightPartials[T]{x, dy, mean, rstd, sums, d})
 	}
@@ -390,7 +379,8 @@ func (p *weightPartials) start(rows, d int) []float64 {
 	if cap(p.sums) < workers*d {
 		p.sums = make([]float64, workers*d)
 	}
-	p.sums, p.of = p.sums[:workers*d], nil
+	p.sums = p.sums[:workers*d]
+	p.from.clear()
 	return p.sums
 }
 

@@ -47,7 +47,7 @@ func TestLayerNormWeightGradFromInputPass(t *testing.T) {
 				weightOp = op
 			}
 		}
-		if weightOp.partials.of != nil {
+		if weightOp.partials.from.first != nil {
 			t.Fatalf("%v: the input gradient's partial sums were left, not taken", dt)
 		}
 		got := prog.Value(grads[1]).(*tensor.Dense)

@@ -343,14 +343,14 @@ func (op *linearGradWeight) UsePreallocDo(prealloc gorgonia.Value, in ...gorgoni
 // (linearGradBias), which runs after it.
 type biasSums struct {
 	sums []float32
-	// of is the dy whose rows sums holds, set when the weight gradient's
-	// run has taken them and cleared when they are given out.
-	of *float32
+	// from is the dy whose rows sums holds, set when the weight
+	// gradient's run has taken them and cleared when they are given out.
+	from madeFrom
 }
 
 // start begins a weight gradient's run: it returns the n sums to set.
 func (s *biasSums) start(n int) []float32 {
-	s.of = nil
+	s.from.clear()
 	if cap(s.sums) < n {
 		s.sums = make([]float32, n)
 	}
@@ -359,19 +359,14 @@ func (s *biasSums) start(n int) []float32 {
 }
 
 // finish records that the sums are dy's.
-func (s *biasSums) finish(dy []float32) {
-	if len(dy) > 0 {
-		s.of = &dy[0]
-	}
-}
+func (s *biasSums) finish(dy []float32) { s.from.set(firstOf(dy)) }
 
 // take returns the sums if they are dy's, else nil; either way they are
 // dy's no longer.
 func (s *biasSums) take(dy []float32) []float32 {
-	if len(dy) == 0 || s.of != &dy[0] {
+	if !s.from.take(firstOf(dy)) {
 		return nil
 	}
-	s.of = nil
 	return s.sums
 }
 

@@ -61,7 +61,7 @@ func TestBiasGradientBesideWeight(t *testing.T) {
 			}
 		} else {
 			blas.RowSums(true, n, rows, r, n, want)
-			if given.of != nil {
+			if given.from.first != nil {
 				t.Errorf("%s: the weight gradient's sums were left, not given out", v)
 			}
 		}
