@@ -292,8 +292,10 @@ func (k *attentionHeads[T]) Range(lo, hi int) {
 // probRows makes rows [r0, r1) of head bh's P = softmax(scale·q·kᵀ) from
 // those of its scores s (row r0 first, ldp apart), serially (this loop is
 // already spread over the cores), and returns the same rows of what
-// multiplies v (ldp apart): P in place over s, or P kept in probs and
-// after attention dropout its dropped-out copy.
+// multiplies v (ldp apart): P in place over s, which the backward pass
+// keeps a copy of in probs, or after attention dropout P's dropped-out
+// copy. The kept copy of a float32 P is written with streaming stores:
+// the backward pass reads it after the rest of the forward pass.
 func (k *attentionHeads[T]) probRows(bh, r0, r1 int, s []T, inv T) []T {
 	n, ldp := k.n, k.ldp
 	if k.probs == nil {
@@ -301,13 +303,32 @@ func (k *attentionHeads[T]) probRows(bh, r0, r1 int, s []T, inv T) []T {
 		return s
 	}
 	p := k.head(k.probs, bh)
-	softmaxEachRow(s, p[r0*ldp:], r1-r0, n, ldp)
 	if k.dropP == 0 {
-		return p[r0*ldp:]
+		softmaxEachRow(s, s, r1-r0, n, ldp)
+		keepRows(p[r0*ldp:], s, r1-r0, n, ldp)
+		return s
 	}
+	softmaxEachRow(s, p[r0*ldp:], r1-r0, n, ldp)
 	pd := k.head(k.dropped, bh)
 	k.dropRows(pd, p, bh, r0, r1, inv)
 	return pd[r0*ldp:]
+}
+
+// keepRows copies rows rows of n values (ldp apart) from p to kept, a
+// float32 kept copy with streaming stores.
+func keepRows[T Float](kept, p []T, rows, n, ldp int) {
+	k32, ok := any(kept).([]float32)
+	if !ok {
+		for r := range rows {
+			copy(kept[r*ldp:r*ldp+n], p[r*ldp:r*ldp+n])
+		}
+		return
+	}
+	p32 := any(p).([]float32)
+	for r := range rows {
+		vec.CopyStreaming(k32[r*ldp:r*ldp+n], p32[r*ldp:r*ldp+n])
+	}
+	vec.StoreFence()
 }
 
 func (op *Attention) DiffWRT(int) []bool { return []bool{true} }

@@ -105,6 +105,7 @@ type geluElems[T Float] struct{ x, y, slope []T }
 func (k *geluElems[T]) Range(lo, hi int) {
 	if k.slope != nil {
 		geluForwardSlope(k.x[lo:hi], k.y[lo:hi], k.slope[lo:hi])
+		vec.StoreFence()
 	} else {
 		geluForward(k.x[lo:hi], k.y[lo:hi])
 	}
@@ -128,11 +129,13 @@ func (k *productElems[T]) Range(lo, hi int) {
 	}
 }
 
-// geluForwardSlope sets y = x·Φ(x) and s = Φ(x) + x·φ(x).
+// geluForwardSlope sets y = x·Φ(x) and s = Φ(x) + x·φ(x), s in float32
+// with streaming stores (the backward reads it after the rest of the
+// forward pass; the caller fences).
 func geluForwardSlope[T Float](x, y, s []T) {
 	switch xs := any(x).(type) {
 	case []float32:
-		vec.GELUAndDeriv(any(y).([]float32), any(s).([]float32), xs)
+		vec.GELUAndDerivStreaming(any(y).([]float32), any(s).([]float32), xs)
 	case []float64:
 		ys, ss := any(y).([]float64)[:len(xs)], any(s).([]float64)[:len(xs)]
 		for i, v := range xs {

@@ -83,16 +83,20 @@ func (op *linearGELUOp) UsePreallocDo(prealloc gorgonia.Value, in ...gorgonia.Va
 }
 
 // activate applies GELU in place to y[i0:i1, j0:j1], keeping its slope
-// when the backward needs it, and converts the block for the layer that
-// reads y when there is one.
+// when the backward needs it (written with streaming stores: the
+// backward reads it after the rest of the forward pass), and converts the
+// block for the layer that reads y when there is one.
 func (op *linearGELUOp) activate(i0, i1, j0, j1 int) {
 	for i := i0; i < i1; i++ {
 		row := op.y[i*op.n+j0 : i*op.n+j1]
 		if op.slope != nil {
-			vec.GELUAndDeriv(row, op.slope[i*op.n+j0:i*op.n+j1], row)
+			vec.GELUAndDerivStreaming(row, op.slope[i*op.n+j0:i*op.n+j1], row)
 		} else {
 			vec.GELU(row, row)
 		}
+	}
+	if op.slope != nil {
+		vec.StoreFence()
 	}
 	if op.conv != nil {
 		op.conv.Convert(op.y, op.n, i0, i1, j0, j1)

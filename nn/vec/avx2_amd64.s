@@ -683,12 +683,21 @@ done:
 	VCMPPS $13, Y12, Y0, Y12; \
 	VBLENDVPS Y12, Y10, Y14, Y14
 
-// func geluAVX2(dst, deriv, x *float32, n int)
-TEXT ·geluAVX2(SB), NOSPLIT, $0-32
+// func geluAVX2(dst, deriv, x *float32, n int, stream bool)
+//
+// With stream set and deriv on a 32-byte boundary, deriv's whole vectors
+// are written with streaming (non-temporal) stores.
+TEXT ·geluAVX2(SB), NOSPLIT, $0-33
 	MOVQ dst+0(FP), DI
 	MOVQ deriv+8(FP), DX
 	MOVQ x+16(FP), SI
 	MOVQ n+24(FP), CX
+	MOVBQZX stream+32(FP), R8
+	TESTQ $31, DX
+	JZ    aligned
+	XORQ  R8, R8
+
+aligned:
 
 loop:
 	CMPQ CX, $8
@@ -706,7 +715,14 @@ noy:
 	JZ    next
 	VMULPS consts<>+INVSQRT2PI(SB), Y11, Y9
 	VFMADD213PS Y14, Y0, Y9
+	TESTQ R8, R8
+	JNZ   streamed
 	VMOVUPS Y9, (DX)
+	ADDQ $32, DX
+	JMP   next
+
+streamed:
+	VMOVNTPS Y9, (DX)
 	ADDQ $32, DX
 
 next:
@@ -1160,5 +1176,33 @@ x4done:
 	VMOVUPD Y1, 32(AX)
 	VMOVUPD Y2, 64(AX)
 	VMOVUPD Y3, 96(AX)
+	VZEROUPPER
+	RET
+
+// func storeFence()
+TEXT ·storeFence(SB), NOSPLIT, $0-0
+	SFENCE
+	RET
+
+// func copyStreamAVX2(dst, src *float32, n int)
+//
+// Copies n floats, n a multiple of 8 and dst on a 32-byte boundary, with
+// streaming (non-temporal) stores.
+TEXT ·copyStreamAVX2(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+
+loop:
+	TESTQ CX, CX
+	JZ    done
+	VMOVUPS (SI), Y0
+	VMOVNTPS Y0, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JMP  loop
+
+done:
 	VZEROUPPER
 	RET

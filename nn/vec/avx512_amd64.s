@@ -719,12 +719,21 @@ done:
 	VCMPPS $13, Z15, Z0, K3; \
 	VSUBPS Z14, Z26, K3, Z14
 
-// func geluAVX512(dst, deriv, x *float32, n int)
-TEXT ·geluAVX512(SB), NOSPLIT, $0-32
+// func geluAVX512(dst, deriv, x *float32, n int, stream bool)
+//
+// With stream set and deriv on a 64-byte boundary, deriv's whole vectors
+// are written with streaming (non-temporal) stores.
+TEXT ·geluAVX512(SB), NOSPLIT, $0-33
 	MOVQ dst+0(FP), DI
 	MOVQ deriv+8(FP), DX
 	MOVQ x+16(FP), SI
 	MOVQ n+24(FP), CX
+	MOVBQZX stream+32(FP), R8
+	TESTQ $63, DX
+	JZ    aligned
+	XORQ  R8, R8
+
+aligned:
 	LOADEXP
 	LOADERF
 	VPXORD Z15, Z15, Z15
@@ -746,7 +755,14 @@ noy:
 	JZ    next
 	VMULPS Z7, Z11, Z9
 	VFMADD213PS Z14, Z0, Z9
+	TESTQ R8, R8
+	JNZ   streamed
 	VMOVUPS Z9, (DX)
+	ADDQ $64, DX
+	JMP   next
+
+streamed:
+	VMOVNTPS Z9, (DX)
 	ADDQ $64, DX
 
 next:
@@ -1063,6 +1079,29 @@ tail:
 	VMOVUPS Z1, K1, (DX)
 	VMOVUPS Z3, K1, (BX)
 	VMOVUPS Z6, K1, (DI)
+
+done:
+	VZEROUPPER
+	RET
+
+// func copyStreamAVX512(dst, src *float32, n int)
+//
+// Copies n floats, n a multiple of 16 and dst on a 64-byte boundary,
+// with streaming (non-temporal) stores.
+TEXT ·copyStreamAVX512(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+
+loop:
+	TESTQ CX, CX
+	JZ    done
+	VMOVUPS (SI), Z0
+	VMOVNTPS Z0, (DI)
+	ADDQ $64, SI
+	ADDQ $64, DI
+	SUBQ $16, CX
+	JMP  loop
 
 done:
 	VZEROUPPER

@@ -2,7 +2,11 @@
 
 package vec
 
-import "golang.org/x/sys/cpu"
+import (
+	"unsafe"
+
+	"golang.org/x/sys/cpu"
+)
 
 // level is the kernel set in use, from the CPU's features.
 var level = bestLevel()
@@ -67,7 +71,7 @@ func erfAVX512(dst, x *float32, n int)
 // geluAVX512 skips dst or deriv when it is nil.
 //
 //go:noescape
-func geluAVX512(dst, deriv, x *float32, n int)
+func geluAVX512(dst, deriv, x *float32, n int, stream bool)
 
 //go:noescape
 func lnRowAVX512(y, x, w, b *float32, n int, mean, rstd float32)
@@ -126,7 +130,11 @@ func erfAVX2(dst, x *float32, n int)
 // geluAVX2 skips dst or deriv when it is nil.
 //
 //go:noescape
-func geluAVX2(dst, deriv, x *float32, n int)
+func geluAVX2(dst, deriv, x *float32, n int, stream bool)
+
+// storeFence is SFENCE (SSE, and so on every processor of both kernel
+// sets).
+func storeFence()
 
 //go:noescape
 func lnRowAVX2(y, x, w, b *float32, n int, mean, rstd float32)
@@ -307,8 +315,9 @@ func erf(dst, x []float32) {
 }
 
 // gelu sets dst = GELU(x) unless dst is nil and deriv = GELU'(x) unless
-// deriv is nil.
-func gelu(dst, deriv, x []float32) {
+// deriv is nil, deriv with streaming stores where stream is set and the
+// kernels take them.
+func gelu(dst, deriv, x []float32, stream bool) {
 	if level == levelGeneric {
 		geluGeneric(dst, deriv, x)
 		return
@@ -321,9 +330,9 @@ func gelu(dst, deriv, x []float32) {
 		s = &deriv[0]
 	}
 	if level == levelAVX512 {
-		geluAVX512(d, s, &x[0], len(x))
+		geluAVX512(d, s, &x[0], len(x), stream)
 	} else {
-		geluAVX2(d, s, &x[0], len(x))
+		geluAVX2(d, s, &x[0], len(x), stream)
 	}
 }
 
@@ -412,4 +421,37 @@ func availableLevels() []int {
 		}
 	}
 	return l
+}
+
+//go:noescape
+func copyStreamAVX512(dst, src *float32, n int)
+
+//go:noescape
+func copyStreamAVX2(dst, src *float32, n int)
+
+// copyStream copies the first floats of src into dst with streaming
+// stores, as many whole vectors as the kernels take from where dst starts
+// (none if it is not on a vector boundary), and returns how many.
+func copyStream(dst, src []float32) int {
+	if len(dst) == 0 {
+		return 0
+	}
+	at := uintptr(unsafe.Pointer(&dst[0]))
+	switch {
+	case level == levelAVX512 && at%64 == 0 && len(dst) >= 16:
+		n := len(dst) &^ 15
+		copyStreamAVX512(&dst[0], &src[0], n)
+		return n
+	case level == levelAVX2 && at%32 == 0 && len(dst) >= 8:
+		n := len(dst) &^ 7
+		copyStreamAVX2(&dst[0], &src[0], n)
+		return n
+	}
+	return 0
+}
+
+func fence() {
+	if level != levelGeneric {
+		storeFence()
+	}
 }

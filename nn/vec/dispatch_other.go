@@ -19,7 +19,9 @@ func add(dst, x, y []float32)                        { addGeneric(dst, x, y) }
 func mul(dst, x, y []float32)                        { mulGeneric(dst, x, y) }
 func mulDiff(dst, y, x []float32, c float32)         { mulDiffGeneric(dst, y, x, c) }
 func erf(dst, x []float32)                           { erfGeneric(dst, x) }
-func gelu(dst, deriv, x []float32)                   { geluGeneric(dst, deriv, x) }
+func gelu(dst, deriv, x []float32, _ bool)           { geluGeneric(dst, deriv, x) }
+func fence()                                         {}
+func copyStream(dst, src []float32) int              { return 0 }
 func lnRow(y, x, w, b []float32, mean, rstd float32) { lnRowGeneric(y, x, w, b, mean, rstd) }
 func lnGradWeight(acc []float64, x, dy []float32, mean, rstd float32) {
 	lnGradWeightGeneric(acc, x, dy, mean, rstd)

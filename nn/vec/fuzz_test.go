@@ -266,9 +266,12 @@ func FuzzGELU(f *testing.F) {
 		x := rawFloats(b, off)
 		bothLevels(func(l int) {
 			y, d := make([]float32, len(x)), make([]float32, len(x))
-			switch p % 3 {
+			switch p % 4 {
 			case 0:
 				GELUAndDeriv(y, d, x)
+			case 3:
+				GELUAndDerivStreaming(y, d, x)
+				StoreFence()
 			case 1:
 				GELU(y, x)
 				GELUDeriv(d, x)

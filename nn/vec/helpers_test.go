@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+	"unsafe"
 )
 
 // eps32 is the float32 unit roundoff, 2⁻²⁴.
@@ -56,6 +57,15 @@ func newGuarded(n, off int) *guarded {
 	for i := range g.buf {
 		g.buf[i] = sentinel
 	}
+	return g
+}
+
+// newGuardedPastBoundary is newGuarded with the slice starting shift
+// elements past a 64-byte boundary.
+func newGuardedPastBoundary(n, shift int) *guarded {
+	g := newGuarded(n, 16+shift)
+	skip := int((64 - uintptr(unsafe.Pointer(&g.buf[0]))%64) % 64 / 4)
+	g.off = skip + shift
 	return g
 }
 

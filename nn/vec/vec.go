@@ -199,7 +199,7 @@ func GELU(dst, x []float32) {
 	if len(x) == 0 {
 		return
 	}
-	gelu(dst[:len(x)], nil, x)
+	gelu(dst[:len(x)], nil, x, false)
 }
 
 // GELUDeriv sets dst[i] = GELU'(x[i]) = Φ(x[i]) + x[i]·φ(x[i]) for
@@ -208,7 +208,7 @@ func GELUDeriv(dst, x []float32) {
 	if len(x) == 0 {
 		return
 	}
-	gelu(nil, dst[:len(x)], x)
+	gelu(nil, dst[:len(x)], x, false)
 }
 
 // GELUAndDeriv sets dst to GELU(x) and deriv to GELU'(x) in one pass, as
@@ -218,8 +218,40 @@ func GELUAndDeriv(dst, deriv, x []float32) {
 	if len(x) == 0 {
 		return
 	}
-	gelu(dst[:len(x)], deriv[:len(x)], x)
+	gelu(dst[:len(x)], deriv[:len(x)], x, false)
 }
+
+// GELUAndDerivStreaming is [GELUAndDeriv] writing deriv with streaming
+// (non-temporal) stores, which send it towards memory without first
+// reading its cache lines in: for a slope that a training step reads back
+// only in its backward pass, after the rest of the forward pass has
+// pushed it out of cache anyway. The values are GELUAndDeriv's. Where deriv
+// does not start on a vector boundary, or the processor lacks AVX2, the
+// stores are ordinary. Before another goroutine reads deriv, the writer
+// calls [StoreFence].
+func GELUAndDerivStreaming(dst, deriv, x []float32) {
+	if len(x) == 0 {
+		return
+	}
+	gelu(dst[:len(x)], deriv[:len(x)], x, true)
+}
+
+// CopyStreaming copies src into dst, as many floats as the shorter holds,
+// as copy does, writing dst with streaming (non-temporal) stores where it
+// starts on a vector boundary: for a copy kept for later, which the
+// caches would not hold until then. Before another goroutine reads dst,
+// the writer calls [StoreFence].
+func CopyStreaming(dst, src []float32) {
+	n := min(len(dst), len(src))
+	done := copyStream(dst[:n], src[:n])
+	copy(dst[done:n], src[done:n])
+}
+
+// StoreFence orders this goroutine's streaming stores (those of
+// [GELUAndDerivStreaming], [CopyStreaming] and package blas's streamed
+// conversions) before its later stores: a goroutine that synchronizes
+// with this one after it sees them.
+func StoreFence() { fence() }
 
 // LayerNormRow sets y[j] = (x[j] − mean)·rstd·w[j] + b[j] for j < len(x):
 // one normalized row of LayerNorm with weight w and bias b.

@@ -518,6 +518,21 @@ func TestGELU(t *testing.T) {
 						t.Fatalf("%s [%d]: GELU %g, GELUDeriv %g, in place %g; GELUAndDeriv %g, %g", name(n, off), i, y1.s()[i], d1.s()[i], xc[i], yg.s()[i], dg.s()[i])
 					}
 				}
+				// So does the streaming form, its slope on a 64-byte
+				// boundary (whole vectors streamed) or one element past.
+				for _, shift := range []int{0, 1} {
+					ys, ds := newGuarded(n, off), newGuardedPastBoundary(n, shift)
+					GELUAndDerivStreaming(ys.s(), ds.s(), x)
+					StoreFence()
+					what := fmt.Sprintf("GELUAndDerivStreaming %s, slope %d past a boundary", name(n, off), shift)
+					ys.check(t, what)
+					ds.check(t, what)
+					for i := range x {
+						if !sameBits(ys.s()[i], yg.s()[i]) || !sameBits(ds.s()[i], dg.s()[i]) {
+							t.Fatalf("%s [%d]: %g, %g; GELUAndDeriv %g, %g", what, i, ys.s()[i], ds.s()[i], yg.s()[i], dg.s()[i])
+						}
+					}
+				}
 			}
 		}
 	})
@@ -821,4 +836,29 @@ func TestScalarForms(t *testing.T) {
 		checkExpValue(t, "Exp32", x, Exp32(x))
 		checkErfValue(t, "Erf32", x, Erf32(x))
 	}
+}
+
+// TestCopyStreaming checks CopyStreaming against copy at every length,
+// with dst on a 64-byte boundary (streamed in whole vectors), half a
+// vector past one (streamed by AVX2 only) and one element past (copied
+// as usual), leaving everything outside dst alone.
+func TestCopyStreaming(t *testing.T) {
+	forEachLevel(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(9, 1))
+		for _, n := range testLengths {
+			src := randGuarded(rng, n+3, 1, -2, 2).s()
+			for _, shift := range []int{0, 8, 1} {
+				dst := newGuardedPastBoundary(n, shift)
+				CopyStreaming(dst.s(), src)
+				StoreFence()
+				what := fmt.Sprintf("CopyStreaming n=%d, %d past a boundary", n, shift)
+				dst.check(t, what)
+				for i, v := range dst.s() {
+					if !sameBits(v, src[i]) {
+						t.Fatalf("%s [%d]: %g, want %g", what, i, v, src[i])
+					}
+				}
+			}
+		}
+	})
 }
