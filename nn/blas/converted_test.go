@@ -13,12 +13,13 @@ import (
 // ConvertedA, converted block by block in any order, is GemmPackedThen's
 // bit for bit, for every variant that runs here, including after the
 // pool handed the storage out dirty; that only the kernels that read A
-// as rows (bf16's and amx's) take one; and that a ConvertedA for
-// another shape is passed over.
+// as rows (bf16's and amx's) take one; that one as large as
+// streamedConversionBytes (the last shape) is written with streaming
+// stores; and that a ConvertedA for another shape is passed over.
 func TestGemmPackedConverted(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 5))
 	for _, v := range runningVariants(t, Variants()) {
-		for _, sh := range []struct{ m, n, k int }{{1, 40, 64}, {37, 45, 97}, {100, 300, 128}, {65, 129, 1542}, {300, 200, 768}} {
+		for _, sh := range []struct{ m, n, k int }{{1, 40, 64}, {37, 45, 97}, {100, 300, 128}, {65, 129, 1542}, {300, 200, 768}, {8256, 16, 2048}} {
 			var conv ConvertedA
 			// Leave garbage in the pool's storage: NaN bits wherever
 			// padding is not zeroed.
@@ -37,6 +38,9 @@ func TestGemmPackedConverted(t *testing.T) {
 				t.Fatalf("%s %v: Reset reports %v", v, sh, reads)
 			}
 			if reads {
+				if big := sh.m*sh.k > 1<<24; conv.stream != big { // the last shape
+					t.Fatalf("%s %v: streaming %v", v, sh, conv.stream)
+				}
 				convertInBlocks(rng, &conv, a, sh.m, sh.k)
 			}
 			got := make([]float32, sh.m*sh.n)

@@ -823,7 +823,8 @@ func emitPackBF16(w *bytes.Buffer) {
 	p("RET")
 
 	emitRowsBF16(w, p, label)
-	emitRowMajorBF16(w, p, label)
+	emitRowMajorBF16(w, p, label, false)
+	emitRowMajorBF16(w, p, label, true)
 	emitTransRowsBF16(w, p, label, false)
 	emitTransRowsBF16(w, p, label, true)
 }
@@ -939,11 +940,17 @@ func emitTranspose16(p func(string, ...any)) {
 // (low half) and src[i·ld+2q+1] (high half, zero past steps). Each run of
 // 32 floats is two loads, one conversion and one store of 16 words; the
 // last steps mod 32 floats are loaded under K2 and K3 and their words
-// stored under K4.
-func emitRowMajorBF16(w *bytes.Buffer, p func(string, ...any), label func(string)) {
+// stored under K4. With stream, it writes bf16RowMajorStreamAVX512, whose
+// whole runs that start on a 64-byte boundary are stored with streaming
+// (non-temporal) stores.
+func emitRowMajorBF16(w *bytes.Buffer, p func(string, ...any), label func(string), stream bool) {
 	convert := evex.VCVTNE2PS2BF16.Asm(2, 1, 0)
-	fmt.Fprintf(w, "\n// func bf16RowMajorAVX512(dst *uint32, stride int, src *float32, ld, rows, steps int)\n")
-	fmt.Fprintf(w, "TEXT ·bf16RowMajorAVX512(SB), NOSPLIT, $0-48\n")
+	name := "bf16RowMajorAVX512"
+	if stream {
+		name = "bf16RowMajorStreamAVX512"
+	}
+	fmt.Fprintf(w, "\n// func %s(dst *uint32, stride int, src *float32, ld, rows, steps int)\n", name)
+	fmt.Fprintf(w, "TEXT ·%s(SB), NOSPLIT, $0-48\n", name)
 	p("MOVQ dst+0(FP), DI")
 	p("MOVQ stride+8(FP), R8")
 	p("SHLQ $2, R8") // bytes from one row's words to the next's
@@ -971,7 +978,17 @@ func emitRowMajorBF16(w *bytes.Buffer, p func(string, ...any), label func(string
 	p("VMOVUPS (R11), Z0")
 	p("VMOVUPS 64(R11), Z1")
 	p("%s", convert)
+	if stream {
+		p("TESTQ $63, R13")
+		p("JNZ row_major_cached")
+		p("VMOVNTDQ Z2, (R13)")
+		p("JMP row_major_stored")
+		label("row_major_cached")
+	}
 	p("VMOVDQU32 Z2, (R13)")
+	if stream {
+		label("row_major_stored")
+	}
 	p("ADDQ $128, R11")
 	p("ADDQ $64, R13")
 	p("SUBQ $32, DX")

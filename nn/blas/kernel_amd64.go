@@ -97,11 +97,11 @@ var (
 	kernelAVX2 = &kernel{name: "avx2", mr: 6, nr: 16, fn: sgemmKernelAVX2, packA: packAGo, packB: packBAVX2, kw: 1, aCol: 6, bRow: 16}
 	kernelBF16 = &kernel{name: "bf16", mr: 12, nr: 32, masked: true, fn: sgemmKernelBF16,
 		edge:  [2][2]kernelFunc{{sgemmKernelBF16, sgemmKernelBF16x16}, {sgemmKernelBF16r6, sgemmKernelBF16r6x16}},
-		packA: packABF16, packB: packBBF16, packARows: packARowsBF16, kw: 2, aCol: 12, bRow: 32, convert: true}
+		packA: packABF16, packB: packBBF16, packARows: packARowsBF16, streamARows: streamARowsBF16, kw: 2, aCol: 12, bRow: 32, convert: true}
 	kernelFP16 = &kernel{name: "fp16", mr: 8, nr: 32, masked: true, fn: sgemmKernelFP16,
 		packA: packAFP16, packB: packBFP16, kw: 1, aCol: 4, bRow: 16, convert: true}
 	kernelAMX = &kernel{name: "amx", mr: 32, nr: 32, masked: true, fn: sgemmKernelAMX, strip: sgemmStripAMX,
-		packB: packBAMX, packARows: packARowsBF16, packATRows: packATRowsBF16,
+		packB: packBAMX, packARows: packARowsBF16, streamARows: streamARowsBF16, packATRows: packATRowsBF16,
 		kw: 2, aCol: 32, bRow: 32, convert: true, rowAlign: 16, kcRows: 128}
 )
 

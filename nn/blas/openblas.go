@@ -108,7 +108,7 @@ func rowsLayout(*panelKernel, int, int) (stride, words, align int, ok bool) { re
 // every kernel.
 func zeroRowsPadding(*panelKernel, []float32, int, int, int) {}
 
-func convertBlock(*panelKernel, []float32, int, []float32, int, int, int) {
+func convertBlock(*panelKernel, []float32, int, []float32, int, int, int, bool) {
 	panic("blas: no converted rows in this build")
 }
 

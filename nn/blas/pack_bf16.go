@@ -145,7 +145,13 @@ func rowsBF16Go(dst []uint32, stride int, src []float32, ld, rows, steps int) {
 // them in place: the pair of steps 2q and 2q+1 (zero past k) of row i at
 // dst[i·stride+q].
 func packARowsBF16(dst []float32, stride int, a []float32, lda, rows, k int) {
-	rowMajorBF16(words(dst), stride, a, lda, rows, k)
+	rowMajorBF16(words(dst), stride, a, lda, rows, k, false)
+}
+
+// streamARowsBF16 is packARowsBF16 with streaming stores where the
+// processor converts.
+func streamARowsBF16(dst []float32, stride int, a []float32, lda, rows, k int) {
+	rowMajorBF16(words(dst), stride, a, lda, rows, k, true)
 }
 
 // rowMajorBF16Go sets dst[i·stride+q] to the bfloat16 pair (src[i·ld+2q],

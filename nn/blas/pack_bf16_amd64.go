@@ -29,6 +29,14 @@ func bf16RowsAVX512(dst *uint32, stride int, src *float32, ld, rows, steps int)
 //go:noescape
 func bf16RowMajorAVX512(dst *uint32, stride int, src *float32, ld, rows, steps int)
 
+// bf16RowMajorStreamAVX512 is bf16RowMajorAVX512 storing each whole run
+// of 16 words that starts on a 64-byte boundary with a streaming
+// (non-temporal) store: the caller fences (vec.StoreFence) before the
+// words are read elsewhere.
+//
+//go:noescape
+func bf16RowMajorStreamAVX512(dst *uint32, stride int, src *float32, ld, rows, steps int)
+
 // bf16TransRowsAVX512 sets dst[i·stride+q] to bf16Pair(src[2q·ld+i],
 // src[(2q+1)·ld+i]) for i < rows ≤ 16 and q < steps/2, steps a positive
 // multiple of 32.
@@ -120,13 +128,18 @@ func rowsBF16(dst []uint32, stride int, src []float32, ld, rows, steps int) {
 }
 
 // rowMajorBF16 is rowMajorBF16Go, in assembly where the processor
-// converts.
-func rowMajorBF16(dst []uint32, stride int, src []float32, ld, rows, steps int) {
+// converts; with stream, its whole runs of 16 words that start on a
+// 64-byte boundary go out with streaming stores.
+func rowMajorBF16(dst []uint32, stride int, src []float32, ld, rows, steps int, stream bool) {
 	if !bf16Convert || rows == 0 || steps == 0 {
 		rowMajorBF16Go(dst, stride, src, ld, rows, steps)
 		return
 	}
 	// The last word the assembly writes and the last float it reads.
 	_, _ = dst[(rows-1)*stride+ceilDiv(steps, 2)-1], src[(rows-1)*ld+steps-1]
+	if stream {
+		bf16RowMajorStreamAVX512(&dst[0], stride, &src[0], ld, rows, steps)
+		return
+	}
 	bf16RowMajorAVX512(&dst[0], stride, &src[0], ld, rows, steps)
 }

@@ -16,7 +16,7 @@ func transRowsBF16(dst []uint32, stride int, src []float32, ld, rows, steps int,
 	transRowsBF16Go(dst, stride, src, ld, rows, steps, sums)
 }
 
-func rowMajorBF16(dst []uint32, stride int, src []float32, ld, rows, steps int) {
+func rowMajorBF16(dst []uint32, stride int, src []float32, ld, rows, steps int, _ bool) {
 	rowMajorBF16Go(dst, stride, src, ld, rows, steps)
 }
 

@@ -153,6 +153,7 @@ func TestBF16ConversionsMatchGo(t *testing.T) {
 		t.Skip("this processor has no AVX512_BF16: the packing converts in Go, which TestPackBF16 checks")
 	}
 	rng := rand.New(rand.NewPCG(5, 6))
+	lines := words(alignedFloats(32*64 + 1)) // 64-byte aligned
 	for n := range 71 {
 		for _, pairs := range []int{1, 2, 5} {
 			for _, pad := range []int{0, 3, 16} {
@@ -181,11 +182,23 @@ func TestBF16ConversionsMatchGo(t *testing.T) {
 				// The same rows, their pairs in order, rows wordStride
 				// words apart.
 				wordStride := ceilDiv(n, 2) + pad%4
-				got, want = markedPair[uint32](rows*wordStride + 1)
-				rowMajorBF16(got, wordStride, src, ld, rows, n)
-				rowMajorBF16Go(want, wordStride, src, ld, rows, n)
-				if d := packedDiff(got, want); d != "" {
-					t.Fatalf("rowMajorBF16: %s", d)
+				for _, stream := range []bool{false, true} {
+					got, want = markedPair[uint32](rows*wordStride + 1)
+					rowMajorBF16(got, wordStride, src, ld, rows, n, stream)
+					rowMajorBF16Go(want, wordStride, src, ld, rows, n)
+					if d := packedDiff(got, want); d != "" {
+						t.Fatalf("rowMajorBF16 (streaming %t): %s", stream, d)
+					}
+				}
+				// Streamed, every row's runs on 64-byte boundaries.
+				lineStride := ceilDiv(ceilDiv(n, 2), 16)*16 + 16
+				got, want = markedPair[uint32](rows*lineStride + 1)
+				onLines := lines[:len(got)]
+				copy(onLines, got)
+				rowMajorBF16(onLines, lineStride, src, ld, rows, n, true)
+				rowMajorBF16Go(want, lineStride, src, ld, rows, n)
+				if d := packedDiff(onLines, want); d != "" {
+					t.Fatalf("rowMajorBF16 streaming onto 64-byte lines: %s", d)
 				}
 				// Columns of a (n, rows) matrix along K, the pairs
 				// of each in order, columns wordStride words apart,

@@ -49,6 +49,10 @@ type kernel struct {
 	// words and csa = 1: converting op(A) = A then needs no transposition
 	// (see packAllA).
 	packARows func(dst []float32, stride int, a []float32, lda, rows, k int)
+	// streamARows, if set, is packARows writing with streaming
+	// (non-temporal) stores, for rows converted ahead of a product that
+	// comes later (ConvertedA).
+	streamARows func(dst []float32, stride int, a []float32, lda, rows, k int)
 	// packATRows, if set, is packARows for op(A) = Aᵀ: rows of op(A)
 	// are columns of A, a[r] for row r. With both set, A is always
 	// converted row by row. Where sums is not nil it also adds each

@@ -2985,6 +2985,69 @@ row_major_done:
 	VZEROUPPER
 	RET
 
+// func bf16RowMajorStreamAVX512(dst *uint32, stride int, src *float32, ld, rows, steps int)
+TEXT ·bf16RowMajorStreamAVX512(SB), NOSPLIT, $0-48
+	MOVQ dst+0(FP), DI
+	MOVQ stride+8(FP), R8
+	SHLQ $2, R8
+	MOVQ src+16(FP), SI
+	MOVQ ld+24(FP), R9
+	SHLQ $2, R9
+	MOVQ rows+32(FP), BX
+	MOVQ steps+40(FP), R10
+	MOVQ R10, CX
+	ANDQ $31, CX
+	MOVQ $1, AX
+	SHLQ CX, AX
+	DECQ AX
+	KMOVW AX, K2
+	SHRQ $16, AX
+	KMOVW AX, K3
+	INCQ CX
+	SHRQ $1, CX
+	MOVQ $1, AX
+	SHLQ CX, AX
+	DECQ AX
+	KMOVW AX, K4
+row_major_rows:
+	TESTQ BX, BX
+	JEQ row_major_done
+	MOVQ SI, R11
+	MOVQ DI, R13
+	MOVQ R10, DX
+row_major_runs:
+	CMPQ DX, $32
+	JLT row_major_tail
+	VMOVUPS (R11), Z0
+	VMOVUPS 64(R11), Z1
+	BYTE $0x62; BYTE $0xf2; BYTE $0x77; BYTE $0x48; BYTE $0x72; BYTE $0xd0 // VCVTNE2PS2BF16 Z0, Z1, Z2
+	TESTQ $63, R13
+	JNZ row_major_cached
+	VMOVNTDQ Z2, (R13)
+	JMP row_major_stored
+row_major_cached:
+	VMOVDQU32 Z2, (R13)
+row_major_stored:
+	ADDQ $128, R11
+	ADDQ $64, R13
+	SUBQ $32, DX
+	JMP row_major_runs
+row_major_tail:
+	TESTQ DX, DX
+	JEQ row_major_next
+	VMOVUPS.Z (R11), K2, Z0
+	VMOVUPS.Z 64(R11), K3, Z1
+	BYTE $0x62; BYTE $0xf2; BYTE $0x77; BYTE $0x48; BYTE $0x72; BYTE $0xd0 // VCVTNE2PS2BF16 Z0, Z1, Z2
+	VMOVDQU32 Z2, K4, (R13)
+row_major_next:
+	ADDQ R9, SI
+	ADDQ R8, DI
+	DECQ BX
+	JMP row_major_rows
+row_major_done:
+	VZEROUPPER
+	RET
+
 // func bf16TransRowsAVX512(dst *uint32, stride int, src *float32, ld, rows, steps int)
 TEXT ·bf16TransRowsAVX512(SB), NOSPLIT, $0-48
 	MOVQ dst+0(FP), DI

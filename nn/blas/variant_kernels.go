@@ -2,6 +2,8 @@
 
 package blas
 
+import "github.com/vit-train/vit-train/nn/vec"
+
 // panelKernel is the kernel a PackedB's panels are packed for.
 type panelKernel = kernel
 
@@ -43,7 +45,13 @@ func zeroRowsPadding(kern *kernel, dst []float32, stride, m, k int) {
 }
 
 // convertBlock converts rows rows of steps K steps of a (row stride lda)
-// into dst, rows stride words apart, as kern reads them.
-func convertBlock(kern *kernel, dst []float32, stride int, a []float32, lda, rows, steps int) {
-	kern.packARows(dst, stride, a, lda, rows, steps)
+// into dst, rows stride words apart, as kern reads them; with stream,
+// with streaming stores where kern has them, fenced before it returns.
+func convertBlock(kern *kernel, dst []float32, stride int, a []float32, lda, rows, steps int, stream bool) {
+	if !stream || kern.streamARows == nil {
+		kern.packARows(dst, stride, a, lda, rows, steps)
+		return
+	}
+	kern.streamARows(dst, stride, a, lda, rows, steps)
+	vec.StoreFence()
 }
