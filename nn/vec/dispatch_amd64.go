@@ -450,8 +450,4 @@ func copyStream(dst, src []float32) int {
 	return 0
 }
 
-func fence() {
-	if level != levelGeneric {
-		storeFence()
-	}
-}
+func fence() { storeFence() }
