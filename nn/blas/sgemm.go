@@ -794,9 +794,11 @@ func (k *kernel) rowStride(steps int) int {
 // the first rows rows past K, as far as a kernel with rowAlign reads,
 // and all of dst after them.
 func (k *kernel) zeroPastK(dst []float32, stride, rows, steps int) {
-	if pad := k.rows(steps) - ceilDiv(steps, k.kw); pad > 0 {
+	// The bounds are worked out once: they take divisions by the
+	// kernel's sizes, which are not constants.
+	if from, to := ceilDiv(steps, k.kw), k.rows(steps); from < to {
 		for r := range rows {
-			clear(dst[r*stride+k.rows(steps)-pad : r*stride+k.rows(steps)])
+			clear(dst[r*stride+from : r*stride+to])
 		}
 	}
 	clear(dst[rows*stride:])
