@@ -1179,8 +1179,8 @@ x4done:
 	VZEROUPPER
 	RET
 
-// func storeFence()
-TEXT ·storeFence(SB), NOSPLIT, $0-0
+// func fence()
+TEXT ·fence(SB), NOSPLIT, $0-0
 	SFENCE
 	RET
 

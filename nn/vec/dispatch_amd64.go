@@ -132,9 +132,8 @@ func erfAVX2(dst, x *float32, n int)
 //go:noescape
 func geluAVX2(dst, deriv, x *float32, n int, stream bool)
 
-// storeFence is SFENCE (SSE, and so on every processor of both kernel
-// sets).
-func storeFence()
+// fence is SFENCE (SSE, and so on every processor of both kernel sets).
+func fence()
 
 //go:noescape
 func lnRowAVX2(y, x, w, b *float32, n int, mean, rstd float32)
@@ -449,5 +448,3 @@ func copyStream(dst, src []float32) int {
 	}
 	return 0
 }
-
-func fence() { storeFence() }
