@@ -121,8 +121,19 @@ func (w *worker) next() *job {
 }
 
 // spin is how long a caller waits for the workers, and an idle worker for
-// work, before sleeping.
-const spin = 50 * time.Microsecond
+// work, before sleeping. It outlasts most of the serial stretches between
+// a step's loops (an op too small to split, the graph moving to the next
+// op): a worker that went to sleep in one wakes late for the next loop,
+// and on a virtual machine whose idle core has halted, waking it takes
+// longer still. On an Intel Xeon ("Intel(R) Xeon(R) Processor", family 6
+// model 167, a 2-core KVM guest), 50µs let the workers sleep 17.6 times
+// an inference batch of vit_cifar_patch4_32 at batch 64 and 37.1 times
+// one of ViT-B/16 at batch 4; 500µs, 2.5 and 7.2 times. Paired runs of
+// vit-train bench --precision mixed against 50µs took 0.944× the time
+// (95% interval 0.922-0.966) to train the first and 0.932× (0.890-0.975)
+// to infer the second; 200µs and 2ms did no better than 500µs. A worker
+// spins by yielding, so other goroutines (the data loader's) still run.
+const spin = 500 * time.Microsecond
 
 // job is one call of For. Its chunks are claimed through next; the
 // goroutine that completes the last one reports it (a worker on fin). The
