@@ -19,6 +19,12 @@ Reported per side: the median over rounds of each round's median step, the
 best single step, and the ratio vit-train / PyTorch of the medians (above 1
 means vit-train is faster). Training is a full step (forward, backward,
 AdamW); inference is a forward pass in evaluation mode without gradients.
+Beside each ratio, in brackets, is a 95% t interval over the rounds: each
+round gives a pair (its median step on each side, measured one after the
+other), and the interval is that of the geometric mean of the rounds'
+ratios, exp(m ± t(0.975, rounds − 1)·s/√rounds) with m and s the mean and
+standard deviation of their logarithms. It needs two rounds or more; with
+the default three its t is 4.30, so it is wide unless the rounds agree.
 
 --mixed adds two sides to every round: vit-train with model.precision=mixed
 (its products in the processor's fastest low-precision format) and PyTorch
@@ -28,6 +34,7 @@ faster of PyTorch's two configurations, each measured in the same round.
 """
 import argparse
 import json
+import math
 import os
 import statistics
 import subprocess
@@ -135,8 +142,72 @@ def processor_text(p):
     return f"{p['name']} (family {p['family']} model {p['model']})"
 
 
+def t_quantile(p, df):
+    """The p-quantile, 0.5 < p < 1, of Student's t distribution with df > 0
+    degrees of freedom: bisection on its distribution function."""
+    lo, hi = 0.0, 1.0
+    while t_cdf(hi, df) < p:
+        lo, hi = hi, 2 * hi
+    for _ in range(100):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if t_cdf(mid, df) < p else (lo, mid)
+    return (lo + hi) / 2
+
+
+def t_cdf(t, df):
+    """Student's t distribution function at t ≥ 0: 1 − I_x(df/2, 1/2)/2 with
+    x = df/(df + t²)."""
+    return 1 - reg_inc_beta(df / (df + t * t), df / 2, 0.5) / 2
+
+
+def reg_inc_beta(x, a, b):
+    """The regularized incomplete beta function I_x(a, b), by its continued
+    fraction (modified Lentz), taken on the side where it converges fast."""
+    if x <= 0:
+        return 0.0
+    if x >= 1:
+        return 1.0
+    front = math.exp(a * math.log(x) + b * math.log1p(-x) + math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b))
+    if x < (a + 1) / (a + b + 2):
+        return front * beta_fraction(x, a, b) / a
+    return 1 - front * beta_fraction(1 - x, b, a) / b
+
+
+def beta_fraction(x, a, b):
+    tiny = 1e-300
+    clamp = lambda v: v if abs(v) > tiny else tiny
+    c, d = 1.0, 1 / clamp(1 - (a + b) * x / (a + 1))
+    h = d
+    for m in range(1, 1000):
+        for aa in (m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)),
+                   -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1))):
+            d = 1 / clamp(1 + aa * d)
+            c = clamp(1 + aa / c)
+            h *= d * c
+        if abs(d * c - 1) < 1e-16:
+            break
+    return h
+
+
+def paired_ratio(ms, ref_ms):
+    """The rounds' speed ratios ref_ms[r] / ms[r] (each round's median step on
+    the two sides): their geometric mean and its 95% t interval, (mean, low,
+    high), the bounds None for a single round."""
+    logs = [math.log(r / m) for m, r in zip(ms, ref_ms)]
+    mean = statistics.fmean(logs)
+    if len(logs) < 2:
+        return math.exp(mean), None, None
+    half = t_quantile(0.975, len(logs) - 1) * statistics.stdev(logs) / math.sqrt(len(logs))
+    return math.exp(mean), math.exp(mean - half), math.exp(mean + half)
+
+
+def round_medians(rounds, key):
+    """Each round's median step, in round order."""
+    return [statistics.median(r[key]) for r in rounds]
+
+
 def summarise(rounds, key, batch):
-    medians = [statistics.median(r[key]) for r in rounds]
+    medians = round_medians(rounds, key)
     best = min(min(r[key]) for r in rounds)
     med = statistics.median(medians)
     return {"median_ms": med, "best_ms": best, "median_img_s": batch * 1e3 / med, "best_img_s": batch * 1e3 / best}
@@ -206,11 +277,16 @@ def main():
                "vit_train_blas": r["go"][0]["blas"], "processor": processor_text(r["go"][0].get("processor"))}
         for kind, key in (("train", "train_step_ms"), ("infer", "infer_batch_ms")):
             k = {side: summarise(r[side], key, r["batch"]) for side, _ in sides}
+            per_round = {side: round_medians(r[side], key) for side, _ in sides}
             k["ratio"] = k["go"]["median_img_s"] / k["torch"]["median_img_s"]
+            k["ratio_rounds"] = paired_ratio(per_round["go"], per_round["torch"])
             if args.mixed:
-                best_torch = max(k["torch"]["median_img_s"], k["torch_bf16"]["median_img_s"])
+                best = max(("torch", "torch_bf16"), key=lambda side: k[side]["median_img_s"])
+                k["best_torch"] = best
                 k["mixed_vs_fp32"] = k["go_mixed"]["median_img_s"] / k["go"]["median_img_s"]
-                k["mixed_vs_best_torch"] = k["go_mixed"]["median_img_s"] / best_torch
+                k["mixed_vs_fp32_rounds"] = paired_ratio(per_round["go_mixed"], per_round["go"])
+                k["mixed_vs_best_torch"] = k["go_mixed"]["median_img_s"] / k[best]["median_img_s"]
+                k["mixed_vs_best_torch_rounds"] = paired_ratio(per_round["go_mixed"], per_round[best])
             row[kind] = k
         row["train_gflop_per_s"] = statistics.median(x["train_gflop_per_s"] for x in r["go"])
         row["peak_rss_bytes"] = max(x["peak_rss_bytes"] for x in r["go"])
@@ -220,14 +296,15 @@ def main():
         return
     cell = lambda s: f"{s['median_img_s']:.4g} ({s['best_img_s']:.4g})"
     print(f"processor: {summary[0]['processor'] or 'see /proc/cpuinfo'}; OPENBLAS_CORETYPE={args.coretype or '(unset)'}, "
-          f"{args.threads} threads, {args.rounds} rounds, img/s from medians (best step in brackets); ratio = vit-train / PyTorch")
+          f"{args.threads} threads, {args.rounds} rounds, img/s from medians (best step in brackets); ratio = vit-train / PyTorch "
+          f"of the medians [95% t interval of the rounds' geometric mean ratio]")
     print("| model, batch | vit-train train | PyTorch train | ratio | vit-train infer | PyTorch infer | ratio |")
     print("|---|---|---|---|---|---|---|")
     for row in summary:
         cells = []
         for kind in ("train", "infer"):
             k = row[kind]
-            cells += [cell(k["go"]), cell(k["torch"]), f"{k['ratio']:.2f}"]
+            cells += [cell(k["go"]), cell(k["torch"]), ratio_cell(k["ratio"], k["ratio_rounds"])]
         print(f"| {row['model']}, {row['batch']} | " + " | ".join(cells) + " |")
     if not args.mixed:
         return
@@ -240,7 +317,16 @@ def main():
         for kind in ("train", "infer"):
             k = row[kind]
             print(f"| {row['model']}, {row['batch']} | {kind} | {cell(k['go_mixed'])} | {cell(k['torch_bf16'])} | "
-                  f"{k['mixed_vs_fp32']:.2f} | {k['mixed_vs_best_torch']:.2f} |")
+                  f"{ratio_cell(k['mixed_vs_fp32'], k['mixed_vs_fp32_rounds'])} | "
+                  f"{ratio_cell(k['mixed_vs_best_torch'], k['mixed_vs_best_torch_rounds'])} |")
+
+
+def ratio_cell(ratio, rounds):
+    """A ratio of medians with the rounds' interval (paired_ratio) in brackets."""
+    _, low, high = rounds
+    if low is None:
+        return f"{ratio:.2f}"
+    return f"{ratio:.2f} [{low:.2f}, {high:.2f}]"
 
 if __name__ == "__main__":
     main()
