@@ -147,26 +147,38 @@ func reportRates(b *testing.B, s gemmShape, cpu0 time.Duration, kind fmapeak.Kin
 	reportPeakShare(b, kind, rate)
 }
 
-// measuredPeaks holds the peak of each kind of arithmetic on GOMAXPROCS
-// threads, in GFLOP/s, as reportPeakShare measured it.
+// peakKey is a kind of arithmetic on a number of threads.
+type peakKey struct {
+	kind    fmapeak.Kind
+	threads int
+}
+
+// measuredPeaks holds the peak of each kind of arithmetic on each number
+// of threads, in GFLOP/s, as reportPeakShareOn measured it.
 var measuredPeaks = struct {
 	sync.Mutex
-	gflops map[fmapeak.Kind]float64
-}{gflops: map[fmapeak.Kind]float64{}}
+	gflops map[peakKey]float64
+}{gflops: map[peakKey]float64{}}
 
-// reportPeakShare reports rate, GFLOP/s of products on GOMAXPROCS
+// reportPeakShare is reportPeakShareOn for products on GOMAXPROCS threads.
+func reportPeakShare(b *testing.B, kind fmapeak.Kind, rate float64) {
+	reportPeakShareOn(b, kind, runtime.GOMAXPROCS(0), rate)
+}
+
+// reportPeakShareOn reports rate, GFLOP/s of products on threads
 // threads, as "%peak": its share of the peak of kind on as many threads
 // (fmapeak.PeakAbove), measured with the first rate of kind and again
 // whenever a rate is above it, so that no share is above 100%. Nothing is
 // reported where kind's loop does not run.
-func reportPeakShare(b *testing.B, kind fmapeak.Kind, rate float64) {
+func reportPeakShareOn(b *testing.B, kind fmapeak.Kind, threads int, rate float64) {
 	measuredPeaks.Lock()
 	defer measuredPeaks.Unlock()
-	peak := measuredPeaks.gflops[kind]
+	key := peakKey{kind, threads}
+	peak := measuredPeaks.gflops[key]
 	if peak == 0 || rate > peak {
-		measured, _ := fmapeak.PeakAbove(kind, runtime.GOMAXPROCS(0), rate)
+		measured, _ := fmapeak.PeakAbove(kind, threads, rate)
 		peak = max(peak, measured.GFLOPs)
-		measuredPeaks.gflops[kind] = peak
+		measuredPeaks.gflops[key] = peak
 	}
 	if peak > 0 {
 		b.ReportMetric(100*rate/peak, "%peak")

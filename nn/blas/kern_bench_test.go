@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/vit-train/vit-train/nn/fmapeak"
 )
 
 // BenchmarkKernel times one micro-kernel on packed panels: "hot" keeps
@@ -60,7 +62,10 @@ func BenchmarkKernel(b *testing.B) {
 // block, as blockStrips does with every block but the last. The
 // "memory" cases move on to the next 32 rows of A and C with every
 // call, through a product of 6,304 rows (ViT-B/16's at batch 32), as
-// blockStrips does: A and C come from memory rather than L1.
+// blockStrips does: A and C come from memory rather than L1. In the "l1"
+// case every tile reads the same B panel, so that both operands stay in
+// L1: the kernel fed as fast as it can be. Each rate's share of the tile
+// peak on one thread is "%peak".
 func BenchmarkStrip(b *testing.B) {
 	kern := lowKernel(AMX)
 	if kern == nil || kern.strip == nil {
@@ -68,7 +73,7 @@ func BenchmarkStrip(b *testing.B) {
 	}
 	const panels, ldc, rowPanels = 8, 768, 197
 	for _, kp := range []int{32, 64, 128, 192} {
-		for _, mode := range []string{"last", "carried", "last/memory", "carried/memory"} {
+		for _, mode := range []string{"last", "carried", "last/memory", "carried/memory", "carried/l1"} {
 			b.Run(fmt.Sprintf("k=%d/%s", 2*kp, mode), func(b *testing.B) {
 				walk := 1
 				if strings.HasSuffix(mode, "/memory") {
@@ -82,17 +87,24 @@ func BenchmarkStrip(b *testing.B) {
 				if strings.HasPrefix(mode, "carried") {
 					flags = stripCarriedIn | stripCarriedOut
 				}
+				panelStride := 32 * kp
+				if strings.HasSuffix(mode, "/l1") {
+					panelStride = 0
+				}
 				b.ResetTimer()
 				cpu0 := cpuTime()
 				for i := 0; i < b.N; i++ {
 					r := i % walk
-					kern.strip(kp, &a[r*32*kp], kp, &bp[0], 32, 32*kp, panels, &c[r*32*ldc], ldc, 1, 0, 32, colMask(32), nil, &sums[0], flags, 1)
+					kern.strip(kp, &a[r*32*kp], kp, &bp[0], 32, panelStride, panels, &c[r*32*ldc], ldc, 1, 0, 32, colMask(32), nil, &sums[0], flags, 1)
 				}
 				flop := 2 * float64(32*32*2*kp*panels) * float64(b.N)
-				b.ReportMetric(flop/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+				rate := flop / b.Elapsed().Seconds() / 1e9
+				b.ReportMetric(rate, "GFLOP/s")
 				if cpu := (cpuTime() - cpu0).Seconds(); cpu > 0 {
 					b.ReportMetric(flop/cpu/1e9, "GFLOP/cpu-s")
 				}
+				b.StopTimer()
+				reportPeakShareOn(b, fmapeak.AMX, 1, rate)
 			})
 		}
 	}
