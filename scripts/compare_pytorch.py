@@ -174,6 +174,9 @@ def reg_inc_beta(x, a, b):
 
 
 def beta_fraction(x, a, b):
+    """The continued fraction of I_x(a, b), by the modified Lentz method, two
+    terms (an even and an odd) a step until a step changes it by less than
+    1e-16."""
     tiny = 1e-300
     clamp = lambda v: v if abs(v) > tiny else tiny
     c, d = 1.0, 1 / clamp(1 - (a + b) * x / (a + 1))
