@@ -204,16 +204,15 @@ def paired_ratio(ms, ref_ms):
     return math.exp(mean), math.exp(mean - half), math.exp(mean + half)
 
 
-def round_medians(rounds, key):
-    """Each round's median step, in round order."""
-    return [statistics.median(r[key]) for r in rounds]
-
-
 def summarise(rounds, key, batch):
-    medians = round_medians(rounds, key)
+    """One side's steps of one kind over the rounds: each round's median
+    step in round order (round_ms, which paired_ratio pairs with the other
+    side's), their median, the best single step, and both as images/s."""
+    medians = [statistics.median(r[key]) for r in rounds]
     best = min(min(r[key]) for r in rounds)
     med = statistics.median(medians)
-    return {"median_ms": med, "best_ms": best, "median_img_s": batch * 1e3 / med, "best_img_s": batch * 1e3 / best}
+    return {"round_ms": medians, "median_ms": med, "best_ms": best,
+            "median_img_s": batch * 1e3 / med, "best_img_s": batch * 1e3 / best}
 
 
 def main():
@@ -280,16 +279,15 @@ def main():
                "vit_train_blas": r["go"][0]["blas"], "processor": processor_text(r["go"][0].get("processor"))}
         for kind, key in (("train", "train_step_ms"), ("infer", "infer_batch_ms")):
             k = {side: summarise(r[side], key, r["batch"]) for side, _ in sides}
-            per_round = {side: round_medians(r[side], key) for side, _ in sides}
             k["ratio"] = k["go"]["median_img_s"] / k["torch"]["median_img_s"]
-            k["ratio_rounds"] = paired_ratio(per_round["go"], per_round["torch"])
+            k["ratio_rounds"] = paired_ratio(k["go"]["round_ms"], k["torch"]["round_ms"])
             if args.mixed:
                 best = max(("torch", "torch_bf16"), key=lambda side: k[side]["median_img_s"])
                 k["best_torch"] = best
                 k["mixed_vs_fp32"] = k["go_mixed"]["median_img_s"] / k["go"]["median_img_s"]
-                k["mixed_vs_fp32_rounds"] = paired_ratio(per_round["go_mixed"], per_round["go"])
+                k["mixed_vs_fp32_rounds"] = paired_ratio(k["go_mixed"]["round_ms"], k["go"]["round_ms"])
                 k["mixed_vs_best_torch"] = k["go_mixed"]["median_img_s"] / k[best]["median_img_s"]
-                k["mixed_vs_best_torch_rounds"] = paired_ratio(per_round["go_mixed"], per_round[best])
+                k["mixed_vs_best_torch_rounds"] = paired_ratio(k["go_mixed"]["round_ms"], k[best]["round_ms"])
             row[kind] = k
         row["train_gflop_per_s"] = statistics.median(x["train_gflop_per_s"] for x in r["go"])
         row["peak_rss_bytes"] = max(x["peak_rss_bytes"] for x in r["go"])
