@@ -35,6 +35,11 @@ type Graph struct {
 	// Blocks holds, for each encoder block, the op nodes it adds to the
 	// graph and its output: what gradient checkpointing recomputes.
 	Blocks []runner.Segment
+	// FLOPs is the floating-point operations of one image's forward pass
+	// as this graph runs it: 2 × the multiply-adds of its matrix products
+	// and convolutions (the configuration's ForwardFLOPs, less the rows a
+	// ViT's last block does not compute).
+	FLOPs int64
 	// GradCheckpointing makes Differentiate keep only each block's input
 	// between the forward and the backward pass and recompute the block's
 	// activations in the backward pass (timm's set_grad_checkpointing):

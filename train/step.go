@@ -265,6 +265,10 @@ func (s *Stepper) TimeOps() (*runner.OpTimes, error) { return s.loss.Step.TimeOp
 // StopTiming ends the timing that TimeOps started.
 func (s *Stepper) StopTiming() { s.loss.Step.StopTiming() }
 
+// FLOPs is the floating-point operations of one image's forward pass as
+// the training graph runs it (nn.Graph.FLOPs).
+func (s *Stepper) FLOPs() int64 { return s.loss.Step.FLOPs }
+
 // GradBytes is the size of the gradients the step computes.
 func (s *Stepper) GradBytes() int64 {
 	n := int64(0)

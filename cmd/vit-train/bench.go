@@ -314,6 +314,7 @@ func runBench(cfg train.Config, o benchOptions, cm comm.Communicator) (benchResu
 		return benchResult{}, err
 	}
 	copy(eval.ImageData.([]float32), s.Inputs().Images)
+	trainFLOPs := s.FLOPs()
 	// Inference runs as eval and predict run it, with no training state:
 	// the step's buffers and the optimiser's state go back to the system
 	// before the frozen weights' copy is made, rather than add to the peak.
@@ -335,9 +336,11 @@ func runBench(cfg train.Config, o benchOptions, cm comm.Communicator) (benchResu
 		}
 	}
 	images := float64(batch * r.Ranks)
-	fwd := float64(c.ForwardFLOPs()) * images
-	r.TrainImagesPerS, r.TrainGFLOPs = images/(r.TrainMsPerStep/1e3), 3*fwd/(r.TrainMsPerStep/1e3)/1e9
-	r.InferMsPerBatch, r.InferImagesPerS, r.InferGFLOPs, r.InferBatchMs = inferTime*1e3, images/inferTime, fwd/inferTime/1e9, inferMs
+	// The arithmetic each graph runs: a training step's products are
+	// counted as three times its forward pass's.
+	trainFwd, inferFwd := float64(trainFLOPs)*images, float64(eval.FLOPs)*images
+	r.TrainImagesPerS, r.TrainGFLOPs = images/(r.TrainMsPerStep/1e3), 3*trainFwd/(r.TrainMsPerStep/1e3)/1e9
+	r.InferMsPerBatch, r.InferImagesPerS, r.InferGFLOPs, r.InferBatchMs = inferTime*1e3, images/inferTime, inferFwd/inferTime/1e9, inferMs
 	if err := fmapeak.TilesUsable(); err != nil && !errors.Is(err, fmapeak.ErrNoTiles) {
 		r.TilesRefused = err.Error()
 	}

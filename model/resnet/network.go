@@ -302,7 +302,7 @@ func (n *network) Graph(batch int, training bool, _ *ops.Randomness) (*nn.Graph,
 	if err != nil {
 		return nil, err
 	}
-	return &nn.Graph{Training: training, Batch: batch, G: g, Images: x, ImageData: img.Data(), Logits: logits, ParamNodes: nodes}, nil
+	return &nn.Graph{Training: training, Batch: batch, G: g, Images: x, ImageData: img.Data(), Logits: logits, ParamNodes: nodes, FLOPs: n.spec.ForwardFLOPs()}, nil
 }
 
 func (n *network) SharingWeights(weights [][]float32) (model.Network, error) {

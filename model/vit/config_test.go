@@ -53,6 +53,38 @@ func TestMACsOfViTB16(t *testing.T) {
 	}
 }
 
+// TestGraphFLOPs checks each graph's count of the arithmetic it runs:
+// the whole model's in a float32 training graph; in an evaluation graph,
+// whose last block computes the [CLS] rows only, the multiply-adds of
+// ViT-B/16's 197-token qkv product, a 1-row × 197-token q·kᵀ and P·v,
+// and 1-row projection and MLP less, counted by hand.
+func TestGraphFLOPs(t *testing.T) {
+	c, _ := Preset("vit_base_patch16_224", model.Overrides{})
+	const d, m, tokens = 768, 3072, 197
+	block := int64(tokens*d*3*d + 2*tokens*tokens*d + tokens*d*d + 2*tokens*d*m)
+	last := int64(tokens*d*3*d + 2*1*tokens*d + 1*d*d + 2*1*d*m)
+	if got, want := c.macsWithLastRows(1), c.MACs()-block+last; got != want {
+		t.Fatalf("ViT-B/16 with one row in its last block: %d MACs, want %d", got, want)
+	}
+	small, err := New(tiny(true), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, training := range []bool{true, false} {
+		g, err := small.BuildGraph(2, training, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := small.Config.ForwardFLOPs()
+		if !training {
+			want = 2 * small.Config.macsWithLastRows(2)
+		}
+		if g.FLOPs != want || want >= small.Config.ForwardFLOPs() && !training {
+			t.Fatalf("training=%v: graph FLOPs %d, want %d (the whole model's %d)", training, g.FLOPs, want, small.Config.ForwardFLOPs())
+		}
+	}
+}
+
 func TestPresetOverrides(t *testing.T) {
 	c, err := Preset("vit_base_patch16_224", model.Overrides{ImageSize: 384, NumClasses: 10})
 	if err != nil {

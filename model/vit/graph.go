@@ -1,6 +1,7 @@
 package vit
 
 import (
+	"cmp"
 	"fmt"
 
 	"gorgonia.org/gorgonia"
@@ -25,7 +26,7 @@ func (m *ViT) BuildGraph(batch int, training bool, rng *ops.Randomness) (*nn.Gra
 		return nil, fmt.Errorf("model: a training graph with dropout or drop-path needs an ops.Randomness")
 	}
 	g := gorgonia.NewGraph()
-	gr := &nn.Graph{Training: training, Batch: batch, G: g}
+	gr := &nn.Graph{Training: training, Batch: batch, G: g, FLOPs: c.ForwardFLOPs()}
 	p := map[string]*gorgonia.Node{}
 	dt := m.dtype()
 	for _, prm := range m.Params {
@@ -55,8 +56,13 @@ func (m *ViT) BuildGraph(batch int, training bool, rng *ops.Randomness) (*nn.Gra
 		if c.Depth > 1 {
 			dpr = c.DropPathRate * float64(i) / float64(c.Depth-1)
 		}
+		queries := 0
+		if i == c.Depth-1 {
+			queries = b.headTokens()
+			gr.FLOPs = 2 * c.macsWithLastRows(cmp.Or(queries, c.NumTokens()))
+		}
 		first := nextNodeID(g)
-		x = b.block(x, fmt.Sprintf("blocks.%d.", i), dpr)
+		x = b.block(x, fmt.Sprintf("blocks.%d.", i), dpr, queries)
 		gr.Blocks = append(gr.Blocks, runner.Segment{Nodes: nodesFrom(g, first, x), Output: x})
 	}
 	x = b.layerNorm(x, "norm")
@@ -159,14 +165,21 @@ func (b *builder) linearGELU(x *gorgonia.Node, name string) *gorgonia.Node {
 //
 //	x = x + drop_path(proj_drop(proj(attn(qkv(norm1(x))))))
 //	x = x + drop_path(drop(fc2(drop(gelu(fc1(norm2(x)))))))
-func (b *builder) block(x *gorgonia.Node, prefix string, dpr float64) *gorgonia.Node {
+//
+// With queries > 0 it computes the rows of the first queries tokens only:
+// they attend to all of x's tokens, and the rest of the block runs on
+// their rows, (B, queries, D).
+func (b *builder) block(x *gorgonia.Node, prefix string, dpr float64, queries int) *gorgonia.Node {
 	c := b.cfg
 	h := b.layerNorm(x, prefix+"norm1")
 	h = b.linear(h, prefix+"attn.qkv")
 	if b.ok() {
 		var att *ops.Attention
-		h, att, b.err = ops.NewAttentionAs(b.products, h, c.Heads, b.attnDrop(), b.rng)
+		h, att, b.err = ops.NewPrefixAttentionAs(b.products, h, c.Heads, queries, b.attnDrop(), b.rng)
 		b.g.Attention = append(b.g.Attention, att)
+	}
+	if queries > 0 && b.ok() {
+		x = b.do(ops.Tokens(x, 0, queries))
 	}
 	x = b.residual(x, h, prefix+"attn.proj", dpr)
 	h = b.layerNorm(x, prefix+"norm2")
@@ -192,6 +205,24 @@ func (b *builder) residual(x, h *gorgonia.Node, name string, dpr float64) *gorgo
 		return nil
 	}
 	return b.do(ops.Add(x, h))
+}
+
+// headTokens is how many tokens the last block computes the rows of: the
+// prefix tokens, the only ones the heads read ([CLS], and DeiT's
+// distillation token), or 0 for all of them. A block's rows are
+// independent but for attention's keys and values, so the logits and
+// gradients are those of the whole block's; only the order in which the
+// weight gradients sum their terms changes. A float32 training graph
+// keeps the whole block, so that float32 training keeps its values to
+// the bit.
+func (b *builder) headTokens() int {
+	if b.training && b.products.IsFP32() {
+		return 0
+	}
+	if b.cfg.Distilled {
+		return 2
+	}
+	return 1
 }
 
 func (b *builder) attnDrop() float64 {

@@ -337,3 +337,55 @@ func TestFrozenEvalGraph(t *testing.T) {
 	}
 	same("frozen anew", run(frozen), after)
 }
+
+// TestEvalGraphComputesTheHeadsTokens checks that an evaluation graph's
+// last block computes only the prefix tokens' rows, and that its logits
+// are those of a float32 training graph without dropout, which computes
+// every token's, bit for bit.
+func TestEvalGraphComputesTheHeadsTokens(t *testing.T) {
+	for _, distilled := range []bool{false, true} {
+		cfg := tiny(distilled)
+		cfg.Depth = 3
+		m, err := New(cfg, 5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		train, err := m.BuildGraph(3, true, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		eval, err := m.BuildGraph(3, false, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		prefix := 1
+		if distilled {
+			prefix = 2
+		}
+		for _, g := range []struct {
+			name   string
+			g      *nn.Graph
+			tokens int
+		}{{"training", train, cfg.NumTokens()}, {"evaluation", eval, prefix}} {
+			if got, want := g.g.Blocks[len(g.g.Blocks)-1].Output.Shape(), (tensor.Shape{3, g.tokens, cfg.EmbedDim}); !got.Eq(want) {
+				t.Fatalf("distilled=%v: the %s graph's last block gives %v, want %v", distilled, g.name, got, want)
+			}
+		}
+		rng := rand.New(rand.NewPCG(2, 2))
+		for i, img := 0, train.ImageData.([]float32); i < len(img); i++ {
+			img[i] = float32(rng.NormFloat64())
+		}
+		copy(eval.ImageData.([]float32), train.ImageData.([]float32))
+		for _, g := range []*nn.Graph{train, eval} {
+			if err := g.Run(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		want, got := train.Predictions(nil), eval.Predictions(nil)
+		for i := range want {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("distilled=%v: logit %d is %v, the whole block's %v", distilled, i, got[i], want[i])
+			}
+		}
+	}
+}

@@ -22,27 +22,36 @@ import (
 //	P = softmax(q·kᵀ / √(D/H)) per head, (B, H, N, N)
 //	out = P·v with heads merged back, (B, N, D)
 //
+// A prefix attention (NewPrefixAttentionAs) computes the rows of its
+// first Q tokens only: out (B, Q, D), from P's first Q rows, (B, H, Q, N).
+//
 // The op keeps P for its backward pass, and for attention maps after
 // RecordProbs (see Probs); an op with neither never stores P whole.
 type Attention struct {
 	base
-	gemm   blas.Variant
-	heads  int
-	dropP  float64
-	rng    *Randomness
-	stream uint64
-	// Saved by the forward for the backward, (B, H, N, N): the softmax
-	// probabilities, and with attention dropout the dropped, rescaled
-	// probabilities that multiply v, their rows probRowStride(N) apart;
-	// and the keep mask, its rows N apart.
+	gemm    blas.Variant
+	heads   int
+	queries int // Q: the tokens whose rows the op computes; 0 for all N
+	dropP   float64
+	rng     *Randomness
+	stream  uint64
+	// Saved by the forward for the backward, (B, H, R, N) for the R query
+	// rows it computed: the softmax probabilities, and with attention
+	// dropout the dropped, rescaled probabilities that multiply v, their
+	// rows probRowStride(N) apart; and the keep mask, its rows N apart.
 	probs, dropped     []float64
 	probs32, dropped32 []float32
 	keep               []uint8
 	shape              [3]int // B, N, D of the last forward
+	rows               int    // R: the query rows of the last forward
+	// all holds the output of all N rows while a prefix attention records
+	// P, (B, N, D).
+	all   []float64
+	all32 []float32
 	// keepProbs says the forward keeps P: the op has a backward pass
-	// (SymDiff), attention dropout, or RecordProbs was called. kept says
-	// the last forward did.
-	keepProbs, kept bool
+	// (SymDiff), attention dropout, or RecordProbs was called; record,
+	// that RecordProbs was. kept says the last forward kept P.
+	keepProbs, record, kept bool
 	// The output converted head by head for the linear layer that reads
 	// it (the projection).
 	outputConversion
@@ -61,9 +70,22 @@ func NewAttention(qkv *gorgonia.Node, heads int, dropP float64, r *Randomness) (
 // values (blas.GemmAs) for heads large enough to gain from it (see
 // minLowPrecisionHead); the softmax and its gradient stay float32.
 func NewAttentionAs(v blas.Variant, qkv *gorgonia.Node, heads int, dropP float64, r *Randomness) (*gorgonia.Node, *Attention, error) {
+	return NewPrefixAttentionAs(v, qkv, heads, 0, dropP, r)
+}
+
+// NewPrefixAttentionAs is NewAttentionAs for the first queries tokens
+// only: they attend to all N tokens, and the output is theirs, (B,
+// queries, D), the first rows of NewAttentionAs's, as is the gradient
+// their rows bring back to qkv. A network whose heads read only its
+// prefix tokens ([CLS], and DeiT's distillation token) needs no more of
+// its last block. queries 0 means all N.
+func NewPrefixAttentionAs(v blas.Variant, qkv *gorgonia.Node, heads, queries int, dropP float64, r *Randomness) (*gorgonia.Node, *Attention, error) {
 	s := qkv.Shape()
 	if len(s) != 3 || s[2]%3 != 0 {
 		return nil, nil, fmt.Errorf("Attention: qkv must be (B, N, 3D), got %v", s)
+	}
+	if queries < 0 || queries > s[1] {
+		return nil, nil, fmt.Errorf("Attention: %d query tokens of %d", queries, s[1])
 	}
 	if heads < 1 || (s[2]/3)%heads != 0 {
 		return nil, nil, fmt.Errorf("Attention: %d heads do not divide dim %d", heads, s[2]/3)
@@ -71,7 +93,7 @@ func NewAttentionAs(v blas.Variant, qkv *gorgonia.Node, heads int, dropP float64
 	if dropP < 0 || dropP >= 1 || (dropP > 0 && r == nil) {
 		return nil, nil, fmt.Errorf("Attention: dropout %g needs a rate in [0, 1) and a Randomness", dropP)
 	}
-	op := &Attention{gemm: v, heads: heads, dropP: dropP, rng: r, keepProbs: dropP > 0}
+	op := &Attention{gemm: v, heads: heads, queries: queries, dropP: dropP, rng: r, keepProbs: dropP > 0}
 	if dropP > 0 {
 		op.stream = r.newStream()
 	}
@@ -88,19 +110,29 @@ func (op *Attention) InferShape(in ...gorgonia.DimSizer) (tensor.Shape, error) {
 	if err != nil {
 		return nil, err
 	}
-	return tensor.Shape{s[0], s[1], s[2] / 3}, nil
+	return tensor.Shape{s[0], op.queryCount(s[1]), s[2] / 3}, nil
+}
+
+// queryCount is Q for sequences of n tokens.
+func (op *Attention) queryCount(n int) int {
+	if op.queries == 0 {
+		return n
+	}
+	return op.queries
 }
 
 // RecordProbs makes the forward passes from now on keep the attention
-// probabilities for Probs, as an op with a backward pass always does.
-func (op *Attention) RecordProbs() { op.keepProbs = true }
+// probabilities for Probs, as an op with a backward pass always does. A
+// prefix attention then computes the rows of every token, for Probs, and
+// outputs its prefix rows as before.
+func (op *Attention) RecordProbs() { op.keepProbs, op.record = true, true }
 
 // Probs returns the attention probabilities of the last forward run as a
 // float64 slice of shape (B, H, N, N), with B, H and N; p is nil if that
-// run did not keep them (see RecordProbs).
+// run did not keep them (see RecordProbs), or kept only a prefix's rows.
 func (op *Attention) Probs() (p []float64, b, h, n int) {
 	b, n = op.shape[0], op.shape[1]
-	if !op.kept {
+	if !op.kept || op.rows != n {
 		return nil, b, op.heads, n
 	}
 	ld := probRowStride(n)
@@ -137,31 +169,58 @@ func (op *Attention) UsePreallocDo(prealloc gorgonia.Value, in ...gorgonia.Value
 	}
 	s := in[0].Shape()
 	b, n, d := s[0], s[1], s[2]/3
-	op.shape = [3]int{b, n, d}
-	out := reuse(prealloc, dt, b*n*d)
-	if out == nil {
-		out = output(nil, dt, tensor.Shape{b, n, d})
+	q := op.queryCount(n)
+	rows := q
+	if op.record {
+		rows = n
 	}
-	size := b * op.heads * n * probRowStride(n)
+	op.shape, op.rows = [3]int{b, n, d}, rows
+	out := reuse(prealloc, dt, b*q*d)
+	if out == nil {
+		out = output(nil, dt, tensor.Shape{b, q, d})
+	}
+	size := b * op.heads * rows * probRowStride(n)
 	if op.dropP > 0 {
-		op.keep = grow(op.keep, b*op.heads*n*n)
+		op.keep = grow(op.keep, b*op.heads*rows*n)
 		fillKeep(op.keep, op.rng.streamKey(op.stream, op.rng.Step()), op.dropP)
 	}
 	op.kept = op.keepProbs
 	if dt == tensor.Float32 {
 		probs, dropped := keptProbs(&op.probs32, &op.dropped32, op.kept, op.dropP, size)
 		y := floats[float32](out)
-		conv := op.converted.start(b*n, d)
-		if conv != nil && (d/op.heads)%conv.Align() != 0 {
-			conv = nil // heads that start between words
+		conv := op.converted.start(b*q, d)
+		if conv != nil && ((d/op.heads)%conv.Align() != 0 || rows > q) {
+			conv = nil // heads that start between words, or rows made elsewhere
 		}
-		attentionForward(op.gemm, floats[float32](in[0]), y, probs, dropped, op.keep, op.dropP, b, n, d, op.heads, conv)
+		if rows > q {
+			op.all32 = grow(op.all32, b*n*d)
+			y = op.all32
+		}
+		attentionForward(op.gemm, floats[float32](in[0]), y, probs, dropped, op.keep, op.dropP, b, n, rows, d, op.heads, conv)
 		op.converted.finish(conv, y)
+		copyPrefixRows(floats[float32](out), y, b, rows, q, d)
 	} else {
 		probs, dropped := keptProbs(&op.probs, &op.dropped, op.kept, op.dropP, size)
-		attentionForward(op.gemm, floats[float64](in[0]), floats[float64](out), probs, dropped, op.keep, op.dropP, b, n, d, op.heads, nil)
+		y := floats[float64](out)
+		if rows > q {
+			op.all = grow(op.all, b*n*d)
+			y = op.all
+		}
+		attentionForward(op.gemm, floats[float64](in[0]), y, probs, dropped, op.keep, op.dropP, b, n, rows, d, op.heads, nil)
+		copyPrefixRows(floats[float64](out), y, b, rows, q, d)
 	}
 	return out, nil
+}
+
+// copyPrefixRows copies the first q rows of each of b samples of all (b,
+// rows, d) into out (b, q, d); nothing where all is out's own (rows = q).
+func copyPrefixRows[T Float](out, all []T, b, rows, q, d int) {
+	if rows == q {
+		return
+	}
+	for bi := range b {
+		copy(out[bi*q*d:(bi+1)*q*d], all[bi*rows*d:])
+	}
 }
 
 // keptProbs sizes the buffers a forward pass keeps P and its dropped-out
@@ -192,12 +251,15 @@ func headViews[T Float](qkv []T, bi, h, n, d, dh int) (q, k, v []T) {
 	return base[h*dh:], base[d+h*dh:], base[2*d+h*dh:]
 }
 
-func attentionForward[T Float](v blas.Variant, qkv, out, probs, dropped []T, keep []uint8, dropP float64, b, n, d, heads int, conv *blas.ConvertedA) {
-	parallel.Loop(b*heads, 1, attentionHeads[T]{gemm: headVariant(v, n, d/heads, true), qkv: qkv, out: out, probs: probs, dropped: dropped, keep: keep, dropP: dropP, n: n, ldp: probRowStride(n), d: d, heads: heads, conv: conv})
+// attentionForward computes out (b, m, d), the attention of the first m
+// of each sample's n tokens, from qkv (b, n, 3d), keeping P in probs
+// (and its dropped-out copy in dropped) where they are not nil.
+func attentionForward[T Float](v blas.Variant, qkv, out, probs, dropped []T, keep []uint8, dropP float64, b, n, m, d, heads int, conv *blas.ConvertedA) {
+	parallel.Loop(b*heads, 1, attentionHeads[T]{gemm: headVariant(v, m, n, d/heads, true), qkv: qkv, out: out, probs: probs, dropped: dropped, keep: keep, dropP: dropP, n: n, m: m, pm: m, ldp: probRowStride(n), d: d, heads: heads, conv: conv})
 }
 
-// minLowPrecisionHead is the fewest multiply-adds, n·n·dh, of one head's
-// q·kᵀ for which the products of a pass over it run in a low-precision
+// minLowPrecisionHead is the fewest multiply-adds, m·n·dh, of one head's
+// q·kᵀ (m query rows) for which the products of a pass over it run in a low-precision
 // variant; smaller heads run them in float32. Each product of a small
 // head is a few tiles of C over a short K, so converting and packing its
 // operands, and the kernel's fixed cost per tile, outweigh its
@@ -224,19 +286,21 @@ func minLowPrecisionHead(v blas.Variant, forward bool) int {
 	return 1 << 20
 }
 
-// headVariant is the variant a head of n tokens and width dh runs the
-// products of a pass in: v, or FP32 for heads below minLowPrecisionHead.
-func headVariant(v blas.Variant, n, dh int, forward bool) blas.Variant {
-	if n*n*dh < minLowPrecisionHead(v, forward) {
+// headVariant is the variant a head of m query rows over n tokens, width
+// dh, runs the products of a pass in: v, or FP32 for heads below
+// minLowPrecisionHead.
+func headVariant(v blas.Variant, m, n, dh int, forward bool) blas.Variant {
+	if m*n*dh < minLowPrecisionHead(v, forward) {
 		return blas.FP32
 	}
 	return v
 }
 
-// attentionHeads is the attention of a range of (sample, head) pairs bh:
-// its operands, and the probabilities (and their dropped-out copy) its
-// backward pass reads, each head's n rows ldp apart (nil where the
-// forward pass keeps none). dout and dqkv are the backward's, and
+// attentionHeads is the attention of the first m of n tokens, for a
+// range of (sample, head) pairs bh: its operands, and the probabilities
+// (and their dropped-out copy) its backward pass reads, pm rows a head
+// (pm ≥ m: the forward pass's m), ldp apart (nil where the forward pass
+// keeps none). out and dout are (B, m, D); dqkv is the backward's, and
 // scratch is laid out as probs.
 type attentionHeads[T Float] struct {
 	gemm                     blas.Variant
@@ -244,23 +308,23 @@ type attentionHeads[T Float] struct {
 	dout, dqkv, scratch      []T
 	keep                     []uint8
 	dropP                    float64
-	n, ldp, d, heads         int
+	n, m, pm, ldp, d, heads  int
 	// conv, if set, takes each head's (float32) output as the forward
 	// pass makes it (see convertedOutput).
 	conv *blas.ConvertedA
 }
 
-// head returns head bh's n×n block of buf (probs, dropped or scratch),
+// head returns head bh's pm×n block of buf (probs, dropped or scratch),
 // its rows ldp apart.
 func (k *attentionHeads[T]) head(buf []T, bh int) []T {
-	return buf[bh*k.n*k.ldp : (bh+1)*k.n*k.ldp]
+	return buf[bh*k.pm*k.ldp : (bh+1)*k.pm*k.ldp]
 }
 
 // dropRows sets dst = src·keep/(1 − p) for rows [r0, r1) of head bh
 // (dst, src ldp apart, the keep mask n apart).
 func (k *attentionHeads[T]) dropRows(dst, src []T, bh, r0, r1 int, inv T) {
 	n, ldp := k.n, k.ldp
-	keep := k.keep[bh*n*n : (bh+1)*n*n]
+	keep := k.keep[bh*k.pm*n : (bh+1)*k.pm*n]
 	for r := r0; r < r1; r++ {
 		for j, m := range keep[r*n : (r+1)*n] {
 			dst[r*ldp+j] = src[r*ldp+j] * T(m) * inv
@@ -276,15 +340,15 @@ func (k *attentionHeads[T]) constants() (dh int, scale, inv T) {
 }
 
 func (k *attentionHeads[T]) Range(lo, hi int) {
-	n, ldp, d, heads := k.n, k.ldp, k.d, k.heads
+	n, m, ldp, d, heads := k.n, k.m, k.ldp, k.d, k.heads
 	dh, scale, inv := k.constants()
 	for bh := lo; bh < hi; bh++ {
 		bi, h := bh/heads, bh%heads
 		q, kk, v := headViews(k.qkv, bi, h, n, d, dh)
 		probs := func(r0, r1 int, s []T) ([]T, int) { return k.probRows(bh, r0, r1, s, inv), ldp }
-		blas.GemmChainAs(k.gemm, n, n, dh, scale, q, 3*d, kk, 3*d, ldp, probs, dh, v, 3*d, k.out[bi*n*d+h*dh:], d)
+		blas.GemmChainAs(k.gemm, m, n, dh, scale, q, 3*d, kk, 3*d, ldp, probs, dh, v, 3*d, k.out[bi*m*d+h*dh:], d)
 		if k.conv != nil {
-			k.conv.Convert(any(k.out).([]float32), d, bi*n, (bi+1)*n, h*dh, (h+1)*dh)
+			k.conv.Convert(any(k.out).([]float32), d, bi*m, (bi+1)*m, h*dh, (h+1)*dh)
 		}
 	}
 }
@@ -367,21 +431,24 @@ func (op *attentionGrad) UsePreallocDo(prealloc gorgonia.Value, in ...gorgonia.V
 	}
 	s := in[0].Shape()
 	b, n, d := s[0], s[1], s[2]/3
-	heads := op.fwd.heads
-	out := output(prealloc, dt, s)
 	f := op.fwd
+	heads, m, pm := f.heads, f.queryCount(n), f.rows
+	out := output(prealloc, dt, s)
 	if dt == tensor.Float32 {
-		op.scratch32 = grow(op.scratch32, b*heads*n*probRowStride(n))
-		attentionBackward(f.gemm, floats[float32](in[0]), floats[float32](in[1]), floats[float32](out), f.probs32, f.dropped32, op.scratch32, f.keep, f.dropP, b, n, d, heads)
+		op.scratch32 = grow(op.scratch32, b*heads*pm*probRowStride(n))
+		attentionBackward(f.gemm, floats[float32](in[0]), floats[float32](in[1]), floats[float32](out), f.probs32, f.dropped32, op.scratch32, f.keep, f.dropP, b, n, m, pm, d, heads)
 	} else {
-		op.scratch = grow(op.scratch, b*heads*n*probRowStride(n))
-		attentionBackward(f.gemm, floats[float64](in[0]), floats[float64](in[1]), floats[float64](out), f.probs, f.dropped, op.scratch, f.keep, f.dropP, b, n, d, heads)
+		op.scratch = grow(op.scratch, b*heads*pm*probRowStride(n))
+		attentionBackward(f.gemm, floats[float64](in[0]), floats[float64](in[1]), floats[float64](out), f.probs, f.dropped, op.scratch, f.keep, f.dropP, b, n, m, pm, d, heads)
 	}
 	return out, nil
 }
 
-func attentionBackward[T Float](v blas.Variant, qkv, dout, dqkv, probs, dropped, scratch []T, keep []uint8, dropP float64, b, n, d, heads int) {
-	parallel.Loop(b*heads, 1, attentionHeadsGrad[T]{gemm: headVariant(v, n, d/heads, false), qkv: qkv, dout: dout, dqkv: dqkv, probs: probs, dropped: dropped, scratch: scratch, keep: keep, dropP: dropP, n: n, ldp: probRowStride(n), d: d, heads: heads})
+// attentionBackward computes dqkv (b, n, 3d) from dout (b, m, d), the
+// gradient of the first m tokens' attention, and the probabilities the
+// forward pass kept, pm rows a head.
+func attentionBackward[T Float](v blas.Variant, qkv, dout, dqkv, probs, dropped, scratch []T, keep []uint8, dropP float64, b, n, m, pm, d, heads int) {
+	parallel.Loop(b*heads, 1, attentionHeadsGrad[T]{gemm: headVariant(v, m, n, d/heads, false), qkv: qkv, dout: dout, dqkv: dqkv, probs: probs, dropped: dropped, scratch: scratch, keep: keep, dropP: dropP, n: n, m: m, pm: pm, ldp: probRowStride(n), d: d, heads: heads})
 }
 
 // attentionHeadsGrad is the backward pass of attentionHeads.
@@ -389,13 +456,13 @@ type attentionHeadsGrad[T Float] attentionHeads[T]
 
 func (g *attentionHeadsGrad[T]) Range(lo, hi int) {
 	k := (*attentionHeads[T])(g)
-	n, ldp, d, heads := k.n, k.ldp, k.d, k.heads
+	n, m, ldp, d, heads := k.n, k.m, k.ldp, k.d, k.heads
 	dh, scale, inv := k.constants()
 	for bh := lo; bh < hi; bh++ {
 		bi, h := bh/heads, bh%heads
 		q, kk, v := headViews(k.qkv, bi, h, n, d, dh)
 		dq, dk, dv := headViews(k.dqkv, bi, h, n, d, dh)
-		do := k.dout[bi*n*d+h*dh:]
+		do := k.dout[bi*m*d+h*dh:]
 		p := k.head(k.probs, bh)
 		dp := k.head(k.scratch, bh)
 		// dV = P̃ᵀ·dO and dP̃ = dO·Vᵀ, where P̃ is P after dropout.
@@ -403,13 +470,13 @@ func (g *attentionHeadsGrad[T]) Range(lo, hi int) {
 		if k.dropP > 0 {
 			pv = k.head(k.dropped, bh)
 		}
-		blas.GemmAs(k.gemm, true, false, n, dh, n, 1, pv, ldp, do, d, 0, dv, 3*d, nil)
-		blas.GemmAs(k.gemm, false, true, n, n, dh, 1, do, d, v, 3*d, 0, dp, ldp, nil)
+		blas.GemmAs(k.gemm, true, false, n, dh, m, 1, pv, ldp, do, d, 0, dv, 3*d, nil)
+		blas.GemmAs(k.gemm, false, true, m, n, dh, 1, do, d, v, 3*d, 0, dp, ldp, nil)
 		if k.dropP > 0 {
-			k.dropRows(dp, dp, bh, 0, n, inv)
+			k.dropRows(dp, dp, bh, 0, m, inv)
 		}
 		// dS = P ⊙ (dP − Σ_j dP⊙P), in place in dp.
-		for r := 0; r < n; r++ {
+		for r := 0; r < m; r++ {
 			pr, dr := p[r*ldp:r*ldp+n], dp[r*ldp:r*ldp+n]
 			if p32, ok := any(pr).([]float32); ok {
 				d32 := any(dr).([]float32)
@@ -424,8 +491,12 @@ func (g *attentionHeadsGrad[T]) Range(lo, hi int) {
 				dr[j] = pv * (dr[j] - dot)
 			}
 		}
-		// dQ = scale·dS·K, dK = scale·dSᵀ·Q
-		blas.GemmAs(k.gemm, false, false, n, dh, n, scale, dp, ldp, kk, 3*d, 0, dq, 3*d, nil)
-		blas.GemmAs(k.gemm, true, false, n, dh, n, scale, dp, ldp, q, 3*d, 0, dk, 3*d, nil)
+		// dQ = scale·dS·K, dK = scale·dSᵀ·Q; the rows of q past the m
+		// that attend have no gradient.
+		blas.GemmAs(k.gemm, false, false, m, dh, n, scale, dp, ldp, kk, 3*d, 0, dq, 3*d, nil)
+		for r := m; r < n; r++ {
+			clear(dq[r*3*d : r*3*d+dh])
+		}
+		blas.GemmAs(k.gemm, true, false, n, dh, m, scale, dp, ldp, q, 3*d, 0, dk, 3*d, nil)
 	}
 }

@@ -39,13 +39,13 @@ func BenchmarkAttention(b *testing.B) {
 		size := s.batch * s.heads * s.n * probRowStride(s.n)
 		probs, scratch := make([]float32, size), make([]float32, size)
 		forward := func() {
-			attentionForward(s.v, qkv, out, probs, nil, nil, 0, s.batch, s.n, s.d, s.heads, nil)
+			attentionForward(s.v, qkv, out, probs, nil, nil, 0, s.batch, s.n, s.n, s.d, s.heads, nil)
 		}
 		infer := func() {
-			attentionForward(s.v, qkv, out, nil, nil, nil, 0, s.batch, s.n, s.d, s.heads, nil)
+			attentionForward(s.v, qkv, out, nil, nil, nil, 0, s.batch, s.n, s.n, s.d, s.heads, nil)
 		}
 		backward := func() {
-			attentionBackward(s.v, qkv, dout, dqkv, probs, nil, scratch, nil, 0, s.batch, s.n, s.d, s.heads)
+			attentionBackward(s.v, qkv, dout, dqkv, probs, nil, scratch, nil, 0, s.batch, s.n, s.n, s.n, s.d, s.heads)
 		}
 		for _, pass := range []struct {
 			name string

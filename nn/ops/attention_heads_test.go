@@ -54,11 +54,46 @@ func attentionPass(v blas.Variant, n int, forward bool) []float32 {
 	if forward {
 		fwd = v
 	}
-	attentionForward(fwd, qkv, out, probs, nil, nil, 0, 1, n, d, heads, nil)
+	attentionForward(fwd, qkv, out, probs, nil, nil, 0, 1, n, n, d, heads, nil)
 	if forward {
 		return out
 	}
 	dqkv, scratch := make([]float32, len(qkv)), make([]float32, len(probs))
-	attentionBackward(v, qkv, dout, dqkv, probs, nil, scratch, nil, 0, 1, n, d, heads)
+	attentionBackward(v, qkv, dout, dqkv, probs, nil, scratch, nil, 0, 1, n, n, n, d, heads)
 	return dqkv
+}
+
+// TestPrefixAttentionBackwardOverwritesDQ checks that the backward pass
+// of a prefix attention writes every value of dqkv, whatever its buffer
+// held before: zeros in dq past the prefix, and elsewhere the gradient
+// that attention over every token gives when only the prefix's rows
+// have a gradient (to rounding: the two sum the same terms, the full
+// pass with zeros among them).
+func TestPrefixAttentionBackwardOverwritesDQ(t *testing.T) {
+	const n, d, heads, m = 9, 16, 2, 3
+	rng := rand.New(rand.NewPCG(3, 4))
+	qkv, dout := make([]float32, n*3*d), make([]float32, n*d)
+	for i := range qkv {
+		qkv[i] = rng.Float32()*2 - 1
+	}
+	for i := range dout[:m*d] {
+		dout[i] = rng.Float32()*2 - 1
+	}
+	ldp := probRowStride(n)
+	probs, scratch := make([]float32, heads*n*ldp), make([]float32, heads*n*ldp)
+	attentionForward(blas.FP32, qkv, make([]float32, n*d), probs, nil, nil, 0, 1, n, n, d, heads, nil)
+	want := make([]float32, len(qkv))
+	attentionBackward(blas.FP32, qkv, dout, want, probs, nil, scratch, nil, 0, 1, n, n, n, d, heads)
+
+	attentionForward(blas.FP32, qkv, make([]float32, m*d), probs, nil, nil, 0, 1, n, m, d, heads, nil)
+	got := make([]float32, len(qkv))
+	for i := range got {
+		got[i] = float32(math.NaN())
+	}
+	attentionBackward(blas.FP32, qkv, dout[:m*d], got, probs, nil, scratch, nil, 0, 1, n, m, m, d, heads)
+	for i, w := range want {
+		if !(math.Abs(float64(got[i]-w)) <= 1e-6) {
+			t.Fatalf("dqkv[%d] (token %d, column %d) = %v, attention over every token gives %v", i, i/(3*d), i%(3*d), got[i], w)
+		}
+	}
 }

@@ -169,3 +169,124 @@ func TestAttentionIsItsProducts(t *testing.T) {
 		}
 	})
 }
+
+// TestPrefixAttentionIsAttentionsRows checks a prefix attention against
+// attention over every token followed by the same prefix's rows: its
+// output bit for bit, in float64 and float32, and the gradient reaching
+// qkv (dq zero past the prefix) to rounding; and its own gradient
+// numerically, with and without attention dropout.
+func TestPrefixAttentionIsAttentionsRows(t *testing.T) {
+	rng := rand.New(rand.NewPCG(15, 16))
+	const b, n, d, heads = 2, 7, 12, 3
+	qkv := opstest.Rand(rng, -1.5, 1.5, b, n, 3*d)
+	for _, q := range []int{1, 2, n} {
+		prefix := func(g *gorgonia.ExprGraph, in []*gorgonia.Node) (*gorgonia.Node, error) {
+			out, _, err := ops.NewPrefixAttentionAs(blas.FP32, in[0], heads, q, 0, nil)
+			return out, err
+		}
+		rows := func(g *gorgonia.ExprGraph, in []*gorgonia.Node) (*gorgonia.Node, error) {
+			out, _, err := ops.NewAttention(in[0], heads, 0, nil)
+			if err != nil {
+				return nil, err
+			}
+			return ops.Tokens(out, 0, q)
+		}
+		for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
+			got, err := opstest.Eval(prefix, []*tensor.Dense{qkv}, []int{0}, dt, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := opstest.Eval(rows, []*tensor.Dense{qkv}, []int{0}, dt, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got.Out) != b*q*d {
+				t.Fatalf("%d queries: %d values, want %d", q, len(got.Out), b*q*d)
+			}
+			for i, w := range want.Out {
+				if got.Out[i] != w {
+					t.Fatalf("%v, %d queries: out[%d] = %v, attention's row %v", dt, q, i, got.Out[i], w)
+				}
+			}
+			tol := 1e-13
+			if dt == tensor.Float32 {
+				tol = 1e-6
+			}
+			for i, w := range want.Grads[0] {
+				if !(math.Abs(got.Grads[0][i]-w) <= tol) {
+					t.Fatalf("%v, %d queries: dqkv[%d] = %v, attention's %v", dt, q, i, got.Grads[0][i], w)
+				}
+				if token, col := i/(3*d)%n, i%(3*d); token >= q && col < d && got.Grads[0][i] != 0 {
+					t.Fatalf("%v, %d queries: dq of token %d is %v, want 0", dt, q, token, got.Grads[0][i])
+				}
+			}
+		}
+	}
+	for _, drop := range []float64{0, 0.3} {
+		f := func(g *gorgonia.ExprGraph, in []*gorgonia.Node) (*gorgonia.Node, error) {
+			var r *ops.Randomness
+			if drop > 0 {
+				r = ops.NewRandomness(5)
+			}
+			out, _, err := ops.NewPrefixAttentionAs(blas.FP32, in[0], 2, 2, drop, r)
+			return out, err
+		}
+		in := []*tensor.Dense{opstest.Rand(rng, -1.5, 1.5, 2, 7, 3*6)}
+		opstest.GradCheck(t, f, in, []int{0}, opstest.Options{MaxSamples: 96})
+		opstest.AgreeF32(t, f, in, []int{0}, 2e-5)
+	}
+}
+
+// TestPrefixAttentionRecordsEveryRow checks that a prefix attention
+// asked to record its probabilities records those of every token, as
+// attention over all of them does, and still outputs its prefix's rows.
+func TestPrefixAttentionRecordsEveryRow(t *testing.T) {
+	rng := rand.New(rand.NewPCG(17, 18))
+	const b, n, d, heads, q = 2, 5, 8, 2, 2
+	qkv := opstest.Rand(rng, -2, 2, b, n, 3*d)
+	var full, prefix *ops.Attention
+	var fullOut, prefixOut *gorgonia.Node
+	g := gorgonia.NewGraph()
+	x := gorgonia.NewTensor(g, tensor.Float64, 3, gorgonia.WithShape(b, n, 3*d), gorgonia.WithValue(qkv))
+	var err error
+	if fullOut, full, err = ops.NewAttention(x, heads, 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	if prefixOut, prefix, err = ops.NewPrefixAttentionAs(blas.FP32, x, heads, q, 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	full.RecordProbs()
+	prefix.RecordProbs()
+	want, err := full.Do(qkv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := prefix.Do(qkv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := prefixOut.Shape(); !s.Eq(tensor.Shape{b, q, d}) || !fullOut.Shape().Eq(tensor.Shape{b, n, d}) {
+		t.Fatalf("shapes %v and %v", s, fullOut.Shape())
+	}
+	w, gv := want.Data().([]float64), got.Data().([]float64)
+	if len(gv) != b*q*d {
+		t.Fatalf("%d values, want %d", len(gv), b*q*d)
+	}
+	for bi := range b {
+		for i := range q * d {
+			if gv[bi*q*d+i] != w[bi*n*d+i] {
+				t.Fatalf("sample %d, value %d: %v, attention's %v", bi, i, gv[bi*q*d+i], w[bi*n*d+i])
+			}
+		}
+	}
+	pw, _, _, _ := full.Probs()
+	pg, pb, ph, pn := prefix.Probs()
+	if pb != b || ph != heads || pn != n || len(pg) != len(pw) {
+		t.Fatalf("probs (%d, %d, %d, %d) with %d values, want %d", pb, ph, pn, pn, len(pg), len(pw))
+	}
+	for i := range pw {
+		if pg[i] != pw[i] {
+			t.Fatalf("probs[%d] = %v, attention's %v", i, pg[i], pw[i])
+		}
+	}
+}

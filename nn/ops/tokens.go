@@ -149,6 +149,16 @@ func SelectToken(x *gorgonia.Node, i int) (*gorgonia.Node, error) {
 	return tokenRange(x, i, i+1, false, true)
 }
 
+// Tokens takes tokens [from, to) of every sequence: x (B, T, D) → (B,
+// to−from, D), such as the prefix tokens that a ViT's heads read.
+func Tokens(x *gorgonia.Node, from, to int) (*gorgonia.Node, error) {
+	s := x.Shape()
+	if len(s) != 3 || from < 0 || from >= to || to > s[1] {
+		return nil, fmt.Errorf("Tokens: tokens [%d, %d) of %v", from, to, s)
+	}
+	return tokenRange(x, from, to, false, false)
+}
+
 // tokenRange takes tokens [from, to) of x (B, T, D): (B, to−from, D); with
 // sumBatch the batch is summed, (1, to−from, D); with squeeze (one token, no
 // sum) the token axis is dropped, (B, D).

@@ -70,3 +70,36 @@ func TestSelectTokenGradient(t *testing.T) {
 		}
 	}
 }
+
+func TestTokensGradient(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	const b, n, d = 2, 5, 3
+	for _, r := range [][2]int{{0, 1}, {0, 2}, {1, 4}, {0, n}} {
+		f := func(g *gorgonia.ExprGraph, in []*gorgonia.Node) (*gorgonia.Node, error) {
+			return ops.Tokens(in[0], r[0], r[1])
+		}
+		x := opstest.Rand(rng, -1, 1, b, n, d)
+		opstest.GradCheck(t, f, []*tensor.Dense{x}, []int{0}, opstest.Options{})
+		got, err := opstest.Eval(f, []*tensor.Dense{x}, nil, tensor.Float64, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		xs, w := x.Data().([]float64), r[1]-r[0]
+		for bi := range b {
+			for i := range w * d {
+				if g, want := got.Out[bi*w*d+i], xs[(bi*n+r[0])*d+i]; g != want {
+					t.Fatalf("tokens %v, sample %d, value %d: got %v want %v", r, bi, i, g, want)
+				}
+			}
+		}
+	}
+	x := opstest.Rand(rng, -1, 1, b, n, d)
+	for _, r := range [][2]int{{0, 0}, {-1, 2}, {2, n + 1}, {3, 2}} {
+		_, err := opstest.Eval(func(g *gorgonia.ExprGraph, in []*gorgonia.Node) (*gorgonia.Node, error) {
+			return ops.Tokens(in[0], r[0], r[1])
+		}, []*tensor.Dense{x}, nil, tensor.Float64, 1)
+		if err == nil {
+			t.Errorf("tokens %v of %d: no error", r, n)
+		}
+	}
+}
