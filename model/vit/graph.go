@@ -26,7 +26,7 @@ func (m *ViT) BuildGraph(batch int, training bool, rng *ops.Randomness) (*nn.Gra
 		return nil, fmt.Errorf("model: a training graph with dropout or drop-path needs an ops.Randomness")
 	}
 	g := gorgonia.NewGraph()
-	gr := &nn.Graph{Training: training, Batch: batch, G: g, FLOPs: c.ForwardFLOPs()}
+	gr := &nn.Graph{Training: training, Batch: batch, G: g}
 	p := map[string]*gorgonia.Node{}
 	dt := m.dtype()
 	for _, prm := range m.Params {
@@ -41,6 +41,8 @@ func (m *ViT) BuildGraph(batch int, training bool, rng *ops.Randomness) (*nn.Gra
 	gr.Images = gorgonia.NewTensor(g, dt, 4, gorgonia.WithShape(imgShape...), gorgonia.WithName("images"), gorgonia.WithValue(img))
 
 	b := builder{g: gr, cfg: c, p: p, training: training, rng: rng, products: m.Products}
+	lastQueries := b.headTokens()
+	gr.FLOPs = 2 * c.macsWithLastRows(cmp.Or(lastQueries, c.NumTokens()))
 	x := b.do(ops.Patchify(gr.Images, c.PatchSize))
 	x = b.do(ops.LinearAs(m.Products, x, p["patch_embed.proj.weight"], p["patch_embed.proj.bias"]))
 	prefix := []*gorgonia.Node{p["cls_token"]}
@@ -58,8 +60,7 @@ func (m *ViT) BuildGraph(batch int, training bool, rng *ops.Randomness) (*nn.Gra
 		}
 		queries := 0
 		if i == c.Depth-1 {
-			queries = b.headTokens()
-			gr.FLOPs = 2 * c.macsWithLastRows(cmp.Or(queries, c.NumTokens()))
+			queries = lastQueries
 		}
 		first := nextNodeID(g)
 		x = b.block(x, fmt.Sprintf("blocks.%d.", i), dpr, queries)
