@@ -119,6 +119,9 @@ func variantGemmThen(v Variant, tA, tB bool, m, n, k int, alpha float32, a []flo
 // inStrips reports false: this build has no strip kernel.
 func (*chain) inStrips(Variant, ChainRows[float32]) bool { return false }
 
+// chainGradInStrips reports false: this build has no strip kernel.
+func chainGradInStrips(Variant, *ChainGrad[float32], ChainRowsGrad[float32]) bool { return false }
+
 // packPanels returns nil: PackB keeps op(B) as a plain matrix.
 func packPanels(kern *panelKernel, tB bool, k, n int, b []float32, ldb int) *panels { return nil }
 

@@ -255,42 +255,38 @@ func headViews[T Float](qkv []T, bi, h, n, d, dh int) (q, k, v []T) {
 // of each sample's n tokens, from qkv (b, n, 3d), keeping P in probs
 // (and its dropped-out copy in dropped) where they are not nil.
 func attentionForward[T Float](v blas.Variant, qkv, out, probs, dropped []T, keep []uint8, dropP float64, b, n, m, d, heads int, conv *blas.ConvertedA) {
-	parallel.Loop(b*heads, 1, attentionHeads[T]{gemm: headVariant(v, m, n, d/heads, true), qkv: qkv, out: out, probs: probs, dropped: dropped, keep: keep, dropP: dropP, n: n, m: m, pm: m, ldp: probRowStride(n), d: d, heads: heads, conv: conv})
+	parallel.Loop(b*heads, 1, attentionHeads[T]{gemm: headVariant(v, m, n, d/heads), qkv: qkv, out: out, probs: probs, dropped: dropped, keep: keep, dropP: dropP, n: n, m: m, pm: m, ldp: probRowStride(n), d: d, heads: heads, conv: conv})
 }
 
 // minLowPrecisionHead is the fewest multiply-adds, m·n·dh, of one head's
-// q·kᵀ (m query rows) for which the products of a pass over it run in a low-precision
-// variant; smaller heads run them in float32. Each product of a small
-// head is a few tiles of C over a short K, so converting and packing its
-// operands, and the kernel's fixed cost per tile, outweigh its
-// multiply-adds. AMX's forward pass, which goes strip by strip
-// (blas.GemmChainAs) from heads of 64 tokens on (P·v's K is then long
-// enough for low precision), gains from there with heads of 64, and its
-// backward pass from about 90 tokens; the other variants keep 128 tokens
-// for both. On an Intel Xeon ("Intel(R) Xeon(R) Processor", family 6
-// model 167), 2 threads, attention's passes over heads of 64 took, in ms
-// (medians of 3 of BenchmarkAttention's loops):
+// q·kᵀ (m query rows) for which the products of its passes run in a
+// low-precision variant; smaller heads run them in float32. Each product
+// of a small head is a few tiles of C over a short K, so converting and
+// packing its operands, and the kernel's fixed cost per tile, outweigh
+// its multiply-adds. AMX's passes, which go strip by strip
+// (blas.GemmChainAs forward, blas.GemmChainGradAs backward), gain from
+// heads of 64 tokens on (their products' K are then long enough for low
+// precision); the other variants keep 128 tokens. On an Intel Xeon
+// ("Intel(R) Xeon(R) Processor", family 6 model 167), 2 threads,
+// attention's passes over heads of 64 took, in ms (medians of 3 of
+// BenchmarkAttention's loops; ViT-B/16's in float32 measured before the
+// backward pass went strip by strip):
 //
 //	tokens  samples × heads  amx fwd / bwd  float32 fwd / bwd
-//	65      64 × 3           1.38 / 2.63    1.60 / 2.56
-//	101     16 × 12          2.41 / 5.23    3.12 / 5.80
-//	129     16 × 12          3.31 / 8.23    4.93 / 9.54
-//	197     4 × 12           1.44 / 2.51    2.47 / 4.73
-func minLowPrecisionHead(v blas.Variant, forward bool) int {
-	switch {
-	case v == blas.AMX && forward:
+//	65      64 × 3           1.56 / 2.16    2.06 / 2.72
+//	197     4 × 12           1.68 / 2.48    2.47 / 4.73
+func minLowPrecisionHead(v blas.Variant) int {
+	if v == blas.AMX {
 		return 1 << 18
-	case v == blas.AMX:
-		return 1 << 19
 	}
 	return 1 << 20
 }
 
 // headVariant is the variant a head of m query rows over n tokens, width
-// dh, runs the products of a pass in: v, or FP32 for heads below
+// dh, runs the products of its passes in: v, or FP32 for heads below
 // minLowPrecisionHead.
-func headVariant(v blas.Variant, m, n, dh int, forward bool) blas.Variant {
-	if m*n*dh < minLowPrecisionHead(v, forward) {
+func headVariant(v blas.Variant, m, n, dh int) blas.Variant {
+	if m*n*dh < minLowPrecisionHead(v) {
 		return blas.FP32
 	}
 	return v
@@ -448,7 +444,7 @@ func (op *attentionGrad) UsePreallocDo(prealloc gorgonia.Value, in ...gorgonia.V
 // gradient of the first m tokens' attention, and the probabilities the
 // forward pass kept, pm rows a head.
 func attentionBackward[T Float](v blas.Variant, qkv, dout, dqkv, probs, dropped, scratch []T, keep []uint8, dropP float64, b, n, m, pm, d, heads int) {
-	parallel.Loop(b*heads, 1, attentionHeadsGrad[T]{gemm: headVariant(v, m, n, d/heads, false), qkv: qkv, dout: dout, dqkv: dqkv, probs: probs, dropped: dropped, scratch: scratch, keep: keep, dropP: dropP, n: n, m: m, pm: pm, ldp: probRowStride(n), d: d, heads: heads})
+	parallel.Loop(b*heads, 1, attentionHeadsGrad[T]{gemm: headVariant(v, m, n, d/heads), qkv: qkv, dout: dout, dqkv: dqkv, probs: probs, dropped: dropped, scratch: scratch, keep: keep, dropP: dropP, n: n, m: m, pm: pm, ldp: probRowStride(n), d: d, heads: heads})
 }
 
 // attentionHeadsGrad is the backward pass of attentionHeads.
@@ -462,41 +458,47 @@ func (g *attentionHeadsGrad[T]) Range(lo, hi int) {
 		bi, h := bh/heads, bh%heads
 		q, kk, v := headViews(k.qkv, bi, h, n, d, dh)
 		dq, dk, dv := headViews(k.dqkv, bi, h, n, d, dh)
-		do := k.dout[bi*m*d+h*dh:]
 		p := k.head(k.probs, bh)
-		dp := k.head(k.scratch, bh)
-		// dV = P̃ᵀ·dO and dP̃ = dO·Vᵀ, where P̃ is P after dropout.
+		// dV = P̃ᵀ·dO and dP̃ = dO·Vᵀ, where P̃ is P after dropout; dS
+		// from dP̃ (softmaxRowsGrad); dQ = scale·dS·K, dK = scale·dSᵀ·Q.
 		pv := p
 		if k.dropP > 0 {
 			pv = k.head(k.dropped, bh)
 		}
-		blas.GemmAs(k.gemm, true, false, n, dh, m, 1, pv, ldp, do, d, 0, dv, 3*d, nil)
-		blas.GemmAs(k.gemm, false, true, m, n, dh, 1, do, d, v, 3*d, 0, dp, ldp, nil)
-		if k.dropP > 0 {
-			k.dropRows(dp, dp, bh, 0, m, inv)
-		}
-		// dS = P ⊙ (dP − Σ_j dP⊙P), in place in dp.
-		for r := 0; r < m; r++ {
-			pr, dr := p[r*ldp:r*ldp+n], dp[r*ldp:r*ldp+n]
-			if p32, ok := any(pr).([]float32); ok {
-				d32 := any(dr).([]float32)
-				vec.MulDiff(d32, p32, d32, vec.Dot(p32, d32))
-				continue
-			}
-			var dot T
-			for j, pv := range pr {
-				dot += pv * dr[j]
-			}
-			for j, pv := range pr {
-				dr[j] = pv * (dr[j] - dot)
-			}
-		}
-		// dQ = scale·dS·K, dK = scale·dSᵀ·Q; the rows of q past the m
-		// that attend have no gradient.
-		blas.GemmAs(k.gemm, false, false, m, dh, n, scale, dp, ldp, kk, 3*d, 0, dq, 3*d, nil)
+		grad := func(r0, r1 int, ds []T) { k.softmaxRowsGrad(bh, r0, r1, p, ds, inv) }
+		blas.GemmChainGradAs(k.gemm, &blas.ChainGrad[T]{M: m, N: n, K: dh, E: dh, Alpha: scale,
+			A: q, LDA: 3 * d, B: kk, LDB: 3 * d, P: pv, LDP: ldp, D: v, LDD: 3 * d, DC: k.dout[bi*m*d+h*dh:], LDDC: d,
+			DS: k.head(k.scratch, bh), LDS: ldp, DA: dq, LDDA: 3 * d, DB: dk, LDDB: 3 * d, DD: dv, LDDD: 3 * d}, grad)
+		// The rows of q past the m that attend have no gradient.
 		for r := m; r < n; r++ {
 			clear(dq[r*3*d : r*3*d+dh])
 		}
-		blas.GemmAs(k.gemm, true, false, n, dh, m, scale, dp, ldp, q, 3*d, 0, dk, 3*d, nil)
+	}
+}
+
+// softmaxRowsGrad makes rows [r0, r1) of head bh's dS = P ⊙ (dP − Σ_j
+// dP⊙P) in place in ds, those rows of the head's scratch (row r0 first,
+// ldp apart), from those of dP̃, the gradient of the probabilities after
+// dropout, and P's rows p (row 0 first).
+func (k *attentionHeads[T]) softmaxRowsGrad(bh, r0, r1 int, p, ds []T, inv T) {
+	ldp, n := k.ldp, k.n
+	if k.dropP > 0 {
+		scratch := k.head(k.scratch, bh)
+		k.dropRows(scratch, scratch, bh, r0, r1, inv)
+	}
+	for r := r0; r < r1; r++ {
+		pr, dr := p[r*ldp:r*ldp+n], ds[(r-r0)*ldp:(r-r0)*ldp+n]
+		if p32, ok := any(pr).([]float32); ok {
+			d32 := any(dr).([]float32)
+			vec.MulDiff(d32, p32, d32, vec.Dot(p32, d32))
+			continue
+		}
+		var dot T
+		for j, pv := range pr {
+			dot += pv * dr[j]
+		}
+		for j, pv := range pr {
+			dr[j] = pv * (dr[j] - dot)
+		}
 	}
 }

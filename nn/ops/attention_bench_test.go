@@ -9,12 +9,12 @@ import (
 // BenchmarkAttention times attention's forward pass, keeping the
 // probabilities for the backward (forward) or not (infer), and its
 // backward pass over
-// the heads of vit_fmnist_patch4_28 (batch 128: 50 tokens, heads of 16),
-// vit_cifar_patch4_32 (batch 64: 65 tokens, heads of 64), both in
-// float32, as their backward passes run in every variant (the CIFAR
-// heads' forward pass runs in amx where AMX runs: see
-// minLowPrecisionHead), and ViT-B/16 (batch 4: 197 tokens, heads of 64)
-// in each low-precision variant this processor runs.
+// the heads of vit_fmnist_patch4_28 (batch 128: 50 tokens, heads of 16)
+// and vit_cifar_patch4_32 (batch 64: 65 tokens, heads of 64) in float32,
+// and those of vit_cifar_patch4_32 and ViT-B/16 (batch 4: 197 tokens,
+// heads of 64) in each low-precision variant this processor runs (each
+// pass of a head too small for it runs in float32: see
+// minLowPrecisionHead).
 func BenchmarkAttention(b *testing.B) {
 	type shape struct {
 		name               string
@@ -24,7 +24,7 @@ func BenchmarkAttention(b *testing.B) {
 	shapes := []shape{{"fmnist", 128, 50, 64, 4, blas.FP32}, {"cifar", 64, 65, 192, 3, blas.FP32}}
 	for _, v := range blas.Variants()[1:] {
 		if v.Runs() {
-			shapes = append(shapes, shape{"vitb/" + string(v), 4, 197, 768, 12, v})
+			shapes = append(shapes, shape{"cifar/" + string(v), 64, 65, 192, 3, v}, shape{"vitb/" + string(v), 4, 197, 768, 12, v})
 		}
 	}
 	for _, s := range shapes {
