@@ -76,27 +76,11 @@ func checkChainGrad(t *testing.T, v Variant, c [4]int, rng *rand.Rand) {
 			t.Fatalf("grad saw row %d %d times", r, s)
 		}
 	}
-	same := func(name string, got, want []float32, rows, cols, ld int) {
-		for r := range rows {
-			for j := range cols {
-				if g, w := got[r*ld+j], want[r*ld+j]; !sameBits(g, w) {
-					t.Fatalf("%s[%d, %d] = %g, want %g", name, r, j, g, w)
-				}
-			}
-		}
-	}
-	same("dS", got.DS, want.DS, m, n, got.LDS)
-	same("dA", got.DA, want.DA, m, k, got.LDDA)
-	same("dB", got.DB, want.DB, n, k, got.LDDB)
-	same("dD", got.DD, want.DD, n, e, got.LDDD)
-	kern := lowKernel(v)
-	inStrips := kern != nil && kern.strip != nil && min(m, n, e) >= lowPrecisionMinK
-	if inStrips && (widest > kern.mr || calls != ceilDiv(m, kern.mr)) {
-		t.Fatalf("grad called %d times, at most %d rows at once: not strip by strip", calls, widest)
-	}
-	if !inStrips && calls != 1 {
-		t.Fatalf("grad called %d times, want once over all rows", calls)
-	}
+	sameBlock(t, "dS", got.DS, want.DS, m, n, got.LDS)
+	sameBlock(t, "dA", got.DA, want.DA, m, k, got.LDDA)
+	sameBlock(t, "dB", got.DB, want.DB, n, k, got.LDDB)
+	sameBlock(t, "dD", got.DD, want.DD, n, e, got.LDDD)
+	checkStripCalls(t, "grad", v, min(m, n, e), m, calls, widest)
 }
 
 // TestGemmChainGradAsAllocs checks that a chain's gradient, its function

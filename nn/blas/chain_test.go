@@ -82,25 +82,38 @@ func checkChain(t *testing.T, v Variant, c chainCase, rng *rand.Rand) {
 			t.Fatalf("rows saw row %d %d times", r, s)
 		}
 	}
-	same := func(name string, got, want []float32, rows, cols, ld int) {
-		for r := range rows {
-			for j := range cols {
-				if g, w := got[r*ld+j], want[r*ld+j]; !sameBits(g, w) {
-					t.Fatalf("%s[%d, %d] = %g, want %g", name, r, j, g, w)
-				}
+	sameBlock(t, "S", gotS, wantS, m, n, lds)
+	sameBlock(t, "P", gotP, wantP, m, n, ldp)
+	sameBlock(t, "C", gotC, wantC, m, e, ldc)
+	checkStripCalls(t, "rows", v, min(k, n), m, calls, widest)
+}
+
+// sameBlock fails t unless got and want (rows × cols, ld apart) hold
+// the same bits.
+func sameBlock(t *testing.T, name string, got, want []float32, rows, cols, ld int) {
+	t.Helper()
+	for r := range rows {
+		for j := range cols {
+			if g, w := got[r*ld+j], want[r*ld+j]; !sameBits(g, w) {
+				t.Fatalf("%s[%d, %d] = %g, want %g", name, r, j, g, w)
 			}
 		}
 	}
-	same("S", gotS, wantS, m, n, lds)
-	same("P", gotP, wantP, m, n, ldp)
-	same("C", gotC, wantC, m, e, ldc)
+}
+
+// checkStripCalls checks how a chain called its function of m rows: strip
+// by strip, at most the kernel's mr rows a call, where v's kernel computes
+// strips and the chain's shortest K (shortestK) is long enough for low
+// precision, else once over all rows.
+func checkStripCalls(t *testing.T, fn string, v Variant, shortestK, m, calls, widest int) {
+	t.Helper()
 	kern := lowKernel(v)
-	inStrips := kern != nil && kern.strip != nil && min(k, n) >= lowPrecisionMinK
+	inStrips := kern != nil && kern.strip != nil && shortestK >= lowPrecisionMinK
 	if inStrips && (widest > kern.mr || calls != ceilDiv(m, kern.mr)) {
-		t.Fatalf("rows called %d times, at most %d rows at once: not strip by strip", calls, widest)
+		t.Fatalf("%s called %d times, at most %d rows at once: not strip by strip", fn, calls, widest)
 	}
 	if !inStrips && calls != 1 {
-		t.Fatalf("rows called %d times, want once over all rows", calls)
+		t.Fatalf("%s called %d times, want once over all rows", fn, calls)
 	}
 }
 
