@@ -60,9 +60,6 @@ type ChainRowsGrad[T float32 | float64] = func(r0, r1 int, ds []T)
 // follow from them. That path runs on the calling goroutine; calls may
 // run at once.
 func GemmChainGradAs[T float32 | float64](v Variant, g *ChainGrad[T], grad ChainRowsGrad[T]) {
-	if g.M == 0 || g.N == 0 {
-		return
-	}
 	checkGemm(false, true, g.M, g.N, g.E, len(g.DC), g.LDDC, len(g.D), g.LDD, len(g.DS), g.LDS)
 	checkGemm(false, false, g.M, g.K, g.N, len(g.DS), g.LDS, len(g.B), g.LDB, len(g.DA), g.LDDA)
 	checkGemm(true, false, g.N, g.K, g.M, len(g.DS), g.LDS, len(g.A), g.LDA, len(g.DB), g.LDDB)

@@ -11,11 +11,11 @@ import (
 // chainGradCases cover heads of ViT-B/16 (197 tokens of 64) and of the
 // CIFAR preset (65), edge strips of rows and of columns, the gradient of
 // a prefix of 64 queries over 197 tokens, a K too short for low
-// precision (16), and an M of 300, whose transposed products take
-// several of GemmAs's K blocks.
+// precision (16), an M of 300, whose transposed products take several
+// of GemmAs's K blocks, and no rows or no tokens (gradients of zeros).
 var chainGradCases = [][4]int{ // M, N, K, E
 	{197, 197, 64, 64}, {65, 65, 64, 64}, {64, 197, 64, 64}, {70, 100, 96, 80},
-	{50, 50, 16, 16}, {300, 300, 64, 64}, {1, 64, 64, 64},
+	{50, 50, 16, 16}, {300, 300, 64, 64}, {1, 64, 64, 64}, {0, 70, 64, 64}, {70, 0, 64, 64},
 }
 
 // TestGemmChainGradAs checks GemmChainGradAs against its five steps, bit
