@@ -218,9 +218,7 @@ func copyPrefixRows[T Float](out, all []T, b, rows, q, d int) {
 	if rows == q {
 		return
 	}
-	for bi := range b {
-		copy(out[bi*q*d:(bi+1)*q*d], all[bi*rows*d:])
-	}
+	parallel.Loop(b, 8, tokenRows[T]{full: all, part: out, t: rows, d: d, width: q * d})
 }
 
 // keptProbs sizes the buffers a forward pass keeps P and its dropped-out
