@@ -50,12 +50,14 @@ func (gr *Graph) Differentiate(loss *gorgonia.Node, extra ...*gorgonia.Node) (*S
 	if gr.GradCheckpointing {
 		recompute = gr.Blocks
 	}
-	prog, err := runner.CompileRecompute(gr.G, recompute, outs...)
+	// Gorgonia's Adds sum the gradients of values read more than once. One
+	// whose term is LayerNorm's input gradient is merged into that op;
+	// the others, which allocate on every run, are ops' Add, the same
+	// sums in place.
+	prog, err := runner.CompileWith(gr.G, runner.Options{Segments: recompute, Merge: ops.MergeSum}, outs...)
 	if err != nil {
 		return nil, err
 	}
-	// Gorgonia's Adds that sum the gradients of values read more than once
-	// allocate on every run; ops' Add computes the same sums in place.
 	prog.Substitute(gr.G, ops.NativeOp)
 	gr.forward = prog // Value and Predictions read the step's run
 	watch, err := prog.Watch(grads)

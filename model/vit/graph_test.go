@@ -389,3 +389,35 @@ func TestEvalGraphComputesTheHeadsTokens(t *testing.T) {
 		}
 	}
 }
+
+// TestTrainingStepMergesBlockInputGradients checks that a training step
+// computes the gradient of each value a block's LayerNorm reads, the sum
+// of that LayerNorm's input gradient and the residual connection's, in
+// LayerNorm's backward op, with or without gradient checkpointing: only
+// the final norm's input gradient, which its input's alone, runs on its
+// own.
+func TestTrainingStepMergesBlockInputGradients(t *testing.T) {
+	for _, checkpointing := range []bool{false, true} {
+		cfg := tiny(false)
+		cfg.Depth = 3
+		m, err := New(cfg, 5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := lossStepCheckpointed(t, m, 2, true, 1, checkpointing)
+		times, err := s.TimeOps()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Run(); err != nil {
+			t.Fatal(err)
+		}
+		calls := make(map[string]int)
+		for _, o := range times.ByOp() {
+			calls[o.Op] += o.Calls
+		}
+		if calls["LayerNormGradInput"] != 1 || calls["LayerNormGradInput+Add"] != 2*cfg.Depth {
+			t.Errorf("checkpointing=%v: LayerNorm input gradients %d on their own and %d merged, want 1 and %d", checkpointing, calls["LayerNormGradInput"], calls["LayerNormGradInput+Add"], 2*cfg.Depth)
+		}
+	}
+}

@@ -274,42 +274,107 @@ func (op *layerNormGrad) UsePreallocDo(prealloc gorgonia.Value, in ...gorgonia.V
 		}
 		return out, nil
 	}
-	out := output(prealloc, dt, s)
-	if dt == tensor.Float32 {
-		layerNormGradInput(floats[float32](in[0]), floats[float32](in[1]), floats[float32](in[3]), floats[float32](out), op.fwd.mean, op.fwd.rstd, op.partials)
-	} else {
-		layerNormGradInput(floats[float64](in[0]), floats[float64](in[1]), floats[float64](in[3]), floats[float64](out), op.fwd.mean, op.fwd.rstd, op.partials)
-	}
-	return out, nil
+	return op.inputGradient(prealloc, dt, in, nil), nil
 }
 
-// layerNormGradInput sets dx and, in the same pass over x and dy,
-// partials's sums of dweight, one per worker's chunk of rows as
-// layerNormGradWeight takes them.
-func layerNormGradInput[T Float](x, w, dy, dx []T, mean, rstd []float64, partials *weightPartials) {
+// inputGradient returns dx from in = (x, weight, y, dy), with addend (nil:
+// none; else of x's shape) added to it.
+func (op *layerNormGrad) inputGradient(prealloc gorgonia.Value, dt tensor.Dtype, in []gorgonia.Value, addend gorgonia.Value) gorgonia.Value {
+	out := output(prealloc, dt, in[0].Shape())
+	if dt == tensor.Float32 {
+		layerNormGradInput(floats[float32](in[0]), floats[float32](in[1]), floats[float32](in[3]), floatsOrNil[float32](addend), floats[float32](out), op.fwd.mean, op.fwd.rstd, op.partials)
+	} else {
+		layerNormGradInput(floats[float64](in[0]), floats[float64](in[1]), floats[float64](in[3]), floatsOrNil[float64](addend), floats[float64](out), op.fwd.mean, op.fwd.rstd, op.partials)
+	}
+	return out
+}
+
+// OrdersOnly implements runner.OrderingInputs: y, and dx for dweight, are
+// read only to run after the ops that make them.
+func (op *layerNormGrad) OrdersOnly(i int) bool {
+	if op.weight {
+		return i == 1 || i == 3
+	}
+	return i == 2
+}
+
+// layerNormGradPlus is LayerNormGradInput(x, weight, y, dy) + addend, for
+// an addend of x's shape: the input gradient with another gradient of x
+// added to each row as the row is stored (MergeSum). It is the op of a
+// runner step, not of a graph node.
+type layerNormGradPlus struct {
+	base
+	grad *layerNormGrad
+}
+
+func newLayerNormGradPlus(grad *layerNormGrad) *layerNormGradPlus {
+	return &layerNormGradPlus{base: base{name: "LayerNormGradInput+Add", arity: 5, params: func(h hash.Hash) { fmt.Fprint(h, grad.fwd.id) }}, grad: grad}
+}
+
+func (op *layerNormGradPlus) Type() hm.Type {
+	n := op.grad.fwd.dims
+	return fnType(n, n, 1, n, n, n)
+}
+
+func (op *layerNormGradPlus) InferShape(in ...gorgonia.DimSizer) (tensor.Shape, error) {
+	return op.grad.InferShape(in...)
+}
+
+func (op *layerNormGradPlus) Do(in ...gorgonia.Value) (gorgonia.Value, error) {
+	return op.UsePreallocDo(nil, in...)
+}
+
+// UsePreallocDo computes dx + addend from in = (x, weight, y, dy, addend).
+func (op *layerNormGradPlus) UsePreallocDo(prealloc gorgonia.Value, in ...gorgonia.Value) (gorgonia.Value, error) {
+	if len(in) != 5 {
+		return nil, fmt.Errorf("%s: %d inputs, want 5", op.name, len(in))
+	}
+	dt, err := checkDtypes(op.name, in...)
+	if err != nil {
+		return nil, err
+	}
+	s := in[0].Shape()
+	if !in[4].Shape().Eq(s) {
+		return nil, fmt.Errorf("%s: addend %v is not shaped like x %v", op.name, in[4].Shape(), s)
+	}
+	if rows := s.TotalSize() / s[len(s)-1]; len(op.grad.fwd.mean) != rows {
+		return nil, fmt.Errorf("%s: the forward LayerNorm has not run on %v", op.name, s)
+	}
+	return op.grad.inputGradient(prealloc, dt, in[:4], in[4]), nil
+}
+
+// layerNormGradInput sets dx, plus addend where addend is not nil, and,
+// in the same pass over x and dy, partials's sums of dweight, one per
+// worker's chunk of rows as layerNormGradWeight takes them.
+func layerNormGradInput[T Float](x, w, dy, addend, dx []T, mean, rstd []float64, partials *weightPartials) {
 	d := len(w)
 	sums := partials.start(len(mean), d)
-	rows := layerNormGradRows[T]{x, w, dy, dx, mean, rstd}
+	rows := layerNormGradRows[T]{x, w, dy, addend, dx, mean, rstd}
 	parallel.Loop(len(sums)/d, 1, layerNormGradInputAndWeight[T]{rows, layerNormGradWeightPartials[T]{x, dy, mean, rstd, sums, d}})
 	partials.from.set(firstOf(dy))
 }
 
 // layerNormGradRows sets dx, row by row, from the rows' dy, x, mean and
-// 1/std.
+// 1/std, and adds addend's row to it where addend is not nil.
 type layerNormGradRows[T Float] struct {
-	x, w, dy, dx []T
-	mean, rstd   []float64
+	x, w, dy, addend, dx []T
+	mean, rstd           []float64
 }
 
 // row sets row r of dx; in float32 with the SIMD kernels of package vec.
+// The addend's row goes onto the row just stored, still in L1, as a
+// separate Add would add it: one rounding of the stored value's sum.
 func (k *layerNormGradRows[T]) row(r int) {
 	d := len(k.w)
 	xr, gr, dr := k.x[r*d:(r+1)*d], k.dy[r*d:(r+1)*d], k.dx[r*d:(r+1)*d]
 	if x32, ok := any(xr).([]float32); ok {
 		mt, st := float32(k.mean[r]), float32(k.rstd[r])
-		g32, w32 := any(gr).([]float32), any(k.w).([]float32)
+		g32, w32, d32 := any(gr).([]float32), any(k.w).([]float32), any(dr).([]float32)
 		sg, sgx := vec.LayerNormGradSums(x32, g32, w32, mt, st)
-		vec.LayerNormGradRow(any(dr).([]float32), x32, g32, w32, mt, st, float32(float64(sg)/float64(d)), float32(float64(sgx)/float64(d)))
+		vec.LayerNormGradRow(d32, x32, g32, w32, mt, st, float32(float64(sg)/float64(d)), float32(float64(sgx)/float64(d)))
+		if k.addend != nil {
+			vec.Add(d32, d32, any(k.addend).([]float32)[r*d:(r+1)*d])
+		}
 		return
 	}
 	mt, st := T(k.mean[r]), T(k.rstd[r])
@@ -318,6 +383,11 @@ func (k *layerNormGradRows[T]) row(r int) {
 	gr, w, dr := gr[:len(xr)], k.w[:len(xr)], dr[:len(xr)]
 	for j, v := range xr {
 		dr[j] = st * (gr[j]*w[j] - a - (v-mt)*st*c)
+	}
+	if k.addend != nil {
+		for j, v := range k.addend[r*d : (r+1)*d] {
+			dr[j] += v
+		}
 	}
 }
 

@@ -16,18 +16,43 @@ import (
 // value's gradients. Gorgonia's Add allocates on every call; a runner
 // substitutes the returned op for it (runner.Program.Substitute).
 func NativeOp(n *gorgonia.Node, in []*gorgonia.Node) (gorgonia.UsePreallocDoer, bool) {
-	if !isGorgoniaAdd(n.Op()) || n.IsScalar() || len(in) != 2 {
+	if !isGradientSum(n, in) {
 		return nil, false
 	}
-	if dt := n.Dtype(); dt != tensor.Float32 && dt != tensor.Float64 {
+	return newAdd(n.Dims()), true
+}
+
+// MergeSum is a runner.Merge for the sums NativeOp takes: where the term
+// is LayerNorm's input gradient, it gives the op that computes that
+// gradient with the other term added to each row as the row is stored,
+// the same sums bit for bit without writing the term and reading it
+// back. A ViT block's input is read by its first LayerNorm and by the
+// residual connection, so its gradient is such a sum.
+func MergeSum(sum *gorgonia.Node, in []*gorgonia.Node, term int) (gorgonia.UsePreallocDoer, bool) {
+	if !isGradientSum(sum, in) {
 		return nil, false
+	}
+	if g, ok := in[term].Op().(*layerNormGrad); ok && !g.weight {
+		return newLayerNormGradPlus(g), true
+	}
+	return nil, false
+}
+
+// isGradientSum reports whether n, with inputs in, is Gorgonia's
+// elementwise Add of two float tensors of n's shape.
+func isGradientSum(n *gorgonia.Node, in []*gorgonia.Node) bool {
+	if !isGorgoniaAdd(n.Op()) || n.IsScalar() || len(in) != 2 {
+		return false
+	}
+	if dt := n.Dtype(); dt != tensor.Float32 && dt != tensor.Float64 {
+		return false
 	}
 	for _, c := range in {
 		if c.IsScalar() || !c.Shape().Eq(n.Shape()) || c.Dtype() != n.Dtype() {
-			return nil, false
+			return false
 		}
 	}
-	return newAdd(n.Dims()), true
+	return true
 }
 
 // gorgoniaAdd is the op of gorgonia.Add on two tensors, the reference

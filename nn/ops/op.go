@@ -111,6 +111,14 @@ func floats[T Float](v gorgonia.Value) []T {
 	return v.Data().([]T)
 }
 
+// floatsOrNil is floats(v), or nil where v is nil.
+func floatsOrNil[T Float](v gorgonia.Value) []T {
+	if v == nil {
+		return nil
+	}
+	return floats[T](v)
+}
+
 // output returns prealloc when it has the wanted shape and dtype, or a new
 // zeroed tensor otherwise. It keeps a copy of shape, never shape itself,
 // so that a caller's shape literal stays on its stack.

@@ -16,6 +16,7 @@ package runner
 
 import (
 	"fmt"
+	"slices"
 	"time"
 	"unsafe"
 
@@ -30,6 +31,7 @@ type step struct {
 	node     *gorgonia.Node
 	op       gorgonia.Op
 	prealloc gorgonia.UsePreallocDoer // nil when the op cannot write into a buffer
+	merged   bool                     // prealloc computes node, a sum, with one term's op (Merge)
 	inputs   []int                    // value slots of the children
 	out      int                      // value slot of the node
 	args     []gorgonia.Value         // reused argument slice
@@ -77,6 +79,21 @@ type Segment struct {
 // masks of ops.Randomness do); op-owned state is overwritten with the same
 // values. Outputs of the program and input nodes are never recomputed.
 func CompileRecompute(g *gorgonia.ExprGraph, segments []Segment, outputs ...*gorgonia.Node) (*Program, error) {
+	return CompileWith(g, Options{Segments: segments}, outputs...)
+}
+
+// Options are what CompileWith does besides planning the outputs.
+type Options struct {
+	// Segments are recomputed in the backward pass (see CompileRecompute).
+	Segments []Segment
+	// Merge, where set, folds sums into the ops that make one of their
+	// terms (see Merge).
+	Merge Merge
+}
+
+// CompileWith is Compile with activation checkpointing of opts.Segments
+// and the sums opts.Merge folds.
+func CompileWith(g *gorgonia.ExprGraph, opts Options, outputs ...*gorgonia.Node) (*Program, error) {
 	execNodes, p, err := plan(g, outputs)
 	if err != nil {
 		return nil, err
@@ -85,24 +102,41 @@ func CompileRecompute(g *gorgonia.ExprGraph, segments []Segment, outputs ...*gor
 	for _, o := range outputs {
 		isOutput[o] = true
 	}
-	entries, lastUse := p.resolve(g, schedule(g, execNodes, segments, isOutput))
-	p.allocate(entries, lastUse, isOutput)
+	entries := p.resolve(g, schedule(g, execNodes, opts.Segments, isOutput))
+	if opts.Merge != nil {
+		entries = mergeSums(g, entries, isOutput, opts.Merge)
+	}
+	p.allocate(entries, lastUses(entries), isOutput)
 	return p, nil
+}
+
+// Merge gives, for an op node sum whose value is in[0] + in[1], the sum
+// of its two inputs, an op that computes that value in one step from the
+// inputs of in[term]'s node followed by in[1−term]: in[term]'s own op
+// adding the other term to its output as it stores it. It returns false
+// where there is none.
+type Merge func(sum *gorgonia.Node, in []*gorgonia.Node, term int) (op gorgonia.UsePreallocDoer, ok bool)
+
+// OrderingInputs is an op that reads some of its inputs only to run after
+// the nodes that make them, never their values.
+type OrderingInputs interface {
+	// OrdersOnly reports whether input i is such an input.
+	OrdersOnly(i int) bool
 }
 
 // Native gives, for a node and its inputs (in argument order), an op to run
 // in place of the node's own, or false to keep that (see ops.NativeOp).
 type Native func(n *gorgonia.Node, inputs []*gorgonia.Node) (gorgonia.UsePreallocDoer, bool)
 
-// Substitute makes every step with a planned buffer run the op native
-// gives for its node instead of the node's own, and returns how many steps
-// it changed. The graph is left as it is: the node keeps its op for
+// Substitute makes every step with a planned buffer, other than the sums
+// merged into a term's op (Merge), run the op native gives for its node
+// instead of the node's own, and returns how many steps it changed. The graph is left as it is: the node keeps its op for
 // gorgonia.Grad and for error messages.
 func (p *Program) Substitute(g *gorgonia.ExprGraph, native Native) int {
 	changed := 0
 	for i := range p.steps {
 		st := &p.steps[i]
-		if st.prealloc == nil {
+		if st.prealloc == nil || st.merged {
 			continue
 		}
 		if op, ok := native(st.node, Inputs(g, st.node)); ok {
@@ -118,18 +152,20 @@ type entry struct {
 	node   *gorgonia.Node
 	out    int
 	inputs []int
+	// merged is the op that computes node, a sum, from the inputs of one
+	// term's node and the other term (see Merge); nil: node's own op.
+	merged gorgonia.UsePreallocDoer
 }
 
 // resolve gives recomputed values their own slots and resolves every
 // scheduled node's inputs to the slot current at that point of the
-// schedule. lastUse maps each slot to the last entry that reads it.
-func (p *Program) resolve(g *gorgonia.ExprGraph, sched []scheduled) (entries []entry, lastUse map[int]int) {
+// schedule.
+func (p *Program) resolve(g *gorgonia.ExprGraph, sched []scheduled) []entry {
 	current := make(map[*gorgonia.Node]int, len(p.index))
 	for n, i := range p.index {
 		current[n] = i
 	}
-	entries = make([]entry, len(sched))
-	lastUse = make(map[int]int)
+	entries := make([]entry, len(sched))
 	for j, e := range sched {
 		out := p.index[e.node]
 		if e.recompute {
@@ -139,12 +175,101 @@ func (p *Program) resolve(g *gorgonia.ExprGraph, sched []scheduled) (entries []e
 		ent := entry{node: e.node, out: out}
 		for _, c := range Inputs(g, e.node) {
 			ent.inputs = append(ent.inputs, current[c])
-			lastUse[current[c]] = j
 		}
 		current[e.node] = out
 		entries[j] = ent
 	}
-	return entries, lastUse
+	return entries
+}
+
+// lastUses maps each slot that entries read to the last entry that reads it.
+func lastUses(entries []entry) map[int]int {
+	lastUse := make(map[int]int)
+	for j, ent := range entries {
+		for _, in := range ent.inputs {
+			lastUse[in] = j
+		}
+	}
+	return lastUse
+}
+
+// mergeSums folds each sum that merge allows into the entry that makes
+// its later term, which then computes the sum into the sum's slot; the
+// sum's own entry goes, and readers of the term that only order
+// themselves after it (OrderingInputs) read the sum instead. The term
+// qualifies when its entry is not an output's nor a merged sum's, and
+// its value is read by the sum alone. Its slot is then never written.
+func mergeSums(g *gorgonia.ExprGraph, entries []entry, isOutput map[*gorgonia.Node]bool, merge Merge) []entry {
+	maker := make(map[int]int)        // slot → the entry that writes it
+	readers := make(map[int][][2]int) // slot → (entry, input) pairs reading it
+	for j, ent := range entries {
+		maker[ent.out] = j
+		for k, in := range ent.inputs {
+			readers[in] = append(readers[in], [2]int{j, k})
+		}
+	}
+	madeAt := func(slot int) int { // -1 for a value no entry makes
+		if i, ok := maker[slot]; ok {
+			return i
+		}
+		return -1
+	}
+	dropped := make(map[int]bool)
+	for j, sum := range entries {
+		if len(sum.inputs) != 2 || sum.inputs[0] == sum.inputs[1] {
+			continue
+		}
+		term := 0
+		if madeAt(sum.inputs[1]) > madeAt(sum.inputs[0]) {
+			term = 1
+		}
+		a, b := sum.inputs[term], sum.inputs[1-term]
+		i := madeAt(a)
+		if i < 0 || isOutput[entries[i].node] || entries[i].merged != nil {
+			continue
+		}
+		op, ok := merge(sum.node, Inputs(g, sum.node), term)
+		if !ok {
+			continue
+		}
+		others, onlyOrdering := orderingReaders(entries, readers[a], j)
+		if !onlyOrdering {
+			continue
+		}
+		entries[i] = entry{node: sum.node, out: sum.out, inputs: append(slices.Clone(entries[i].inputs), b), merged: op}
+		for _, r := range others {
+			entries[r[0]].inputs[r[1]] = sum.out
+		}
+		readers[sum.out] = append(readers[sum.out], others...)
+		readers[b] = append(readers[b], [2]int{i, len(entries[i].inputs) - 1})
+		maker[sum.out] = i
+		delete(maker, a)
+		dropped[j] = true
+	}
+	kept := entries[:0]
+	for j, ent := range entries {
+		if !dropped[j] {
+			kept = append(kept, ent)
+		}
+	}
+	return kept
+}
+
+// orderingReaders returns the reads of a value other than entry sum's,
+// and whether each of them only orders its entry after the value
+// (OrderingInputs).
+func orderingReaders(entries []entry, reads [][2]int, sum int) (others [][2]int, onlyOrdering bool) {
+	for _, r := range reads {
+		if r[0] == sum {
+			continue
+		}
+		o, ok := entries[r[0]].node.Op().(OrderingInputs)
+		if !ok || !o.OrdersOnly(r[1]) {
+			return nil, false
+		}
+		others = append(others, r)
+	}
+	return others, true
 }
 
 // allocate turns the entries into steps and plans their buffers: a buffer
@@ -159,8 +284,12 @@ func (p *Program) allocate(entries []entry, lastUse map[int]int, isOutput map[*g
 	freeable := make(map[int]bufferKey)
 	for j, ent := range entries {
 		n := ent.node
-		st := step{node: n, op: n.Op(), out: ent.out, inputs: ent.inputs, args: make([]gorgonia.Value, len(ent.inputs))}
-		if pd, ok := n.Op().(gorgonia.UsePreallocDoer); ok && !n.IsScalar() {
+		st := step{node: n, op: n.Op(), out: ent.out, inputs: ent.inputs, args: make([]gorgonia.Value, len(ent.inputs)), merged: ent.merged != nil}
+		pd, ok := n.Op().(gorgonia.UsePreallocDoer)
+		if st.merged {
+			pd, ok = ent.merged, true
+		}
+		if ok && !n.IsScalar() {
 			st.prealloc = pd
 			k := bufferKey{n.Dtype(), n.Shape().TotalSize()}
 			if l := free[k]; len(l) > 0 {
