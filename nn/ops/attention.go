@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"hash"
 	"math"
+	"runtime"
 
 	"github.com/chewxy/hm"
 	"gorgonia.org/gorgonia"
@@ -295,7 +296,8 @@ func headVariant(v blas.Variant, m, n, dh int) blas.Variant {
 // (and their dropped-out copy) its backward pass reads, pm rows a head
 // (pm ≥ m: the forward pass's m), ldp apart (nil where the forward pass
 // keeps none). out and dout are (B, m, D); dqkv is the backward's, and
-// scratch is laid out as probs.
+// scratch holds a head's pm×n block, rows ldp apart, for each of the
+// backward's parts.
 type attentionHeads[T Float] struct {
 	gemm                     blas.Variant
 	qkv, out, probs, dropped []T
@@ -303,6 +305,9 @@ type attentionHeads[T Float] struct {
 	keep                     []uint8
 	dropP                    float64
 	n, m, pm, ldp, d, heads  int
+	// the backward's (sample, head) pairs, and the parts it cuts them
+	// into (attentionGradParts)
+	pairs, parts int
 	// conv, if set, takes each head's (float32) output as the forward
 	// pass makes it (see convertedOutput).
 	conv *blas.ConvertedA
@@ -429,10 +434,10 @@ func (op *attentionGrad) UsePreallocDo(prealloc gorgonia.Value, in ...gorgonia.V
 	heads, m, pm := f.heads, f.queryCount(n), f.rows
 	out := output(prealloc, dt, s)
 	if dt == tensor.Float32 {
-		op.scratch32 = grow(op.scratch32, b*heads*pm*probRowStride(n))
+		op.scratch32 = grow(op.scratch32, attentionGradParts(b*heads)*pm*probRowStride(n))
 		attentionBackward(f.gemm, floats[float32](in[0]), floats[float32](in[1]), floats[float32](out), f.probs32, f.dropped32, op.scratch32, f.keep, f.dropP, b, n, m, pm, d, heads)
 	} else {
-		op.scratch = grow(op.scratch, b*heads*pm*probRowStride(n))
+		op.scratch = grow(op.scratch, attentionGradParts(b*heads)*pm*probRowStride(n))
 		attentionBackward(f.gemm, floats[float64](in[0]), floats[float64](in[1]), floats[float64](out), f.probs, f.dropped, op.scratch, f.keep, f.dropP, b, n, m, pm, d, heads)
 	}
 	return out, nil
@@ -440,19 +445,38 @@ func (op *attentionGrad) UsePreallocDo(prealloc gorgonia.Value, in ...gorgonia.V
 
 // attentionBackward computes dqkv (b, n, 3d) from dout (b, m, d), the
 // gradient of the first m tokens' attention, and the probabilities the
-// forward pass kept, pm rows a head.
+// forward pass kept, pm rows a head. scratch holds at least
+// attentionGradParts(b·heads) blocks of pm rows of probRowStride(n).
 func attentionBackward[T Float](v blas.Variant, qkv, dout, dqkv, probs, dropped, scratch []T, keep []uint8, dropP float64, b, n, m, pm, d, heads int) {
-	parallel.Loop(b*heads, 1, attentionHeadsGrad[T]{gemm: headVariant(v, m, n, d/heads), qkv: qkv, dout: dout, dqkv: dqkv, probs: probs, dropped: dropped, scratch: scratch, keep: keep, dropP: dropP, n: n, m: m, pm: pm, ldp: probRowStride(n), d: d, heads: heads})
+	parts := attentionGradParts(b * heads)
+	parallel.Loop(parts, 1, attentionHeadsGrad[T]{gemm: headVariant(v, m, n, d/heads), qkv: qkv, dout: dout, dqkv: dqkv, probs: probs, dropped: dropped, scratch: scratch, keep: keep, dropP: dropP, n: n, m: m, pm: pm, ldp: probRowStride(n), d: d, heads: heads, pairs: b * heads, parts: parts})
 }
 
-// attentionHeadsGrad is the backward pass of attentionHeads.
+// attentionGradParts is how many parts attention's backward pass cuts
+// its count (sample, head) pairs into: as many as parallel.For cuts a
+// loop into, 4 a core. Each part takes its pairs in turn and makes their
+// dS, one head's at a time, in a block of scratch of its own, which
+// stays in cache from one pair to the next.
+func attentionGradParts(count int) int {
+	return max(1, min(count, 4*runtime.GOMAXPROCS(0)))
+}
+
+// attentionHeadsGrad is the backward pass of attentionHeads, over parts.
 type attentionHeadsGrad[T Float] attentionHeads[T]
 
 func (g *attentionHeadsGrad[T]) Range(lo, hi int) {
+	for part := lo; part < hi; part++ {
+		g.part(part)
+	}
+}
+
+// part computes the gradients of the part's (sample, head) pairs.
+func (g *attentionHeadsGrad[T]) part(part int) {
 	k := (*attentionHeads[T])(g)
 	n, m, ldp, d, heads := k.n, k.m, k.ldp, k.d, k.heads
 	dh, scale, inv := k.constants()
-	for bh := lo; bh < hi; bh++ {
+	ds := k.head(k.scratch, part)
+	for bh := part * k.pairs / k.parts; bh < (part+1)*k.pairs/k.parts; bh++ {
 		bi, h := bh/heads, bh%heads
 		q, kk, v := headViews(k.qkv, bi, h, n, d, dh)
 		dq, dk, dv := headViews(k.dqkv, bi, h, n, d, dh)
@@ -463,10 +487,10 @@ func (g *attentionHeadsGrad[T]) Range(lo, hi int) {
 		if k.dropP > 0 {
 			pv = k.head(k.dropped, bh)
 		}
-		grad := func(r0, r1 int, ds []T) { k.softmaxRowsGrad(bh, r0, r1, p, ds, inv) }
+		grad := func(r0, r1 int, rows []T) { k.softmaxRowsGrad(bh, r0, r1, p, ds, rows, inv) }
 		blas.GemmChainGradAs(k.gemm, &blas.ChainGrad[T]{M: m, N: n, K: dh, E: dh, Alpha: scale,
 			A: q, LDA: 3 * d, B: kk, LDB: 3 * d, P: pv, LDP: ldp, D: v, LDD: 3 * d, DC: k.dout[bi*m*d+h*dh:], LDDC: d,
-			DS: k.head(k.scratch, bh), LDS: ldp, DA: dq, LDDA: 3 * d, DB: dk, LDDB: 3 * d, DD: dv, LDDD: 3 * d}, grad)
+			DS: ds, LDS: ldp, DA: dq, LDDA: 3 * d, DB: dk, LDDB: 3 * d, DD: dv, LDDD: 3 * d}, grad)
 		// The rows of q past the m that attend have no gradient.
 		for r := m; r < n; r++ {
 			clear(dq[r*3*d : r*3*d+dh])
@@ -475,14 +499,13 @@ func (g *attentionHeadsGrad[T]) Range(lo, hi int) {
 }
 
 // softmaxRowsGrad makes rows [r0, r1) of head bh's dS = P ⊙ (dP − Σ_j
-// dP⊙P) in place in ds, those rows of the head's scratch (row r0 first,
-// ldp apart), from those of dP̃, the gradient of the probabilities after
-// dropout, and P's rows p (row 0 first).
-func (k *attentionHeads[T]) softmaxRowsGrad(bh, r0, r1 int, p, ds []T, inv T) {
+// dP⊙P) in place in ds, those rows of the head's block of scratch head
+// (row r0 first, ldp apart), from those of dP̃, the gradient of the
+// probabilities after dropout, and P's rows p (row 0 first).
+func (k *attentionHeads[T]) softmaxRowsGrad(bh, r0, r1 int, p, head, ds []T, inv T) {
 	ldp, n := k.ldp, k.n
 	if k.dropP > 0 {
-		scratch := k.head(k.scratch, bh)
-		k.dropRows(scratch, scratch, bh, r0, r1, inv)
+		k.dropRows(head, head, bh, r0, r1, inv)
 	}
 	for r := r0; r < r1; r++ {
 		pr, dr := p[r*ldp:r*ldp+n], ds[(r-r0)*ldp:(r-r0)*ldp+n]

@@ -3,6 +3,7 @@ package ops
 import (
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 
 	"github.com/vit-train/vit-train/nn/blas"
@@ -121,6 +122,55 @@ func TestLowPrecisionAttentionGradient(t *testing.T) {
 			for i := range full {
 				if d := math.Abs(float64(low[i] - full[i])); !(d <= 0.02*largest) {
 					t.Fatalf("%s over %d tokens: dqkv[%d] = %v, float32's %v (largest %v)", v, n, i, low[i], full[i], largest)
+				}
+			}
+		}
+	}
+}
+
+// TestAttentionBackwardParts checks that attention's backward pass gives
+// the same gradients bit for bit whether each (sample, head) pair has a
+// part and a block of scratch of its own or the parts take several pairs
+// in turn in one block, with and without attention dropout, for every
+// variant this CPU runs.
+func TestAttentionBackwardParts(t *testing.T) {
+	const b, n, d, heads = 5, 70, 64, 4 // 20 pairs
+	ldp := probRowStride(n)
+	rng := rand.New(rand.NewPCG(9, 10))
+	qkv, dout := make([]float32, b*n*3*d), make([]float32, b*n*d)
+	for i := range qkv {
+		qkv[i] = rng.Float32()*2 - 1
+	}
+	for i := range dout {
+		dout[i] = rng.Float32()*2 - 1
+	}
+	keep := make([]uint8, b*heads*n*n)
+	for i := range keep {
+		keep[i] = uint8(rng.IntN(4)/3 ^ 1) // 3 in 4 kept
+	}
+	for _, v := range blas.Variants() {
+		if !v.Runs() {
+			continue
+		}
+		for _, dropP := range []float64{0, 0.25} {
+			var dropped []float32
+			var mask []uint8
+			if dropP > 0 {
+				dropped, mask = make([]float32, b*heads*n*ldp), keep
+			}
+			probs := make([]float32, b*heads*n*ldp)
+			attentionForward(v, qkv, make([]float32, b*n*d), probs, dropped, mask, dropP, b, n, n, d, heads, nil)
+			backward := func(procs int) []float32 {
+				defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+				dqkv := make([]float32, len(qkv))
+				scratch := make([]float32, attentionGradParts(b*heads)*n*ldp)
+				attentionBackward(v, qkv, dout, dqkv, probs, dropped, scratch, mask, dropP, b, n, n, n, d, heads)
+				return dqkv
+			}
+			own, shared := backward(b*heads), backward(1) // 20 parts, then 4 of 5 pairs
+			for i := range own {
+				if math.Float32bits(own[i]) != math.Float32bits(shared[i]) {
+					t.Fatalf("%s, dropout %v: dqkv[%d] = %v with a part a pair, %v with 4 parts", v, dropP, i, own[i], shared[i])
 				}
 			}
 		}
