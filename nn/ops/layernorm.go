@@ -177,13 +177,20 @@ func sumSqDevF64[T Float](x []T, m float64) float64 {
 func (op *layerNormOp) DiffWRT(inputs int) []bool { return []bool{true, true, true} }
 
 // SymDiff builds dx = LayerNormGradInput(x, weight, y, dy), dweight =
-// LayerNormGradWeight(x, y, dy, dx) and dbias = SumRows(dy). The backward
+// LayerNormGradWeight(x, y, dy, dx) and dbias = Σ_rows dy. The backward
 // nodes take y only to run after the forward node, whose saved statistics
 // they read; dweight takes dx only to run after it, as dx's pass over x and
 // dy sums dweight's partials too (weightPartials).
+//
+// Where a linear layer with low-precision products reads y (mixed
+// precision), that pass sums dbias's partials as well, and dbias =
+// LayerNormGradBias(dy, dx) adds them up: each worker's chunk of rows
+// summed in order, the chunks' sums added in order, as the linear
+// layers' bias gradients are made there from sums of their own. Float32
+// training keeps SumRows(dy) and its values.
 func (op *layerNormOp) SymDiff(inputs gorgonia.Nodes, output, grad *gorgonia.Node) (gorgonia.Nodes, error) {
 	x, w := inputs[0], inputs[1]
-	partials := new(weightPartials)
+	partials := &weightPartials{withBias: op.converted != nil}
 	dx, err := gorgonia.ApplyOp(newLayerNormGrad(op, false, partials), x, w, output, grad)
 	if err != nil {
 		return nil, err
@@ -192,7 +199,12 @@ func (op *layerNormOp) SymDiff(inputs gorgonia.Nodes, output, grad *gorgonia.Nod
 	if err != nil {
 		return nil, err
 	}
-	db, err := gorgonia.ApplyOp(newSumRows(grad.Dims()), grad)
+	var db *gorgonia.Node
+	if partials.withBias {
+		db, err = gorgonia.ApplyOp(newLayerNormGradBias(op, partials), grad, dx)
+	} else {
+		db, err = gorgonia.ApplyOp(newSumRows(grad.Dims()), grad)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -214,12 +226,109 @@ type layerNormGrad struct {
 }
 
 // weightPartials are the partial sums of dweight = Σ_rows dy·x̂ over each
-// worker's chunk of rows (see layerNormGradWeight).
+// worker's chunk of rows (see layerNormGradWeight) and, withBias, those of
+// dbias = Σ_rows dy (see layerNormGradBias).
 type weightPartials struct {
 	sums []float64
 	// from is the dy whose partials sums holds, set by the dx op's run
 	// and cleared when the dweight op takes them.
 	from madeFrom
+
+	withBias bool
+	// dbias's partial sums, in dy's type; biasFrom is the dy they are
+	// of, cleared when the dbias op takes them.
+	bias32   []float32
+	bias64   []float64
+	biasFrom madeFrom
+}
+
+// biasPartials readies n of p's partial sums of dbias in T and returns
+// them, or nil without them (withBias false); they are no dy's until the
+// run that sums them records it.
+func biasPartials[T Float](p *weightPartials, n int) []T {
+	if !p.withBias {
+		return nil
+	}
+	p.biasFrom.clear()
+	var zero T
+	if _, ok := any(zero).(float32); ok {
+		p.bias32 = grow(p.bias32, n)
+		return any(p.bias32).([]T)
+	}
+	p.bias64 = grow(p.bias64, n)
+	return any(p.bias64).([]T)
+}
+
+// layerNormGradBias maps (dy, dx) to dbias = Σ_rows dy, the sums of each
+// worker's chunk of rows added in order: those the dx op's pass summed
+// where they are dy's (it takes dx only to run after that op), else
+// summed here. It is the dbias of a LayerNorm whose output feeds
+// low-precision products (see layerNormOp.SymDiff).
+type layerNormGradBias struct {
+	base
+	fwd      *layerNormOp
+	partials *weightPartials
+}
+
+func newLayerNormGradBias(fwd *layerNormOp, partials *weightPartials) *layerNormGradBias {
+	op := &layerNormGradBias{fwd: fwd, partials: partials}
+	op.base = base{name: "LayerNormGradBias", arity: 2, params: func(h hash.Hash) { fmt.Fprint(h, fwd.id) }}
+	return op
+}
+
+func (op *layerNormGradBias) Type() hm.Type { return fnType(1, op.fwd.dims, op.fwd.dims) }
+
+func (op *layerNormGradBias) InferShape(in ...gorgonia.DimSizer) (tensor.Shape, error) {
+	s, err := shapeOf(in, 0)
+	if err != nil {
+		return nil, err
+	}
+	return tensor.Shape{s[len(s)-1]}, nil
+}
+
+func (op *layerNormGradBias) Do(in ...gorgonia.Value) (gorgonia.Value, error) {
+	return op.UsePreallocDo(nil, in...)
+}
+
+func (op *layerNormGradBias) UsePreallocDo(prealloc gorgonia.Value, in ...gorgonia.Value) (gorgonia.Value, error) {
+	dt, err := checkDtypes(op.name, in...)
+	if err != nil {
+		return nil, err
+	}
+	s := in[0].Shape()
+	d := s[len(s)-1]
+	rows := s.TotalSize() / d
+	if len(op.fwd.mean) != rows {
+		return nil, fmt.Errorf("%s: the forward LayerNorm has not run on %v", op.name, s)
+	}
+	out := output(prealloc, dt, tensor.Shape{d})
+	if dt == tensor.Float32 {
+		layerNormBiasSums(floats[float32](in[0]), floats[float32](out), rows, op.partials)
+	} else {
+		layerNormBiasSums(floats[float64](in[0]), floats[float64](out), rows, op.partials)
+	}
+	return out, nil
+}
+
+// OrdersOnly implements runner.OrderingInputs: dx is read only to run
+// after the op that makes it.
+func (op *layerNormGradBias) OrdersOnly(i int) bool { return i == 1 }
+
+// layerNormBiasSums sets db = Σ_rows dy from the partial sums of each
+// worker's chunk of rows, those of p where they are dy's, else summed
+// here into p, added in order.
+func layerNormBiasSums[T Float](dy, db []T, rows int, p *weightPartials) {
+	d := len(db)
+	workers := parallelWorkers(rows, max(1, rowsWorkGrain/d))
+	summed := p.biasFrom.take(firstOf(dy))
+	bias := biasPartials[T](p, workers*d)
+	if !summed {
+		parallel.Loop(workers, 1, biasChunkSums[T]{dy, bias, rows, d})
+	}
+	clear(db)
+	for wk := range workers {
+		addTo(db, bias[wk*d:(wk+1)*d])
+	}
 }
 
 func newLayerNormGrad(fwd *layerNormOp, weight bool, partials *weightPartials) *layerNormGrad {
@@ -350,8 +459,12 @@ func layerNormGradInput[T Float](x, w, dy, addend, dx []T, mean, rstd []float64,
 	d := len(w)
 	sums := partials.start(len(mean), d)
 	rows := layerNormGradRows[T]{x, w, dy, addend, dx, mean, rstd}
-	parallel.Loop(len(sums)/d, 1, layerNormGradInputAndWeight[T]{rows, layerNormGradWeightPartials[T]{x, dy, mean, rstd, sums, d}})
+	bias := biasPartials[T](partials, len(sums))
+	parallel.Loop(len(sums)/d, 1, layerNormGradInputAndWeight[T]{rows, layerNormGradWeightPartials[T]{x, dy, mean, rstd, sums, bias, d}})
 	partials.from.set(firstOf(dy))
+	if bias != nil {
+		partials.biasFrom.set(firstOf(dy))
+	}
 }
 
 // layerNormGradRows sets dx, row by row, from the rows' dy, x, mean and
@@ -404,6 +517,7 @@ func (k *layerNormGradInputAndWeight[T]) Range(wlo, whi int) {
 		for r := lo; r < hi; r++ {
 			k.rows.row(r)
 			k.weight.addRow(acc, r)
+			k.weight.addBiasRow(wk, r)
 		}
 	}
 }
@@ -437,7 +551,7 @@ func layerNormGradWeight[T Float](x, dy, dw []T, mean, rstd []float64, partials 
 	d := len(dw)
 	if !partials.from.take(firstOf(dy)) {
 		sums := partials.start(len(mean), d)
-		parallel.Loop(len(sums)/d, 1, layerNormGradWeightPartials[T]{x, dy, mean, rstd, sums, d})
+		parallel.Loop(len(sums)/d, 1, layerNormGradWeightPartials[T]{x, dy, mean, rstd, sums, nil, d})
 	}
 	sums := partials.sums
 	for j := range dw {
@@ -462,11 +576,39 @@ func (p *weightPartials) start(rows, d int) []float64 {
 	return p.sums
 }
 
+// biasChunkSums sums the rows of dy, d features each, over each worker
+// wk's chunk of rows (chunkRows) into bias[wk·d : (wk+1)·d], in order.
+type biasChunkSums[T Float] struct {
+	dy, bias []T
+	rows, d  int
+}
+
+func (k *biasChunkSums[T]) Range(wlo, whi int) {
+	d, workers := k.d, len(k.bias)/k.d
+	for wk := wlo; wk < whi; wk++ {
+		acc := k.bias[wk*d : (wk+1)*d]
+		clear(acc)
+		lo, hi := chunkRows(k.rows, workers, wk)
+		for r := lo; r < hi; r++ {
+			addTo(acc, k.dy[r*d:(r+1)*d])
+		}
+	}
+}
+
+// chunkRows returns the rows [lo, hi) of worker wk's chunk: rows rows in
+// order, cut into workers chunks.
+func chunkRows(rows, workers, wk int) (lo, hi int) {
+	size := (rows + workers - 1) / workers
+	return wk * size, min((wk+1)*size, rows)
+}
+
 // layerNormGradWeightPartials sums dy·x̂ over the rows of each worker
-// wk's chunk into partial[wk·d : (wk+1)·d], for rows of d features.
+// wk's chunk into partial[wk·d : (wk+1)·d], for rows of d features, and
+// where bias is not nil dy into bias[wk·d : (wk+1)·d], row after row.
 type layerNormGradWeightPartials[T Float] struct {
 	x, dy               []T
 	mean, rstd, partial []float64
+	bias                []T
 	d                   int
 }
 
@@ -475,19 +617,34 @@ func (k *layerNormGradWeightPartials[T]) Range(wlo, whi int) {
 		acc, lo, hi := k.chunk(wk)
 		for r := lo; r < hi; r++ {
 			k.addRow(acc, r)
+			k.addBiasRow(wk, r)
 		}
 	}
 }
 
-// chunk returns worker wk's partial sums, cleared, and its rows [lo, hi):
-// the rows in order, cut into as many chunks as there are partial sums.
+// addBiasRow adds row r of dy to worker wk's partial sums of dbias, if
+// there are any.
+func (k *layerNormGradWeightPartials[T]) addBiasRow(wk, r int) {
+	if k.bias == nil {
+		return
+	}
+	d := k.d
+	acc, gr := k.bias[wk*d:(wk+1)*d], k.dy[r*d:(r+1)*d]
+	addTo(acc, gr)
+}
+
+// chunk returns worker wk's partial sums of dweight, cleared (its sums of
+// dbias too), and its rows [lo, hi): the rows in order, cut into as many
+// chunks as there are partial sums.
 func (k *layerNormGradWeightPartials[T]) chunk(wk int) (acc []float64, lo, hi int) {
-	rows, d := len(k.mean), k.d
-	workers := len(k.partial) / d
-	size := (rows + workers - 1) / workers
+	d := k.d
 	acc = k.partial[wk*d : (wk+1)*d]
 	clear(acc)
-	return acc, wk * size, min((wk+1)*size, rows)
+	if k.bias != nil {
+		clear(k.bias[wk*d : (wk+1)*d])
+	}
+	lo, hi = chunkRows(len(k.mean), len(k.partial)/d, wk)
+	return acc, lo, hi
 }
 
 // addRow adds row r's dy·x̂ to acc.

@@ -3,6 +3,7 @@ package ops
 import (
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 
 	"gorgonia.org/gorgonia"
@@ -72,4 +73,73 @@ func bitsOf(v any) uint64 {
 		return uint64(math.Float32bits(f))
 	}
 	return math.Float64bits(v.(float64))
+}
+
+// TestLayerNormBiasGradFromInputPass checks, in float32 and float64, that
+// the bias gradient a mixed-precision LayerNorm takes from its input
+// gradient's pass is bit for bit the one its op sums alone from dy, each
+// worker's chunk of rows in order and the chunks added in order, that the
+// op took the pass's sums, and that with one worker it is SumRows's.
+func TestLayerNormBiasGradFromInputPass(t *testing.T) {
+	t.Run("float32", func(t *testing.T) { testLayerNormBiasSums[float32](t) })
+	t.Run("float64", func(t *testing.T) { testLayerNormBiasSums[float64](t) })
+}
+
+func testLayerNormBiasSums[T Float](t *testing.T) {
+	const rows, d = 1200, 48 // two workers' chunks at GOMAXPROCS 2 and more (rowsWorkGrain)
+	rng := rand.New(rand.NewPCG(17, 18))
+	x, w, dy := make([]T, rows*d), make([]T, d), make([]T, rows*d)
+	for _, s := range [][]T{x, w, dy} {
+		for i := range s {
+			s[i] = T(rng.NormFloat64())
+		}
+	}
+	mean, rstd := make([]float64, rows), make([]float64, rows)
+	for r := range rows {
+		mean[r], rstd[r] = rng.NormFloat64(), 1+rng.Float64()
+	}
+	want := func(workers int) []T {
+		db := make([]T, d)
+		for wk := range workers {
+			lo, hi := chunkRows(rows, workers, wk)
+			part := make([]T, d)
+			for r := lo; r < hi; r++ {
+				for j := range d {
+					part[j] += dy[r*d+j]
+				}
+			}
+			for j := range d {
+				db[j] += part[j]
+			}
+		}
+		return db
+	}
+	same := func(what string, got, want []T) {
+		t.Helper()
+		for j := range want {
+			if bitsOf(got[j]) != bitsOf(want[j]) {
+				t.Fatalf("%s: dbias[%d] = %v, want %v", what, j, got[j], want[j])
+			}
+		}
+	}
+	workers := parallelWorkers(rows, max(1, rowsWorkGrain/d))
+	if workers < 2 {
+		t.Logf("one worker at GOMAXPROCS %d", runtime.GOMAXPROCS(0))
+	}
+	p := &weightPartials{withBias: true}
+	layerNormGradInput(x, w, dy, nil, make([]T, rows*d), mean, rstd, p)
+	got := make([]T, d)
+	layerNormBiasSums(dy, got, rows, p)
+	if p.biasFrom.first != nil {
+		t.Fatalf("the input gradient's partial sums of dbias were left, not taken")
+	}
+	same("from the input gradient's pass", got, want(workers))
+	layerNormBiasSums(dy, got, rows, &weightPartials{withBias: true})
+	same("summed alone", got, want(workers))
+
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	layerNormBiasSums(dy, got, rows, &weightPartials{withBias: true})
+	alone := make([]T, d)
+	(&sumColumns[T]{dy, alone}).Range(0, d)
+	same("with one worker, against SumRows", got, alone)
 }
