@@ -130,8 +130,9 @@ type Native func(n *gorgonia.Node, inputs []*gorgonia.Node) (gorgonia.UsePreallo
 
 // Substitute makes every step with a planned buffer, other than the sums
 // merged into a term's op (Merge), run the op native gives for its node
-// instead of the node's own, and returns how many steps it changed. The graph is left as it is: the node keeps its op for
-// gorgonia.Grad and for error messages.
+// instead of the node's own, and returns how many steps it changed. The
+// graph is left as it is: the node keeps its op for gorgonia.Grad and for
+// error messages.
 func (p *Program) Substitute(g *gorgonia.ExprGraph, native Native) int {
 	changed := 0
 	for i := range p.steps {
