@@ -11,6 +11,7 @@ import (
 
 	"github.com/vit-train/vit-train/model"
 	"github.com/vit-train/vit-train/nn"
+	"github.com/vit-train/vit-train/nn/blas"
 	"github.com/vit-train/vit-train/nn/ops"
 )
 
@@ -338,10 +339,22 @@ func TestFrozenEvalGraph(t *testing.T) {
 	same("frozen anew", run(frozen), after)
 }
 
+// sameLogit reports whether a logit of a graph that computes the last
+// block's prefix rows only is the whole block's: bit for bit with
+// vit-train's own products, whose rounding of a row does not depend on
+// how many rows there are; within float32 rounding with OpenBLAS's, whose
+// kernels for a few rows sum in another order than those for many.
+func sameLogit(got, want float32) bool {
+	if blas.Backend() != "openblas" {
+		return math.Float32bits(got) == math.Float32bits(want)
+	}
+	return math.Abs(float64(got-want)) <= 1e-5*max(1, math.Abs(float64(want)))
+}
+
 // TestEvalGraphComputesTheHeadsTokens checks that an evaluation graph's
 // last block computes only the prefix tokens' rows, and that its logits
 // are those of a float32 training graph without dropout, which computes
-// every token's, bit for bit.
+// every token's (sameLogit: bit for bit with vit-train's own products).
 func TestEvalGraphComputesTheHeadsTokens(t *testing.T) {
 	for _, distilled := range []bool{false, true} {
 		cfg := tiny(distilled)
@@ -383,8 +396,8 @@ func TestEvalGraphComputesTheHeadsTokens(t *testing.T) {
 		}
 		want, got := train.Predictions(nil), eval.Predictions(nil)
 		for i := range want {
-			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-				t.Fatalf("distilled=%v: logit %d is %v, the whole block's %v", distilled, i, got[i], want[i])
+			if !sameLogit(got[i], want[i]) {
+				t.Fatalf("distilled=%v: logit %d is %v, the whole block's %v (%s products)", distilled, i, got[i], want[i], blas.Backend())
 			}
 		}
 	}
