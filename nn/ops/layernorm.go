@@ -253,9 +253,18 @@ func biasPartials[T Float](p *weightPartials, n int) []T {
 	var zero T
 	if _, ok := any(zero).(float32); ok {
 		p.bias32 = grow(p.bias32, n)
-		return any(p.bias32).([]T)
+	} else {
+		p.bias64 = grow(p.bias64, n)
 	}
-	p.bias64 = grow(p.bias64, n)
+	return readyBiasPartials[T](p)
+}
+
+// readyBiasPartials returns p's partial sums of dbias in T as the last
+// run that readied them left them.
+func readyBiasPartials[T Float](p *weightPartials) []T {
+	if b, ok := any(p.bias32).([]T); ok {
+		return b
+	}
 	return any(p.bias64).([]T)
 }
 
@@ -319,14 +328,15 @@ func (op *layerNormGradBias) OrdersOnly(i int) bool { return i == 1 }
 // here into p, added in order.
 func layerNormBiasSums[T Float](dy, db []T, rows int, p *weightPartials) {
 	d := len(db)
-	workers := parallelWorkers(rows, max(1, rowsWorkGrain/d))
-	summed := p.biasFrom.take(firstOf(dy))
-	bias := biasPartials[T](p, workers*d)
-	if !summed {
-		parallel.Loop(workers, 1, biasChunkSums[T]{dy, bias, rows, d})
+	var bias []T
+	if p.biasFrom.take(firstOf(dy)) {
+		bias = readyBiasPartials[T](p)
+	} else {
+		bias = biasPartials[T](p, parallelWorkers(rows, max(1, rowsWorkGrain/d))*d)
+		parallel.Loop(len(bias)/d, 1, biasChunkSums[T]{dy, bias, rows, d})
 	}
 	clear(db)
-	for wk := range workers {
+	for wk := range len(bias) / d {
 		addTo(db, bias[wk*d:(wk+1)*d])
 	}
 }
