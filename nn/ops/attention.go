@@ -320,13 +320,14 @@ func (k *attentionHeads[T]) head(buf []T, bh int) []T {
 }
 
 // dropRows sets dst = src·keep/(1 − p) for rows [r0, r1) of head bh
-// (dst, src ldp apart, the keep mask n apart).
+// (dst, src from row r0 on, ldp apart; the keep mask n apart).
 func (k *attentionHeads[T]) dropRows(dst, src []T, bh, r0, r1 int, inv T) {
 	n, ldp := k.n, k.ldp
 	keep := k.keep[bh*k.pm*n : (bh+1)*k.pm*n]
 	for r := r0; r < r1; r++ {
+		i := (r - r0) * ldp
 		for j, m := range keep[r*n : (r+1)*n] {
-			dst[r*ldp+j] = src[r*ldp+j] * T(m) * inv
+			dst[i+j] = src[i+j] * T(m) * inv
 		}
 	}
 }
@@ -373,7 +374,7 @@ func (k *attentionHeads[T]) probRows(bh, r0, r1 int, s []T, inv T) []T {
 	}
 	softmaxEachRow(s, p[r0*ldp:], r1-r0, n, ldp)
 	pd := k.head(k.dropped, bh)
-	k.dropRows(pd, p, bh, r0, r1, inv)
+	k.dropRows(pd[r0*ldp:], p[r0*ldp:], bh, r0, r1, inv)
 	return pd[r0*ldp:]
 }
 
@@ -487,7 +488,7 @@ func (g *attentionHeadsGrad[T]) part(part int) {
 		if k.dropP > 0 {
 			pv = k.head(k.dropped, bh)
 		}
-		grad := func(r0, r1 int, rows []T) { k.softmaxRowsGrad(bh, r0, r1, p, ds, rows, inv) }
+		grad := func(r0, r1 int, rows []T) { k.softmaxRowsGrad(bh, r0, r1, p, rows, inv) }
 		blas.GemmChainGradAs(k.gemm, &blas.ChainGrad[T]{M: m, N: n, K: dh, E: dh, Alpha: scale,
 			A: q, LDA: 3 * d, B: kk, LDB: 3 * d, P: pv, LDP: ldp, D: v, LDD: 3 * d, DC: k.dout[bi*m*d+h*dh:], LDDC: d,
 			DS: ds, LDS: ldp, DA: dq, LDDA: 3 * d, DB: dk, LDDB: 3 * d, DD: dv, LDDD: 3 * d}, grad)
@@ -499,13 +500,13 @@ func (g *attentionHeadsGrad[T]) part(part int) {
 }
 
 // softmaxRowsGrad makes rows [r0, r1) of head bh's dS = P ⊙ (dP − Σ_j
-// dP⊙P) in place in ds, those rows of the head's block of scratch head
-// (row r0 first, ldp apart), from those of dP̃, the gradient of the
-// probabilities after dropout, and P's rows p (row 0 first).
-func (k *attentionHeads[T]) softmaxRowsGrad(bh, r0, r1 int, p, head, ds []T, inv T) {
+// dP⊙P) in place in ds (row r0 first, ldp apart) from those of dP̃, the
+// gradient of the probabilities after dropout, and P's rows p (row 0
+// first).
+func (k *attentionHeads[T]) softmaxRowsGrad(bh, r0, r1 int, p, ds []T, inv T) {
 	ldp, n := k.ldp, k.n
 	if k.dropP > 0 {
-		k.dropRows(head, head, bh, r0, r1, inv)
+		k.dropRows(ds, ds, bh, r0, r1, inv)
 	}
 	for r := r0; r < r1; r++ {
 		pr, dr := p[r*ldp:r*ldp+n], ds[(r-r0)*ldp:(r-r0)*ldp+n]
