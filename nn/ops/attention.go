@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"hash"
 	"math"
-	"runtime"
 
 	"github.com/chewxy/hm"
 	"gorgonia.org/gorgonia"
@@ -455,11 +454,11 @@ func attentionBackward[T Float](v blas.Variant, qkv, dout, dqkv, probs, dropped,
 
 // attentionGradParts is how many parts attention's backward pass cuts
 // its count (sample, head) pairs into: as many as parallel.For cuts a
-// loop into, 4 a core. Each part takes its pairs in turn and makes their
+// loop of them into. Each part takes its pairs in turn and makes their
 // dS, one head's at a time, in a block of scratch of its own, which
 // stays in cache from one pair to the next.
 func attentionGradParts(count int) int {
-	return max(1, min(count, 4*runtime.GOMAXPROCS(0)))
+	return parallel.Chunks(count, 1)
 }
 
 // attentionHeadsGrad is the backward pass of attentionHeads, over parts.

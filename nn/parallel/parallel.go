@@ -40,17 +40,12 @@ func For(n, grain int, fn func(lo, hi int)) {
 	if n <= 0 {
 		return
 	}
-	if grain < 1 {
-		grain = 1
-	}
 	procs := runtime.GOMAXPROCS(0)
-	if procs == 1 || n < 2*grain {
+	chunks, size := cut(n, grain, procs)
+	if chunks == 1 {
 		fn(0, n)
 		return
 	}
-	chunks := min(n/grain, chunksPerWorker*procs)
-	size := (n + chunks - 1) / chunks
-	chunks = (n + size - 1) / size
 
 	var helpers [maxHelpers]*worker
 	h := pool.take(helpers[:min(chunks-1, procs-1, maxHelpers)], procs)
@@ -80,6 +75,28 @@ func For(n, grain int, fn func(lo, hi int)) {
 	if p != nil {
 		panic(p.value)
 	}
+}
+
+// Chunks is how many ranges For cuts [0, n) into for a grain, n > 0:
+// at most 4·GOMAXPROCS, and 1 where For calls fn(0, n) itself (one
+// thread, or fewer than 2·grain indices). A loop
+// that keeps something per range, such as scratch memory, can cut its
+// indices into as many parts and give each part its own.
+func Chunks(n, grain int) int {
+	chunks, _ := cut(n, grain, runtime.GOMAXPROCS(0))
+	return chunks
+}
+
+// cut returns how many ranges For cuts [0, n) into on procs threads, n >
+// 0, and their size (the last may be shorter).
+func cut(n, grain, procs int) (chunks, size int) {
+	grain = max(grain, 1)
+	if procs == 1 || n < 2*grain {
+		return 1, n
+	}
+	chunks = min(n/grain, chunksPerWorker*procs)
+	size = (n + chunks - 1) / chunks
+	return (n + size - 1) / size, size
 }
 
 // maxHelpers bounds the helpers one call wakes (and so the stack array

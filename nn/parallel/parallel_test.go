@@ -11,7 +11,8 @@ import (
 )
 
 // cover runs For(n, grain) and checks that every index is visited once,
-// that ranges respect the grain and that there are not too many of them.
+// that ranges respect the grain and that there are as many of them as
+// Chunks says.
 func cover(t *testing.T, n, grain int) {
 	t.Helper()
 	seen := make([]atomic.Int32, max(n, 0))
@@ -40,6 +41,10 @@ func cover(t *testing.T, n, grain int) {
 	}
 	if c := int(calls.Load()); c > chunksPerWorker*runtime.GOMAXPROCS(0) && c > 1 {
 		t.Fatalf("For(%d, %d): %d calls of fn", n, grain, c)
+	}
+	// The ranges Chunks counts, or one where no worker was idle.
+	if c := int(calls.Load()); n > 0 && c != Chunks(n, grain) && c != 1 {
+		t.Fatalf("For(%d, %d): %d calls of fn, Chunks says %d", n, grain, c, Chunks(n, grain))
 	}
 	if n <= 0 && calls.Load() != 0 {
 		t.Fatalf("For(%d, %d) called fn", n, grain)
