@@ -174,6 +174,21 @@ func sumSqDevF64[T Float](x []T, m float64) float64 {
 	return (a0 + a1) + (a2 + a3)
 }
 
+// backwardInputs checks the inputs of a backward op of op's, named name:
+// one dtype, and in[0] the rows of op's last forward run. It returns the
+// dtype and in[0]'s rows and features.
+func (op *layerNormOp) backwardInputs(name string, in []gorgonia.Value) (dt tensor.Dtype, rows, d int, err error) {
+	if dt, err = checkDtypes(name, in...); err != nil {
+		return dt, 0, 0, err
+	}
+	s := in[0].Shape()
+	d = s[len(s)-1]
+	if rows = s.TotalSize() / d; len(op.mean) != rows {
+		return dt, 0, 0, fmt.Errorf("%s: the forward LayerNorm has not run on %v", name, s)
+	}
+	return dt, rows, d, nil
+}
+
 func (op *layerNormOp) DiffWRT(inputs int) []bool { return []bool{true, true, true} }
 
 // SymDiff builds dx = LayerNormGradInput(x, weight, y, dy), dweight =
@@ -300,15 +315,9 @@ func (op *layerNormGradBias) Do(in ...gorgonia.Value) (gorgonia.Value, error) {
 }
 
 func (op *layerNormGradBias) UsePreallocDo(prealloc gorgonia.Value, in ...gorgonia.Value) (gorgonia.Value, error) {
-	dt, err := checkDtypes(op.name, in...)
+	dt, rows, d, err := op.fwd.backwardInputs(op.name, in)
 	if err != nil {
 		return nil, err
-	}
-	s := in[0].Shape()
-	d := s[len(s)-1]
-	rows := s.TotalSize() / d
-	if len(op.fwd.mean) != rows {
-		return nil, fmt.Errorf("%s: the forward LayerNorm has not run on %v", op.name, s)
 	}
 	out := output(prealloc, dt, tensor.Shape{d})
 	if dt == tensor.Float32 {
@@ -375,14 +384,9 @@ func (op *layerNormGrad) Do(in ...gorgonia.Value) (gorgonia.Value, error) {
 }
 
 func (op *layerNormGrad) UsePreallocDo(prealloc gorgonia.Value, in ...gorgonia.Value) (gorgonia.Value, error) {
-	dt, err := checkDtypes(op.name, in...)
+	dt, _, d, err := op.fwd.backwardInputs(op.name, in)
 	if err != nil {
 		return nil, err
-	}
-	s := in[0].Shape()
-	d := s[len(s)-1]
-	if rows := s.TotalSize() / d; len(op.fwd.mean) != rows {
-		return nil, fmt.Errorf("%s: the forward LayerNorm has not run on %v", op.name, s)
 	}
 	if op.weight {
 		out := output(prealloc, dt, tensor.Shape{d})
@@ -448,16 +452,12 @@ func (op *layerNormGradPlus) UsePreallocDo(prealloc gorgonia.Value, in ...gorgon
 	if len(in) != 5 {
 		return nil, fmt.Errorf("%s: %d inputs, want 5", op.name, len(in))
 	}
-	dt, err := checkDtypes(op.name, in...)
+	dt, _, _, err := op.grad.fwd.backwardInputs(op.name, in)
 	if err != nil {
 		return nil, err
 	}
-	s := in[0].Shape()
-	if !in[4].Shape().Eq(s) {
+	if s := in[0].Shape(); !in[4].Shape().Eq(s) {
 		return nil, fmt.Errorf("%s: addend %v is not shaped like x %v", op.name, in[4].Shape(), s)
-	}
-	if rows := s.TotalSize() / s[len(s)-1]; len(op.grad.fwd.mean) != rows {
-		return nil, fmt.Errorf("%s: the forward LayerNorm has not run on %v", op.name, s)
 	}
 	return op.grad.inputGradient(prealloc, dt, in[:4], in[4]), nil
 }
