@@ -51,8 +51,9 @@ func packCopyAVX512(dst *float32, ldd int, src *float32, lds int, rows, chunks i
 func packTransAVX512(dst *float32, ldd int, src *float32, lds int, rows, k int, smask uint16)
 
 // The bfloat16 kernels (sgemm_bf16_amd64.s): the AVX-512 kernels' tiles
-// with k pairs of K steps, A and B packed as bfloat16 pairs (packABF16,
-// packBBF16).
+// with k pairs of K steps, A converted row by row to bfloat16 pairs
+// (packARowsBF16, and packATRowsBF16 for Aᵀ; rsa = the row's words) and
+// B packed as bfloat16 pairs (packBBF16).
 
 //go:noescape
 func sgemmKernelBF16(k int, a *float32, rsa, csa int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, rows int, mask uint64, bias *float32)
@@ -97,7 +98,7 @@ var (
 	kernelAVX2 = &kernel{name: "avx2", mr: 6, nr: 16, fn: sgemmKernelAVX2, packA: packAGo, packB: packBAVX2, kw: 1, aCol: 6, bRow: 16}
 	kernelBF16 = &kernel{name: "bf16", mr: 12, nr: 32, masked: true, fn: sgemmKernelBF16,
 		edge:  [2][2]kernelFunc{{sgemmKernelBF16, sgemmKernelBF16x16}, {sgemmKernelBF16r6, sgemmKernelBF16r6x16}},
-		packA: packABF16, packB: packBBF16, packARows: packARowsBF16, streamARows: streamARowsBF16, kw: 2, aCol: 12, bRow: 32, convert: true}
+		packB: packBBF16, packARows: packARowsBF16, streamARows: streamARowsBF16, packATRows: packATRowsBF16, kw: 2, aCol: 12, bRow: 32, convert: true}
 	kernelFP16 = &kernel{name: "fp16", mr: 8, nr: 32, masked: true, fn: sgemmKernelFP16,
 		packA: packAFP16, packB: packBFP16, kw: 1, aCol: 4, bRow: 16, convert: true}
 	kernelAMX = &kernel{name: "amx", mr: 32, nr: 32, masked: true, fn: sgemmKernelAMX, strip: sgemmStripAMX,

@@ -14,25 +14,6 @@ func words(f []float32) []uint32 {
 	return unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(f))), len(f))
 }
 
-// packABF16 packs rows i0..i0+rows-1, K steps p0..p0+kc-1 of op(A) into
-// dst as an (mr, ⌈kc/2⌉) panel of bfloat16 pairs stored column by column:
-// the word of row i and pair q, at dst[q·mr+i], holds steps p0+2q (low
-// half) and p0+2q+1 (high half, zero past kc); rows past rows are zero.
-func packABF16(dst []float32, mr int, a []float32, lda int, tA bool, i0, rows, p0, kc int) {
-	pairs := ceilDiv(kc, 2)
-	d := words(dst[:mr*pairs])
-	if tA {
-		// Column p of op(A) is row p0+p of A: pair two rows of A.
-		stepRowsBF16(d, mr, a[p0*lda+i0:], lda, rows, kc)
-	} else {
-		// Row i of op(A) runs along K: its pairs go mr words apart.
-		rowsBF16(d, mr, a[i0*lda+p0:], lda, rows, kc)
-	}
-	for q := range pairs {
-		clear(d[q*mr+rows : q*mr+mr])
-	}
-}
-
 // packBBF16 packs K steps p0..p0+kc-1, columns j0..j0+cols-1 of op(B)
 // into dst as a (⌈kc/2⌉, nr) panel of bfloat16 pairs stored row by row:
 // the word of pair q and column j, at dst[q·nr+j], holds steps p0+2q (low

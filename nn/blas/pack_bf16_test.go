@@ -55,10 +55,11 @@ func markedPair[T uint16 | uint32](size int) (got, want []T) {
 	return got, want
 }
 
-// TestPackBF16 checks packABF16 and packBBF16, for op(A) and op(B)
-// transposed or not and odd and even K, against the panel layout spelled
-// out element by element with bf16Pair; where the processor converts in
-// assembly, this checks the assembly too.
+// TestPackBF16 checks packBBF16, and the row-by-row conversions of op(A)
+// (packARowsBF16, packATRowsBF16), for op(A) and op(B) transposed or not
+// and odd and even K, against the layouts spelled out element by element
+// with bf16Pair; where the processor converts in assembly, this checks
+// the assembly too.
 func TestPackBF16(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	const mr, nr = 12, 32
@@ -76,20 +77,30 @@ func TestPackBF16(t *testing.T) {
 					at = func(i, p int) float32 { return a[p*lda+i] }
 				}
 				pairs := ceilDiv(kc, 2)
-				dst := randomFloats(rng, mr*pairs)
-				packABF16(dst, mr, a, lda, trans, i0, rows, p0, kc)
-				want := make([]uint32, mr*pairs)
-				for q := range pairs {
-					for i := range rows {
+
+				// op(A) row by row, as the bf16 and amx kernels read it.
+				stride := pairs + 1
+				dst := randomFloats(rng, rows*stride)
+				name := "packARowsBF16"
+				if trans {
+					name = "packATRowsBF16"
+					packATRowsBF16(dst, stride, a[p0*lda+i0:], lda, rows, kc, nil)
+				} else {
+					packARowsBF16(dst, stride, a[i0*lda+p0:], lda, rows, kc)
+				}
+				got, want := words(dst), make([]uint32, rows*stride)
+				for i := range rows {
+					want[i*stride+pairs] = got[i*stride+pairs] // not written
+					for q := range pairs {
 						odd := float32(0)
 						if 2*q+1 < kc {
 							odd = at(i0+i, p0+2*q+1)
 						}
-						want[q*mr+i] = bf16Pair(at(i0+i, p0+2*q), odd)
+						want[i*stride+q] = bf16Pair(at(i0+i, p0+2*q), odd)
 					}
 				}
-				if d := packedDiff(words(dst), want); d != "" {
-					t.Fatalf("packABF16: %s", d)
+				if d := packedDiff(got, want); d != "" {
+					t.Fatalf("%s: %s", name, d)
 				}
 
 				// op(B) is (kc, cols) from p0, j0 = 2, with cols = rows·2.
@@ -117,27 +128,6 @@ func TestPackBF16(t *testing.T) {
 				}
 				if d := packedDiff(words(dst), want); d != "" {
 					t.Fatalf("packBBF16: %s", d)
-				}
-
-				// op(A) = Aᵀ row by row, as the AMX kernel reads it.
-				if trans {
-					stride := pairs + 1
-					dst = randomFloats(rng, rows*stride)
-					packATRowsBF16(dst, stride, a[p0*lda+i0:], lda, rows, kc, nil)
-					got, want := words(dst), make([]uint32, rows*stride)
-					for i := range rows {
-						want[i*stride+pairs] = got[i*stride+pairs] // not written
-						for q := range pairs {
-							odd := float32(0)
-							if 2*q+1 < kc {
-								odd = at(i0+i, p0+2*q+1)
-							}
-							want[i*stride+q] = bf16Pair(at(i0+i, p0+2*q), odd)
-						}
-					}
-					if d := packedDiff(got, want); d != "" {
-						t.Fatalf("packATRowsBF16: %s", d)
-					}
 				}
 			}
 		}
