@@ -9,6 +9,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/vit-train/vit-train/nn/parallel"
+	"github.com/vit-train/vit-train/nn/vec"
 )
 
 // ReLU returns max(x, 0) element-wise (NaN stays NaN), for x of any shape.
@@ -58,10 +59,20 @@ func reluForward[T Float](x, y []T) {
 
 // reluElems sets y = max(x, 0) over a range of elements or, for the
 // backward pass (dy set), y = dy where x > 0 and 0 elsewhere, x being the
-// forward's output.
+// forward's output: for float32 with vec.ReLU and vec.ReLUGrad, whose
+// values are those of the loops below.
 type reluElems[T Float] struct{ x, dy, y []T }
 
 func (k *reluElems[T]) Range(lo, hi int) {
+	if x, ok := any(k.x).([]float32); ok {
+		y := any(k.y).([]float32)
+		if k.dy == nil {
+			vec.ReLU(y[lo:hi], x[lo:hi])
+		} else {
+			vec.ReLUGrad(y[lo:hi], x[lo:hi], any(k.dy).([]float32)[lo:hi])
+		}
+		return
+	}
 	if k.dy == nil {
 		for i, v := range k.x[lo:hi] {
 			if v < 0 {

@@ -589,6 +589,54 @@ TEXT ·mulAVX2(SB), NOSPLIT, $0-32
 TEXT ·addAVX2(SB), NOSPLIT, $0-32
 	ELEMENTWISE2(VADDPS)
 
+// ZEROUNLESS(PRED) is the body of a kernel dst[i] = y[i] where x[i] PRED 0
+// holds (a VCMPPS predicate), else +0, for func(dst, x, y *float32, n
+// int): y ANDed with the comparison's mask, one vector a step, then the
+// masked tail.
+#define ZEROUNLESS(PRED) \
+	MOVQ dst+0(FP), DI; \
+	MOVQ x+8(FP), SI; \
+	MOVQ y+16(FP), DX; \
+	MOVQ n+24(FP), CX; \
+	VXORPS Y14, Y14, Y14; \
+loop:; \
+	CMPQ CX, $8; \
+	JLT  tail; \
+	VMOVUPS (SI), Y0; \
+	VCMPPS PRED, Y14, Y0, Y1; \
+	VANDPS (DX), Y1, Y1; \
+	VMOVUPS Y1, (DI); \
+	ADDQ $32, SI; \
+	ADDQ $32, DX; \
+	ADDQ $32, DI; \
+	SUBQ $8, CX; \
+	JMP  loop; \
+tail:; \
+	TESTQ CX, CX; \
+	JZ    done; \
+	TAILMASK; \
+	VMASKMOVPS (SI), Y15, Y0; \
+	VMASKMOVPS (DX), Y15, Y2; \
+	VCMPPS PRED, Y14, Y0, Y1; \
+	VANDPS Y2, Y1, Y1; \
+	VMASKMOVPS Y1, Y15, (DI); \
+done:; \
+	VZEROUPPER; \
+	RET
+
+// func reluAVX2(dst, x, y *float32, n int)
+//
+// NLT_UQ: y (x itself) kept where x is not below zero, −0 and NaN
+// included.
+TEXT ·reluAVX2(SB), NOSPLIT, $0-32
+	ZEROUNLESS($21)
+
+// func reluGradAVX2(dst, x, y *float32, n int)
+//
+// GT_OQ: y (dy) kept where x (ReLU's output) is above zero, NaN excluded.
+TEXT ·reluGradAVX2(SB), NOSPLIT, $0-32
+	ZEROUNLESS($30)
+
 // func mulDiffAVX2(dst, y, x *float32, n int, c float32)
 TEXT ·mulDiffAVX2(SB), NOSPLIT, $0-36
 	MOVQ dst+0(FP), DI

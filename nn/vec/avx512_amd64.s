@@ -628,6 +628,53 @@ TEXT ·mulAVX512(SB), NOSPLIT, $0-32
 TEXT ·addAVX512(SB), NOSPLIT, $0-32
 	ELEMENTWISE2(VADDPS)
 
+// ZEROUNLESS(PRED) is the body of a kernel dst[i] = y[i] where x[i] PRED 0
+// holds (a VCMPPS predicate), else +0, for func(dst, x, y *float32, n
+// int): one vector a step, then the masked tail, y read only in the lanes
+// it is kept.
+#define ZEROUNLESS(PRED) \
+	MOVQ dst+0(FP), DI; \
+	MOVQ x+8(FP), SI; \
+	MOVQ y+16(FP), DX; \
+	MOVQ n+24(FP), CX; \
+	VPXORD Z15, Z15, Z15; \
+loop:; \
+	CMPQ CX, $16; \
+	JLT  tail; \
+	VMOVUPS (SI), Z0; \
+	VCMPPS PRED, Z15, Z0, K2; \
+	VMOVUPS.Z (DX), K2, Z1; \
+	VMOVUPS Z1, (DI); \
+	ADDQ $64, SI; \
+	ADDQ $64, DX; \
+	ADDQ $64, DI; \
+	SUBQ $16, CX; \
+	JMP  loop; \
+tail:; \
+	TESTQ CX, CX; \
+	JZ    done; \
+	TAILMASK; \
+	VMOVUPS.Z (SI), K1, Z0; \
+	VCMPPS PRED, Z15, Z0, K1, K2; \
+	VMOVUPS.Z (DX), K2, Z1; \
+	VMOVUPS Z1, K1, (DI); \
+done:; \
+	VZEROUPPER; \
+	RET
+
+// func reluAVX512(dst, x, y *float32, n int)
+//
+// NLT_UQ: y (x itself) kept where x is not below zero, −0 and NaN
+// included.
+TEXT ·reluAVX512(SB), NOSPLIT, $0-32
+	ZEROUNLESS($21)
+
+// func reluGradAVX512(dst, x, y *float32, n int)
+//
+// GT_OQ: y (dy) kept where x (ReLU's output) is above zero, NaN excluded.
+TEXT ·reluGradAVX512(SB), NOSPLIT, $0-32
+	ZEROUNLESS($30)
+
 // func mulDiffAVX512(dst, y, x *float32, n int, c float32)
 TEXT ·mulDiffAVX512(SB), NOSPLIT, $0-36
 	MOVQ dst+0(FP), DI

@@ -58,6 +58,8 @@ func BenchmarkKernels(b *testing.B) {
 		{"Add", 12, func() { Add(d, x, y) }},
 		{"Mul", 12, func() { Mul(d, x, y) }},
 		{"MulDiff", 12, func() { MulDiff(d, y, x, 0.5) }},
+		{"ReLU", 8, func() { ReLU(d, x) }},
+		{"ReLUGrad", 12, func() { ReLUGrad(d, x, y) }},
 		{"Erf", 8, func() { Erf(d, x) }},
 		{"GELU", 8, func() { GELU(d, x) }},
 		{"GELUAndDeriv", 12, func() { GELUAndDeriv(d, e, x) }},

@@ -65,6 +65,15 @@ func addAVX512(dst, x, y *float32, n int)
 //go:noescape
 func mulDiffAVX512(dst, y, x *float32, n int, c float32)
 
+// reluAVX512 sets dst[i] = y[i] where x[i] is not below 0, else 0 (relu
+// passes x as y); reluGradAVX512 sets dst[i] = y[i] where x[i] > 0, else 0.
+//
+//go:noescape
+func reluAVX512(dst, x, y *float32, n int)
+
+//go:noescape
+func reluGradAVX512(dst, x, y *float32, n int)
+
 //go:noescape
 func erfAVX512(dst, x *float32, n int)
 
@@ -123,6 +132,15 @@ func addAVX2(dst, x, y *float32, n int)
 
 //go:noescape
 func mulDiffAVX2(dst, y, x *float32, n int, c float32)
+
+// reluAVX2 sets dst[i] = y[i] where x[i] is not below 0, else 0 (relu
+// passes x as y); reluGradAVX2 sets dst[i] = y[i] where x[i] > 0, else 0.
+//
+//go:noescape
+func reluAVX2(dst, x, y *float32, n int)
+
+//go:noescape
+func reluGradAVX2(dst, x, y *float32, n int)
 
 //go:noescape
 func erfAVX2(dst, x *float32, n int)
@@ -288,6 +306,28 @@ func mul(dst, x, y []float32) {
 		mulAVX2(&dst[0], &x[0], &y[0], len(x))
 	default:
 		mulGeneric(dst, x, y)
+	}
+}
+
+func relu(dst, x []float32) {
+	switch level {
+	case levelAVX512:
+		reluAVX512(&dst[0], &x[0], &x[0], len(x))
+	case levelAVX2:
+		reluAVX2(&dst[0], &x[0], &x[0], len(x))
+	default:
+		reluGeneric(dst, x)
+	}
+}
+
+func reluGrad(dst, y, dy []float32) {
+	switch level {
+	case levelAVX512:
+		reluGradAVX512(&dst[0], &y[0], &dy[0], len(y))
+	case levelAVX2:
+		reluGradAVX2(&dst[0], &y[0], &dy[0], len(y))
+	default:
+		reluGradGeneric(dst, y, dy)
 	}
 }
 

@@ -18,6 +18,8 @@ func axpy(dst, x []float32, a float32)               { axpyGeneric(dst, x, a) }
 func add(dst, x, y []float32)                        { addGeneric(dst, x, y) }
 func mul(dst, x, y []float32)                        { mulGeneric(dst, x, y) }
 func mulDiff(dst, y, x []float32, c float32)         { mulDiffGeneric(dst, y, x, c) }
+func relu(dst, x []float32)                          { reluGeneric(dst, x) }
+func reluGrad(dst, y, dy []float32)                  { reluGradGeneric(dst, y, dy) }
 func erf(dst, x []float32)                           { erfGeneric(dst, x) }
 func gelu(dst, deriv, x []float32, _ bool)           { geluGeneric(dst, deriv, x) }
 func fence()                                         {}

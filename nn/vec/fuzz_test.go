@@ -227,6 +227,14 @@ func FuzzMulDiff(f *testing.F) {
 	fuzzExact(f, 2, func(d []float32, in [][]float32, c float32) { MulDiff(d, in[0], in[1], c) })
 }
 
+func FuzzReLU(f *testing.F) {
+	fuzzExact(f, 1, func(d []float32, in [][]float32, _ float32) { ReLU(d, in[0]) })
+}
+
+func FuzzReLUGrad(f *testing.F) {
+	fuzzExact(f, 2, func(d []float32, in [][]float32, _ float32) { ReLUGrad(d, in[0], in[1]) })
+}
+
 func FuzzAXPY(f *testing.F) {
 	fuzzSeeds(f)
 	f.Fuzz(func(t *testing.T, b []byte, off uint8, p uint64) {

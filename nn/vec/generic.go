@@ -154,6 +154,27 @@ func mulGeneric(dst, x, y []float32) {
 	}
 }
 
+func reluGeneric(dst, x []float32) {
+	dst = dst[:len(x)]
+	for i, v := range x {
+		if v < 0 {
+			v = 0
+		}
+		dst[i] = v
+	}
+}
+
+func reluGradGeneric(dst, y, dy []float32) {
+	dst, dy = dst[:len(y)], dy[:len(y)]
+	for i, v := range y {
+		g := dy[i]
+		if !(v > 0) {
+			g = 0
+		}
+		dst[i] = g
+	}
+}
+
 func mulDiffGeneric(dst, y, x []float32, c float32) {
 	dst, x = dst[:len(y)], x[:len(y)]
 	for i, v := range y {

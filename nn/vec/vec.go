@@ -171,6 +171,26 @@ func MulDiff(dst, y, x []float32, c float32) {
 	mulDiff(dst[:len(y)], y, x[:len(y)], c)
 }
 
+// ReLU sets dst[i] = max(x[i], 0) for i < len(x), as a comparison with
+// zero has it: 0 where x[i] < 0, else x[i] itself, so that −0 and NaN
+// pass through unchanged.
+func ReLU(dst, x []float32) {
+	if len(x) == 0 {
+		return
+	}
+	relu(dst[:len(x)], x)
+}
+
+// ReLUGrad sets dst[i] = dy[i] where y[i] > 0 and 0 elsewhere (NaN
+// included), for i < len(y): ReLU's input gradient from its output y and
+// its output gradient dy.
+func ReLUGrad(dst, y, dy []float32) {
+	if len(y) == 0 {
+		return
+	}
+	reluGrad(dst[:len(y)], y, dy[:len(y)])
+}
+
 // Erf sets dst[i] = erf(x[i]) for i < len(x), with an absolute error below
 // 1e-6: Abramowitz & Stegun 7.1.26, erf(z) = 1 − t·P(t)·e^(−z²) with
 // t = 1/(1 + p·z), z = |x|, and the sign of x. erf(±Inf) = ±1, NaN gives NaN.

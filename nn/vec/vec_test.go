@@ -354,7 +354,8 @@ func TestSumDotSumSqDev(t *testing.T) {
 
 // TestElementwise checks Scale, AddConst, Mul and MulDiff (exact: one or
 // two rounded float32 operations per element, the same in every
-// implementation) and AXPY (within one rounding of the exact result).
+// implementation), ReLU and ReLUGrad (exact: a comparison), and AXPY
+// (within one rounding of the exact result).
 func TestElementwise(t *testing.T) {
 	forEachLevel(t, func(t *testing.T) {
 		rng := rand.New(rand.NewPCG(5, 1))
@@ -373,6 +374,13 @@ func TestElementwise(t *testing.T) {
 					{"Add", func(dst []float32) { Add(dst, x, y) }, func(i int, _ float32) float32 { return x[i] + y[i] }},
 					{"Mul", func(dst []float32) { Mul(dst, x, y) }, func(i int, _ float32) float32 { return x[i] * y[i] }},
 					{"MulDiff", func(dst []float32) { MulDiff(dst, y, x, a) }, func(i int, _ float32) float32 { return y[i] * float32(x[i]-a) }},
+					{"ReLU", func(dst []float32) { ReLU(dst, x) }, func(i int, _ float32) float32 { return max(x[i], 0) }},
+					{"ReLUGrad", func(dst []float32) { ReLUGrad(dst, x, y) }, func(i int, _ float32) float32 {
+						if x[i] > 0 {
+							return y[i]
+						}
+						return 0
+					}},
 				} {
 					dg := randGuarded(rng, n, (off+2)%4, -1, 1)
 					k.run(dg.s())
@@ -393,6 +401,38 @@ func TestElementwise(t *testing.T) {
 					if d := math.Abs(float64(got) - want); d > eps32*(math.Abs(want)+math.Abs(p)) {
 						t.Fatalf("AXPY %s [%d] = %g, want %g", name(n, off), i, got, want)
 					}
+				}
+			}
+		}
+	})
+}
+
+// TestReLUSpecials checks ReLU and ReLUGrad bit for bit on the values a
+// comparison with zero treats apart: −0 and NaN pass through ReLU, which
+// zeroes only what is below zero, and ReLUGrad passes dy only where y > 0.
+func TestReLUSpecials(t *testing.T) {
+	negZero, nan := float32(math.Copysign(0, -1)), math.Float32frombits(0x7fc01234)
+	negNaN := math.Float32frombits(0xffc04321)
+	in := []float32{negZero, 0, nan, negNaN, float32(math.Inf(-1)), float32(math.Inf(1)), -1e-45, 1e-45, -3, 3}
+	relu := []float32{negZero, 0, nan, negNaN, 0, float32(math.Inf(1)), 0, 1e-45, 0, 3}
+	grad := []float32{0, 0, 0, 0, 0, 7, 0, 7, 0, 7}
+	forEachLevel(t, func(t *testing.T) {
+		// Every position of a vector and its tail, in both kernels.
+		for shift := range 17 {
+			x := append(make([]float32, shift), in...)
+			dy := make([]float32, len(x))
+			for i := range dy {
+				dy[i] = 7
+			}
+			got, gotGrad := make([]float32, len(x)), make([]float32, len(x))
+			ReLU(got, x)
+			ReLUGrad(gotGrad, x, dy)
+			for i := range in {
+				if g := got[shift+i]; math.Float32bits(g) != math.Float32bits(relu[i]) {
+					t.Fatalf("ReLU(%v) at %d = %v (%#x), want %v (%#x)", in[i], shift+i, g, math.Float32bits(g), relu[i], math.Float32bits(relu[i]))
+				}
+				if g := gotGrad[shift+i]; math.Float32bits(g) != math.Float32bits(grad[i]) {
+					t.Fatalf("ReLUGrad(y = %v, dy = 7) at %d = %v (%#x), want %v", in[i], shift+i, g, math.Float32bits(g), grad[i])
 				}
 			}
 		}
