@@ -60,32 +60,75 @@ func (g convGeom) validRange(off int) (lo, hi int) {
 // 0 in the padding.
 func im2col[T Float](g convGeom, img, col []T, ld int) {
 	n := g.colCols()
+	shifted := g.stride == 1 && g.ow == g.w
 	for c := 0; c < g.c; c++ {
 		plane := img[c*g.h*g.w : (c+1)*g.h*g.w]
 		for i := 0; i < g.kh; i++ {
 			for j := 0; j < g.kw; j++ {
 				row := col[((c*g.kh+i)*g.kw+j)*ld:][:n]
-				off := j - g.pad
-				lo, hi := g.validRange(off)
-				for oy := 0; oy < g.oh; oy++ {
-					dst := row[oy*g.ow : (oy+1)*g.ow]
-					iy := oy*g.stride - g.pad + i
-					if iy < 0 || iy >= g.h {
-						clear(dst)
-						continue
-					}
-					src := plane[iy*g.w : (iy+1)*g.w]
-					clear(dst[:lo])
-					clear(dst[hi:])
-					if g.stride == 1 {
-						copy(dst[lo:hi], src[lo+off:hi+off])
-						continue
-					}
-					for ox := lo; ox < hi; ox++ {
-						dst[ox] = src[ox*g.stride+off]
-					}
+				if shifted {
+					tapRowShifted(g, plane, row, i, j)
+				} else {
+					tapRow(g, plane, row, i, j)
 				}
 			}
+		}
+	}
+}
+
+// tapRow sets row (OH·OW) to the pixels of plane (H, W) under kernel tap
+// (i, j) at every output position, 0 in the padding, one output row at a
+// time.
+func tapRow[T Float](g convGeom, plane, row []T, i, j int) {
+	off := j - g.pad
+	lo, hi := g.validRange(off)
+	for oy := 0; oy < g.oh; oy++ {
+		dst := row[oy*g.ow : (oy+1)*g.ow]
+		iy := oy*g.stride - g.pad + i
+		if iy < 0 || iy >= g.h {
+			clear(dst)
+			continue
+		}
+		src := plane[iy*g.w : (iy+1)*g.w]
+		clear(dst[:lo])
+		clear(dst[hi:])
+		if g.stride == 1 {
+			copy(dst[lo:hi], src[lo+off:hi+off])
+			continue
+		}
+		for ox := lo; ox < hi; ox++ {
+			dst[ox] = src[ox*g.stride+off]
+		}
+	}
+}
+
+// tapRowShifted is tapRow where the output rows are as long as the
+// input's (stride 1, OW = W, as a 3×3 convolution with padding 1 has
+// them): the tap then reads plane shifted by i − pad rows and j − pad
+// columns, so that the output rows inside the image are one copy of it.
+// The copy carries pixels across the ends of rows into the lo and hi
+// columns that lie in the padding, which are then zeroed, as are the
+// output rows above and below the image.
+func tapRowShifted[T Float](g convGeom, plane, row []T, i, j int) {
+	ow, off := g.ow, j-g.pad
+	lo, hi := g.validRange(off)
+	oy0, oy1 := max(0, g.pad-i), min(g.oh, g.h+g.pad-i)
+	if oy0 >= oy1 || lo >= hi {
+		clear(row)
+		return
+	}
+	d0, d1 := oy0*ow+lo, (oy1-1)*ow+hi
+	shift := (i-g.pad)*g.w + off
+	clear(row[:d0])
+	copy(row[d0:d1], plane[d0+shift:d1+shift])
+	clear(row[d1:])
+	for oy := oy0; oy < oy1; oy++ {
+		r := row[oy*ow : (oy+1)*ow]
+		for x := range lo {
+			r[x] = 0
+		}
+		for x := hi; x < ow; x++ {
+			r[x] = 0
 		}
 	}
 }
