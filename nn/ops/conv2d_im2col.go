@@ -1,6 +1,9 @@
 package ops
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+)
 
 // convGeom is the geometry of a 2-D sliding window (convolution or pooling)
 // over one (C, H, W) image: a KH×KW kernel, the same stride and zero padding
@@ -135,36 +138,76 @@ func tapRowShifted[T Float](g convGeom, plane, row []T, i, j int) {
 
 // col2im is the adjoint of im2col: it sets img (C, H, W) to the sum, over
 // every kernel tap, of the column entries (rows ld apart) that read each
-// pixel.
+// pixel. It may overwrite col's entries that lie in the padding.
 func col2im[T Float](g convGeom, col []T, ld int, img []T) {
 	clear(img[:g.imageSize()])
 	n := g.colCols()
+	shifted := g.stride == 1 && g.ow == g.w
 	for c := 0; c < g.c; c++ {
 		plane := img[c*g.h*g.w : (c+1)*g.h*g.w]
 		for i := 0; i < g.kh; i++ {
 			for j := 0; j < g.kw; j++ {
 				row := col[((c*g.kh+i)*g.kw+j)*ld:][:n]
-				off := j - g.pad
-				lo, hi := g.validRange(off)
-				for oy := 0; oy < g.oh; oy++ {
-					iy := oy*g.stride - g.pad + i
-					if iy < 0 || iy >= g.h {
-						continue
-					}
-					src := row[oy*g.ow : (oy+1)*g.ow]
-					dst := plane[iy*g.w : (iy+1)*g.w]
-					if g.stride == 1 {
-						d := dst[lo+off : hi+off]
-						for k, v := range src[lo:hi] {
-							d[k] += v
-						}
-						continue
-					}
-					for ox := lo; ox < hi; ox++ {
-						dst[ox*g.stride+off] += src[ox]
-					}
+				if shifted {
+					addTapShifted(g, row, plane, i, j)
+				} else {
+					addTap(g, row, plane, i, j)
 				}
 			}
 		}
 	}
+}
+
+// addTap adds row (OH·OW), kernel tap (i, j)'s entries, to the pixels of
+// plane (H, W) they read, one output row at a time.
+func addTap[T Float](g convGeom, row, plane []T, i, j int) {
+	off := j - g.pad
+	lo, hi := g.validRange(off)
+	for oy := 0; oy < g.oh; oy++ {
+		iy := oy*g.stride - g.pad + i
+		if iy < 0 || iy >= g.h {
+			continue
+		}
+		src := row[oy*g.ow : (oy+1)*g.ow]
+		dst := plane[iy*g.w : (iy+1)*g.w]
+		if g.stride == 1 {
+			d := dst[lo+off : hi+off]
+			for k, v := range src[lo:hi] {
+				d[k] += v
+			}
+			continue
+		}
+		for ox := lo; ox < hi; ox++ {
+			dst[ox*g.stride+off] += src[ox]
+		}
+	}
+}
+
+// addTapShifted is addTap where the output rows are as long as the
+// input's (stride 1, OW = W; see tapRowShifted): the output rows inside
+// the image add to plane shifted by i − pad rows and j − pad columns in
+// one pass, after row's entries in the lo and hi columns, which lie in
+// the padding, are set to −0, which leaves every sum as it is (x + −0 =
+// x, for x = +0 too). Each pixel takes at most one entry of a tap, so
+// every pixel's sum runs in addTap's order.
+func addTapShifted[T Float](g convGeom, row, plane []T, i, j int) {
+	ow, off := g.ow, j-g.pad
+	lo, hi := g.validRange(off)
+	oy0, oy1 := max(0, g.pad-i), min(g.oh, g.h+g.pad-i)
+	if oy0 >= oy1 || lo >= hi {
+		return
+	}
+	negZero := T(math.Copysign(0, -1))
+	for oy := oy0; oy < oy1; oy++ {
+		r := row[oy*ow : (oy+1)*ow]
+		for x := range lo {
+			r[x] = negZero
+		}
+		for x := hi; x < ow; x++ {
+			r[x] = negZero
+		}
+	}
+	d0, d1 := oy0*ow+lo, (oy1-1)*ow+hi
+	shift := (i-g.pad)*g.w + off
+	addTo(plane[d0+shift:d1+shift], row[d0:d1])
 }
