@@ -7,11 +7,12 @@ import (
 )
 
 // shiftedGeoms are stride-1 convolutions whose output rows are as long
-// as their input's: kernels from 1×1 to larger than the image, and images
-// of one row or one column.
+// as their input's: kernels from 1×1 to larger than the image, images of
+// one row or one column, and larger planes.
 var shiftedGeoms = []struct{ c, h, w, kh, kw, pad int }{
 	{3, 7, 5, 3, 3, 1}, {2, 5, 5, 1, 1, 0}, {2, 6, 6, 5, 5, 2}, {1, 4, 9, 3, 3, 1},
 	{2, 1, 4, 3, 3, 1}, {2, 4, 1, 3, 3, 1}, {1, 2, 2, 5, 5, 2}, {1, 8, 3, 1, 3, 1}, {1, 3, 8, 3, 1, 0},
+	{2, 40, 30, 3, 3, 1}, {1, 70, 33, 5, 5, 2},
 }
 
 // shiftedGeom is tc's geometry, checked to keep the width.
