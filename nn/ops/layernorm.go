@@ -341,7 +341,7 @@ func layerNormBiasSums[T Float](dy, db []T, rows int, p *weightPartials) {
 	if p.biasFrom.take(firstOf(dy)) {
 		bias = readyBiasPartials[T](p)
 	} else {
-		bias = biasPartials[T](p, parallelWorkers(rows, max(1, rowsWorkGrain/d))*d)
+		bias = biasPartials[T](p, gradChunks(rows, d)*d)
 		parallel.Loop(len(bias)/d, 1, biasChunkSums[T]{dy, bias, rows, d})
 	}
 	clear(db)
@@ -573,11 +573,16 @@ func layerNormGradWeight[T Float](x, dy, dw []T, mean, rstd []float64, partials 
 	}
 }
 
+// gradChunks is how many chunks of rows, one per worker
+// (parallelWorkers), LayerNorm's backward pass sums dweight's and dbias's
+// partials over, for rows rows of d features.
+func gradChunks(rows, d int) int { return parallelWorkers(rows, max(1, rowsWorkGrain/d)) }
+
 // start readies the partial sums of dweight over rows rows of d features,
-// one slice of d per worker (parallelWorkers): it returns them, and they
-// are no dy's until the run that sums them records it.
+// one slice of d per chunk (gradChunks): it returns them, and they are no
+// dy's until the run that sums them records it.
 func (p *weightPartials) start(rows, d int) []float64 {
-	workers := parallelWorkers(rows, max(1, rowsWorkGrain/d))
+	workers := gradChunks(rows, d)
 	if cap(p.sums) < workers*d {
 		p.sums = make([]float64, workers*d)
 	}
