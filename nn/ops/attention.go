@@ -25,8 +25,10 @@ import (
 // A prefix attention (NewPrefixAttentionAs) computes the rows of its
 // first Q tokens only: out (B, Q, D), from P's first Q rows, (B, H, Q, N).
 //
-// The op keeps P for its backward pass, and for attention maps after
-// RecordProbs (see Probs); an op with neither never stores P whole.
+// The op keeps P only for attention maps, after RecordProbs (see
+// Probs): its backward pass computes each head's P again from q and k, as
+// the forward pass made it, bit for bit, rather than reading back a copy
+// of (B, H, N, N) from memory.
 type Attention struct {
 	base
 	gemm    blas.Variant
@@ -35,23 +37,22 @@ type Attention struct {
 	dropP   float64
 	rng     *Randomness
 	stream  uint64
-	// Saved by the forward for the backward, (B, H, R, N) for the R query
-	// rows it computed: the softmax probabilities, and with attention
-	// dropout the dropped, rescaled probabilities that multiply v, their
-	// rows probRowStride(N) apart; and the keep mask, its rows N apart.
-	probs, dropped     []float64
-	probs32, dropped32 []float32
-	keep               []uint8
-	shape              [3]int // B, N, D of the last forward
-	rows               int    // R: the query rows of the last forward
+	// Kept by the forward after RecordProbs, (B, H, R, N) for the R
+	// query rows it computed: the softmax probabilities, their rows
+	// probRowStride(N) apart. With attention dropout, the keep mask,
+	// (B, H, R, N), which the backward pass reads.
+	probs   []float64
+	probs32 []float32
+	keep    []uint8
+	shape   [3]int // B, N, D of the last forward
+	rows    int    // R: the query rows of the last forward
 	// all holds the output of all N rows while a prefix attention records
 	// P, (B, N, D).
 	all   []float64
 	all32 []float32
-	// keepProbs says the forward keeps P: the op has a backward pass
-	// (SymDiff), attention dropout, or RecordProbs was called; record,
-	// that RecordProbs was. kept says the last forward kept P.
-	keepProbs, record, kept bool
+	// record says RecordProbs was called; kept, that the last forward
+	// kept P.
+	record, kept bool
 	// The output converted head by head for the linear layer that reads
 	// it (the projection).
 	outputConversion
@@ -93,7 +94,7 @@ func NewPrefixAttentionAs(v blas.Variant, qkv *gorgonia.Node, heads, queries int
 	if dropP < 0 || dropP >= 1 || (dropP > 0 && r == nil) {
 		return nil, nil, fmt.Errorf("Attention: dropout %g needs a rate in [0, 1) and a Randomness", dropP)
 	}
-	op := &Attention{gemm: v, heads: heads, queries: queries, dropP: dropP, rng: r, keepProbs: dropP > 0}
+	op := &Attention{gemm: v, heads: heads, queries: queries, dropP: dropP, rng: r}
 	if dropP > 0 {
 		op.stream = r.newStream()
 	}
@@ -122,10 +123,9 @@ func (op *Attention) queryCount(n int) int {
 }
 
 // RecordProbs makes the forward passes from now on keep the attention
-// probabilities for Probs, as an op with a backward pass always does. A
-// prefix attention then computes the rows of every token, for Probs, and
-// outputs its prefix rows as before.
-func (op *Attention) RecordProbs() { op.keepProbs, op.record = true, true }
+// probabilities for Probs. A prefix attention then computes the rows of
+// every token, for Probs, and outputs its prefix rows as before.
+func (op *Attention) RecordProbs() { op.record = true }
 
 // Probs returns the attention probabilities of the last forward run as a
 // float64 slice of shape (B, H, N, N), with B, H and N; p is nil if that
@@ -184,9 +184,9 @@ func (op *Attention) UsePreallocDo(prealloc gorgonia.Value, in ...gorgonia.Value
 		op.keep = grow(op.keep, b*op.heads*rows*n)
 		fillKeep(op.keep, op.rng.streamKey(op.stream, op.rng.Step()), op.dropP)
 	}
-	op.kept = op.keepProbs
+	op.kept = op.record
 	if dt == tensor.Float32 {
-		probs, dropped := keptProbs(&op.probs32, &op.dropped32, op.kept, op.dropP, size)
+		probs := keptProbs(&op.probs32, op.kept, size)
 		y := floats[float32](out)
 		conv := op.converted.start(b*q, d)
 		if conv != nil && ((d/op.heads)%conv.Align() != 0 || rows > q) {
@@ -196,17 +196,17 @@ func (op *Attention) UsePreallocDo(prealloc gorgonia.Value, in ...gorgonia.Value
 			op.all32 = grow(op.all32, b*n*d)
 			y = op.all32
 		}
-		attentionForward(op.gemm, floats[float32](in[0]), y, probs, dropped, op.keep, op.dropP, b, n, rows, d, op.heads, conv)
+		attentionForward(op.gemm, floats[float32](in[0]), y, probs, op.keep, op.dropP, b, n, rows, d, op.heads, conv)
 		op.converted.finish(conv, y)
 		copyPrefixRows(floats[float32](out), y, b, rows, q, d)
 	} else {
-		probs, dropped := keptProbs(&op.probs, &op.dropped, op.kept, op.dropP, size)
+		probs := keptProbs(&op.probs, op.kept, size)
 		y := floats[float64](out)
 		if rows > q {
 			op.all = grow(op.all, b*n*d)
 			y = op.all
 		}
-		attentionForward(op.gemm, floats[float64](in[0]), y, probs, dropped, op.keep, op.dropP, b, n, rows, d, op.heads, nil)
+		attentionForward(op.gemm, floats[float64](in[0]), y, probs, op.keep, op.dropP, b, n, rows, d, op.heads, nil)
 		copyPrefixRows(floats[float64](out), y, b, rows, q, d)
 	}
 	return out, nil
@@ -221,17 +221,14 @@ func copyPrefixRows[T Float](out, all []T, b, rows, q, d int) {
 	parallel.Loop(b, 8, tokenRows[T]{full: all, part: out, t: rows, d: d, width: q * d})
 }
 
-// keptProbs sizes the buffers a forward pass keeps P and its dropped-out
-// copy in, where it keeps them, and returns them (nil where it does not).
-func keptProbs[T Float](probs, dropped *[]T, keep bool, dropP float64, size int) ([]T, []T) {
+// keptProbs sizes the buffer a forward pass keeps P in, where it keeps
+// it, and returns it (nil where it does not).
+func keptProbs[T Float](probs *[]T, keep bool, size int) []T {
 	if !keep {
-		return nil, nil
+		return nil
 	}
 	*probs = grow(*probs, size)
-	if dropP > 0 {
-		*dropped = grow(*dropped, size)
-	}
-	return *probs, *dropped
+	return *probs
 }
 
 // grow returns s resized to n elements, reusing its storage when it can.
@@ -251,9 +248,9 @@ func headViews[T Float](qkv []T, bi, h, n, d, dh int) (q, k, v []T) {
 
 // attentionForward computes out (b, m, d), the attention of the first m
 // of each sample's n tokens, from qkv (b, n, 3d), keeping P in probs
-// (and its dropped-out copy in dropped) where they are not nil.
-func attentionForward[T Float](v blas.Variant, qkv, out, probs, dropped []T, keep []uint8, dropP float64, b, n, m, d, heads int, conv *blas.ConvertedA) {
-	parallel.Loop(b*heads, 1, attentionHeads[T]{gemm: headVariant(v, m, n, d/heads), qkv: qkv, out: out, probs: probs, dropped: dropped, keep: keep, dropP: dropP, n: n, m: m, pm: m, ldp: probRowStride(n), d: d, heads: heads, conv: conv})
+// where it is not nil.
+func attentionForward[T Float](v blas.Variant, qkv, out, probs []T, keep []uint8, dropP float64, b, n, m, d, heads int, conv *blas.ConvertedA) {
+	parallel.Loop(b*heads, 1, attentionHeads[T]{gemm: headVariant(v, m, n, d/heads), qkv: qkv, out: out, probs: probs, keep: keep, dropP: dropP, n: n, m: m, pm: m, ldp: probRowStride(n), d: d, heads: heads, conv: conv})
 }
 
 // minLowPrecisionHead is the fewest multiply-adds, m·n·dh, of one head's
@@ -292,18 +289,17 @@ func headVariant(v blas.Variant, m, n, dh int) blas.Variant {
 
 // attentionHeads is the attention of the first m of n tokens, for a
 // range of (sample, head) pairs bh: its operands, and the probabilities
-// (and their dropped-out copy) its backward pass reads, pm rows a head
-// (pm ≥ m: the forward pass's m), ldp apart (nil where the forward pass
-// keeps none). out and dout are (B, m, D); dqkv is the backward's, and
-// scratch holds a head's pm×n block, rows ldp apart, for each of the
-// backward's parts.
+// the forward pass keeps, pm rows a head (pm ≥ m: the forward pass's m),
+// ldp apart (nil where it keeps none). out and dout are (B, m, D); dqkv
+// is the backward's, and scratch holds gradBlocks blocks of a head's pm×n,
+// rows ldp apart, for each of the backward's parts.
 type attentionHeads[T Float] struct {
-	gemm                     blas.Variant
-	qkv, out, probs, dropped []T
-	dout, dqkv, scratch      []T
-	keep                     []uint8
-	dropP                    float64
-	n, m, pm, ldp, d, heads  int
+	gemm                    blas.Variant
+	qkv, out, probs         []T
+	dout, dqkv, scratch     []T
+	keep                    []uint8
+	dropP                   float64
+	n, m, pm, ldp, d, heads int
 	// the backward's (sample, head) pairs, and the parts it cuts them
 	// into (attentionGradParts)
 	pairs, parts int
@@ -312,8 +308,8 @@ type attentionHeads[T Float] struct {
 	conv *blas.ConvertedA
 }
 
-// head returns head bh's pm×n block of buf (probs, dropped or scratch),
-// its rows ldp apart.
+// head returns head bh's pm×n block of buf (probs or scratch), its rows
+// ldp apart.
 func (k *attentionHeads[T]) head(buf []T, bh int) []T {
 	return buf[bh*k.pm*k.ldp : (bh+1)*k.pm*k.ldp]
 }
@@ -352,29 +348,22 @@ func (k *attentionHeads[T]) Range(lo, hi int) {
 	}
 }
 
-// probRows makes rows [r0, r1) of head bh's P = softmax(scale·q·kᵀ) from
-// those of its scores s (row r0 first, ldp apart), serially (this loop is
-// already spread over the cores), and returns the same rows of what
-// multiplies v (ldp apart): P in place over s, which the backward pass
-// keeps a copy of in probs, or after attention dropout P's dropped-out
-// copy. The kept copy of a float32 P is written with streaming stores:
-// the backward pass reads it after the rest of the forward pass.
+// probRows makes rows [r0, r1) of head bh's P = softmax(scale·q·kᵀ) in
+// place over those of its scores s (row r0 first, ldp apart), serially
+// (this loop is already spread over the cores), copies them to probs
+// where the op keeps P, and with attention dropout drops them out in
+// place: s then holds what multiplies v. The kept copy of a float32 P is
+// written with streaming stores: it is read after the forward pass.
 func (k *attentionHeads[T]) probRows(bh, r0, r1 int, s []T, inv T) []T {
 	n, ldp := k.n, k.ldp
-	if k.probs == nil {
-		softmaxEachRow(s, s, r1-r0, n, ldp)
-		return s
+	softmaxEachRow(s, s, r1-r0, n, ldp)
+	if k.probs != nil {
+		keepRows(k.head(k.probs, bh)[r0*ldp:], s, r1-r0, n, ldp)
 	}
-	p := k.head(k.probs, bh)
-	if k.dropP == 0 {
-		softmaxEachRow(s, s, r1-r0, n, ldp)
-		keepRows(p[r0*ldp:], s, r1-r0, n, ldp)
-		return s
+	if k.dropP > 0 {
+		k.dropRows(s, s, bh, r0, r1, inv)
 	}
-	softmaxEachRow(s, p[r0*ldp:], r1-r0, n, ldp)
-	pd := k.head(k.dropped, bh)
-	k.dropRows(pd[r0*ldp:], p[r0*ldp:], bh, r0, r1, inv)
-	return pd[r0*ldp:]
+	return s
 }
 
 // keepRows copies rows rows of n values (ldp apart) from p to kept, a
@@ -397,15 +386,15 @@ func keepRows[T Float](kept, p []T, rows, n, ldp int) {
 func (op *Attention) DiffWRT(int) []bool { return []bool{true} }
 
 func (op *Attention) SymDiff(inputs gorgonia.Nodes, output, grad *gorgonia.Node) (gorgonia.Nodes, error) {
-	op.keepProbs = true
 	g := &attentionGrad{fwd: op}
 	g.base = base{name: "AttentionGrad", arity: 2, params: func(h hash.Hash) { fmt.Fprintf(h, "%p", op) }}
 	dqkv, err := gorgonia.ApplyOp(g, inputs[0], grad)
 	return gorgonia.Nodes{dqkv}, err
 }
 
-// attentionGrad maps (qkv (B, N, 3D), dout (B, N, D)) to dqkv (B, N, 3D)
-// using the probabilities saved by its forward op.
+// attentionGrad maps (qkv (B, N, 3D), dout (B, N, D)) to dqkv (B, N, 3D),
+// computing each head's probabilities again as its forward op made them
+// (or reading those it recorded).
 type attentionGrad struct {
 	base
 	fwd       *Attention
@@ -434,22 +423,54 @@ func (op *attentionGrad) UsePreallocDo(prealloc gorgonia.Value, in ...gorgonia.V
 	heads, m, pm := f.heads, f.queryCount(n), f.rows
 	out := output(prealloc, dt, s)
 	if dt == tensor.Float32 {
-		op.scratch32 = grow(op.scratch32, attentionGradParts(b*heads)*pm*probRowStride(n))
-		attentionBackward(f.gemm, floats[float32](in[0]), floats[float32](in[1]), floats[float32](out), f.probs32, f.dropped32, op.scratch32, f.keep, f.dropP, b, n, m, pm, d, heads)
+		probs := keptBy(f.probs32, f.kept)
+		op.scratch32 = grow(op.scratch32, attentionGradScratch(b*heads, pm, n, probs == nil, f.dropP))
+		attentionBackward(f.gemm, floats[float32](in[0]), floats[float32](in[1]), floats[float32](out), probs, op.scratch32, f.keep, f.dropP, b, n, m, pm, d, heads)
 	} else {
-		op.scratch = grow(op.scratch, attentionGradParts(b*heads)*pm*probRowStride(n))
-		attentionBackward(f.gemm, floats[float64](in[0]), floats[float64](in[1]), floats[float64](out), f.probs, f.dropped, op.scratch, f.keep, f.dropP, b, n, m, pm, d, heads)
+		probs := keptBy(f.probs, f.kept)
+		op.scratch = grow(op.scratch, attentionGradScratch(b*heads, pm, n, probs == nil, f.dropP))
+		attentionBackward(f.gemm, floats[float64](in[0]), floats[float64](in[1]), floats[float64](out), probs, op.scratch, f.keep, f.dropP, b, n, m, pm, d, heads)
 	}
 	return out, nil
 }
 
+// keptBy is probs where the forward pass kept them, nil otherwise.
+func keptBy[T Float](probs []T, kept bool) []T {
+	if !kept {
+		return nil
+	}
+	return probs
+}
+
 // attentionBackward computes dqkv (b, n, 3d) from dout (b, m, d), the
 // gradient of the first m tokens' attention, and the probabilities the
-// forward pass kept, pm rows a head. scratch holds at least
-// attentionGradParts(b·heads) blocks of pm rows of probRowStride(n).
-func attentionBackward[T Float](v blas.Variant, qkv, dout, dqkv, probs, dropped, scratch []T, keep []uint8, dropP float64, b, n, m, pm, d, heads int) {
+// forward pass kept, pm rows a head, or where probs is nil (pm = m) the
+// probabilities computed again. scratch holds at least
+// attentionGradScratch's elements.
+func attentionBackward[T Float](v blas.Variant, qkv, dout, dqkv, probs, scratch []T, keep []uint8, dropP float64, b, n, m, pm, d, heads int) {
 	parts := attentionGradParts(b * heads)
-	parallel.Loop(parts, 1, attentionHeadsGrad[T]{gemm: headVariant(v, m, n, d/heads), qkv: qkv, dout: dout, dqkv: dqkv, probs: probs, dropped: dropped, scratch: scratch, keep: keep, dropP: dropP, n: n, m: m, pm: pm, ldp: probRowStride(n), d: d, heads: heads, pairs: b * heads, parts: parts})
+	parallel.Loop(parts, 1, attentionHeadsGrad[T]{gemm: headVariant(v, m, n, d/heads), qkv: qkv, dout: dout, dqkv: dqkv, probs: probs, scratch: scratch, keep: keep, dropP: dropP, n: n, m: m, pm: pm, ldp: probRowStride(n), d: d, heads: heads, pairs: b * heads, parts: parts})
+}
+
+// attentionGradScratch is the scratch attentionBackward needs for count
+// (sample, head) pairs of pm rows over n tokens: for each of its parts, a
+// block for dS, one for P where it computes P again, and one for P after
+// dropout where dropP is not 0.
+func attentionGradScratch(count, pm, n int, recompute bool, dropP float64) int {
+	return attentionGradParts(count) * gradBlocks(recompute, dropP) * pm * probRowStride(n)
+}
+
+// gradBlocks is how many pm×ldp blocks of scratch a part of attention's
+// backward pass takes (see attentionGradScratch).
+func gradBlocks(recompute bool, dropP float64) int {
+	blocks := 1
+	if recompute {
+		blocks++
+	}
+	if dropP > 0 {
+		blocks++
+	}
+	return blocks
 }
 
 // attentionGradParts is how many parts attention's backward pass cuts
@@ -475,17 +496,18 @@ func (g *attentionHeadsGrad[T]) part(part int) {
 	k := (*attentionHeads[T])(g)
 	n, m, ldp, d, heads := k.n, k.m, k.ldp, k.d, k.heads
 	dh, scale, inv := k.constants()
-	ds := k.head(k.scratch, part)
+	ds := k.partBlock(part, 0)
 	for bh := part * k.pairs / k.parts; bh < (part+1)*k.pairs/k.parts; bh++ {
 		bi, h := bh/heads, bh%heads
 		q, kk, v := headViews(k.qkv, bi, h, n, d, dh)
 		dq, dk, dv := headViews(k.dqkv, bi, h, n, d, dh)
-		p := k.head(k.probs, bh)
+		p := k.headProbs(bh, part, q, kk, scale)
 		// dV = P̃ᵀ·dO and dP̃ = dO·Vᵀ, where P̃ is P after dropout; dS
 		// from dP̃ (softmaxRowsGrad); dQ = scale·dS·K, dK = scale·dSᵀ·Q.
 		pv := p
 		if k.dropP > 0 {
-			pv = k.head(k.dropped, bh)
+			pv = k.partBlock(part, gradBlocks(k.probs == nil, k.dropP)-1)
+			k.dropRows(pv, p, bh, 0, m, inv)
 		}
 		grad := func(r0, r1 int, rows []T) { k.softmaxRowsGrad(bh, r0, r1, p, rows, inv) }
 		blas.GemmChainGradAs(k.gemm, &blas.ChainGrad[T]{M: m, N: n, K: dh, E: dh, Alpha: scale,
@@ -496,6 +518,28 @@ func (g *attentionHeadsGrad[T]) part(part int) {
 			clear(dq[r*3*d : r*3*d+dh])
 		}
 	}
+}
+
+// partBlock returns block i of the backward's part's blocks of scratch
+// (gradBlocks of them: dS, then P where it is computed again, then P after
+// dropout where there is dropout).
+func (k *attentionHeads[T]) partBlock(part, i int) []T {
+	return k.head(k.scratch, part*gradBlocks(k.probs == nil, k.dropP)+i)
+}
+
+// headProbs returns head bh's P, rows ldp apart: the copy the forward
+// pass kept, or else its first m rows computed again, in the backward's
+// part's block 1, from the head's q and k as the forward pass made them,
+// bit for bit (its chain's values are GemmAs's, see blas.GemmChainAs).
+func (k *attentionHeads[T]) headProbs(bh, part int, q, kk []T, scale T) []T {
+	if k.probs != nil {
+		return k.head(k.probs, bh)
+	}
+	m, n, ldp, d := k.m, k.n, k.ldp, k.d
+	p := k.partBlock(part, 1)
+	blas.GemmAs(k.gemm, false, true, m, n, d/k.heads, scale, q, 3*d, kk, 3*d, 0, p, ldp, nil)
+	softmaxEachRow(p, p, m, n, ldp)
+	return p
 }
 
 // softmaxRowsGrad makes rows [r0, r1) of head bh's dS = P ⊙ (dP − Σ_j

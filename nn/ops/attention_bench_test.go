@@ -6,10 +6,9 @@ import (
 	"github.com/vit-train/vit-train/nn/blas"
 )
 
-// BenchmarkAttention times attention's forward pass, keeping the
-// probabilities for the backward (forward) or not (infer), and its
-// backward pass over
-// the heads of vit_fmnist_patch4_28 (batch 128: 50 tokens, heads of 16)
+// BenchmarkAttention times attention's forward pass, which keeps no
+// probabilities in training as in inference, and its backward pass,
+// which computes them again, over the heads of vit_fmnist_patch4_28 (batch 128: 50 tokens, heads of 16)
 // and vit_cifar_patch4_32 (batch 64: 65 tokens, heads of 64) in float32,
 // and those of vit_cifar_patch4_32 and ViT-B/16 (batch 4: 197 tokens,
 // heads of 64) in each low-precision variant this processor runs (each
@@ -36,21 +35,17 @@ func BenchmarkAttention(b *testing.B) {
 			dout[i] = float32(i%7)*0.01 - 0.03
 		}
 		out, dqkv := make([]float32, len(dout)), make([]float32, len(qkv))
-		size := s.batch * s.heads * s.n * probRowStride(s.n)
-		probs, scratch := make([]float32, size), make([]float32, size)
+		scratch := make([]float32, attentionGradScratch(s.batch*s.heads, s.n, s.n, true, 0))
 		forward := func() {
-			attentionForward(s.v, qkv, out, probs, nil, nil, 0, s.batch, s.n, s.n, s.d, s.heads, nil)
-		}
-		infer := func() {
-			attentionForward(s.v, qkv, out, nil, nil, nil, 0, s.batch, s.n, s.n, s.d, s.heads, nil)
+			attentionForward(s.v, qkv, out, nil, nil, 0, s.batch, s.n, s.n, s.d, s.heads, nil)
 		}
 		backward := func() {
-			attentionBackward(s.v, qkv, dout, dqkv, probs, nil, scratch, nil, 0, s.batch, s.n, s.n, s.n, s.d, s.heads)
+			attentionBackward(s.v, qkv, dout, dqkv, nil, scratch, nil, 0, s.batch, s.n, s.n, s.n, s.d, s.heads)
 		}
 		for _, pass := range []struct {
 			name string
 			run  func()
-		}{{"forward", forward}, {"infer", infer}, {"backward", backward}} {
+		}{{"forward", forward}, {"backward", backward}} {
 			b.Run(s.name+"/"+pass.name, func(b *testing.B) {
 				forward()
 				for b.Loop() {

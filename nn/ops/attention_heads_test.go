@@ -55,21 +55,21 @@ func attentionPass(v blas.Variant, n int, forward bool) []float32 {
 	if forward {
 		fwd = v
 	}
-	attentionForward(fwd, qkv, out, probs, nil, nil, 0, 1, n, n, d, heads, nil)
+	attentionForward(fwd, qkv, out, probs, nil, 0, 1, n, n, d, heads, nil)
 	if forward {
 		return out
 	}
 	dqkv, scratch := make([]float32, len(qkv)), make([]float32, len(probs))
-	attentionBackward(v, qkv, dout, dqkv, probs, nil, scratch, nil, 0, 1, n, n, n, d, heads)
+	attentionBackward(v, qkv, dout, dqkv, probs, scratch, nil, 0, 1, n, n, n, d, heads)
 	return dqkv
 }
 
 // TestPrefixAttentionBackwardOverwritesDQ checks that the backward pass
-// of a prefix attention writes every value of dqkv, whatever its buffer
-// held before: zeros in dq past the prefix, and elsewhere the gradient
-// that attention over every token gives when only the prefix's rows
-// have a gradient (to rounding: the two sum the same terms, the full
-// pass with zeros among them).
+// of a prefix attention, computing its rows of P again, writes every
+// value of dqkv, whatever its buffer held before: zeros in dq past the
+// prefix, and elsewhere the gradient that attention over every token
+// gives when only the prefix's rows have a gradient (to rounding: the
+// two sum the same terms, the full pass with zeros among them).
 func TestPrefixAttentionBackwardOverwritesDQ(t *testing.T) {
 	const n, d, heads, m = 9, 16, 2, 3
 	rng := rand.New(rand.NewPCG(3, 4))
@@ -81,17 +81,17 @@ func TestPrefixAttentionBackwardOverwritesDQ(t *testing.T) {
 		dout[i] = rng.Float32()*2 - 1
 	}
 	ldp := probRowStride(n)
-	probs, scratch := make([]float32, heads*n*ldp), make([]float32, heads*n*ldp)
-	attentionForward(blas.FP32, qkv, make([]float32, n*d), probs, nil, nil, 0, 1, n, n, d, heads, nil)
+	probs, scratch := make([]float32, heads*n*ldp), make([]float32, attentionGradScratch(heads, n, n, true, 0))
+	attentionForward(blas.FP32, qkv, make([]float32, n*d), probs, nil, 0, 1, n, n, d, heads, nil)
 	want := make([]float32, len(qkv))
-	attentionBackward(blas.FP32, qkv, dout, want, probs, nil, scratch, nil, 0, 1, n, n, n, d, heads)
+	attentionBackward(blas.FP32, qkv, dout, want, probs, scratch, nil, 0, 1, n, n, n, d, heads)
 
-	attentionForward(blas.FP32, qkv, make([]float32, m*d), probs, nil, nil, 0, 1, n, m, d, heads, nil)
+	attentionForward(blas.FP32, qkv, make([]float32, m*d), nil, nil, 0, 1, n, m, d, heads, nil)
 	got := make([]float32, len(qkv))
 	for i := range got {
 		got[i] = float32(math.NaN())
 	}
-	attentionBackward(blas.FP32, qkv, dout[:m*d], got, probs, nil, scratch, nil, 0, 1, n, m, m, d, heads)
+	attentionBackward(blas.FP32, qkv, dout[:m*d], got, nil, scratch, nil, 0, 1, n, m, m, d, heads)
 	for i, w := range want {
 		if !(math.Abs(float64(got[i]-w)) <= 1e-6) {
 			t.Fatalf("dqkv[%d] (token %d, column %d) = %v, attention over every token gives %v", i, i/(3*d), i%(3*d), got[i], w)
@@ -130,9 +130,10 @@ func TestLowPrecisionAttentionGradient(t *testing.T) {
 
 // TestAttentionBackwardParts checks that attention's backward pass gives
 // the same gradients bit for bit whether each (sample, head) pair has a
-// part and a block of scratch of its own or the parts take several pairs
-// in turn in one block, with and without attention dropout, for every
-// variant this CPU runs.
+// part and blocks of scratch of its own or the parts take several pairs
+// in turn in the same blocks, and whether it reads the probabilities the
+// forward pass kept or computes them again, with and without attention
+// dropout, for every variant this CPU runs.
 func TestAttentionBackwardParts(t *testing.T) {
 	const b, n, d, heads = 5, 70, 64, 4 // 20 pairs
 	ldp := probRowStride(n)
@@ -153,24 +154,30 @@ func TestAttentionBackwardParts(t *testing.T) {
 			continue
 		}
 		for _, dropP := range []float64{0, 0.25} {
-			var dropped []float32
 			var mask []uint8
 			if dropP > 0 {
-				dropped, mask = make([]float32, b*heads*n*ldp), keep
+				mask = keep
 			}
 			probs := make([]float32, b*heads*n*ldp)
-			attentionForward(v, qkv, make([]float32, b*n*d), probs, dropped, mask, dropP, b, n, n, d, heads, nil)
-			backward := func(procs int) []float32 {
+			attentionForward(v, qkv, make([]float32, b*n*d), probs, mask, dropP, b, n, n, d, heads, nil)
+			backward := func(procs int, probs []float32) []float32 {
 				defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
 				dqkv := make([]float32, len(qkv))
-				scratch := make([]float32, attentionGradParts(b*heads)*n*ldp)
-				attentionBackward(v, qkv, dout, dqkv, probs, dropped, scratch, mask, dropP, b, n, n, n, d, heads)
+				scratch := make([]float32, attentionGradScratch(b*heads, n, n, probs == nil, dropP))
+				attentionBackward(v, qkv, dout, dqkv, probs, scratch, mask, dropP, b, n, n, n, d, heads)
 				return dqkv
 			}
-			own, shared := backward(b*heads), backward(1) // 20 parts, then one of all 20 pairs
-			for i := range own {
-				if math.Float32bits(own[i]) != math.Float32bits(shared[i]) {
-					t.Fatalf("%s, dropout %v: dqkv[%d] = %v with a part a pair, %v with one part", v, dropP, i, own[i], shared[i])
+			want := backward(b*heads, probs) // 20 parts reading the kept P
+			for _, way := range []struct {
+				name  string
+				procs int
+				probs []float32
+			}{{"one part, kept P", 1, probs}, {"a part a pair, P again", b * heads, nil}, {"one part, P again", 1, nil}} {
+				got := backward(way.procs, way.probs)
+				for i := range want {
+					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+						t.Fatalf("%s, dropout %v, %s: dqkv[%d] = %v, %v with a part a pair reading the kept P", v, dropP, way.name, i, got[i], want[i])
+					}
 				}
 			}
 		}

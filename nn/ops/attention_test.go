@@ -91,9 +91,9 @@ func TestAttentionGradient(t *testing.T) {
 	}
 }
 
-// TestAttentionProbsRowsSumToOne checks that an op with neither a
-// backward pass nor RecordProbs keeps no probabilities, and that after
-// RecordProbs each row of them is a distribution.
+// TestAttentionProbsRowsSumToOne checks that an op without RecordProbs
+// keeps no probabilities, even with a backward pass (which computes them
+// again), and that after RecordProbs each row of them is a distribution.
 func TestAttentionProbsRowsSumToOne(t *testing.T) {
 	rng := rand.New(rand.NewPCG(13, 14))
 	qkv := opstest.Rand(rng, -3, 3, 2, 4, 3*8)
@@ -102,11 +102,11 @@ func TestAttentionProbsRowsSumToOne(t *testing.T) {
 		o, a, err := ops.NewAttention(in[0], 2, 0, nil)
 		op = a
 		return o, err
-	}, []*tensor.Dense{qkv}, nil, tensor.Float64, 1); err != nil {
+	}, []*tensor.Dense{qkv}, []int{0}, tensor.Float64, 1); err != nil {
 		t.Fatal(err)
 	}
 	if p, _, _, _ := op.Probs(); p != nil {
-		t.Fatalf("an op without a backward pass or RecordProbs kept its probabilities")
+		t.Fatalf("an op with a backward pass but without RecordProbs kept its probabilities")
 	}
 	op.RecordProbs()
 	if _, err := op.Do(qkv); err != nil {
