@@ -25,10 +25,11 @@ import (
 // A prefix attention (NewPrefixAttentionAs) computes the rows of its
 // first Q tokens only: out (B, Q, D), from P's first Q rows, (B, H, Q, N).
 //
-// The op keeps P only for attention maps, after RecordProbs (see
-// Probs): its backward pass computes each head's P again from q and k, as
-// the forward pass made it, bit for bit, rather than reading back a copy
-// of (B, H, N, N) from memory.
+// The op keeps P for attention maps, after RecordProbs (see Probs), and
+// for its backward pass where P is small (see recomputedProbsBytes);
+// otherwise its backward pass computes each head's P again from q and k,
+// as the forward pass made it, bit for bit, rather than reading back a
+// copy of (B, H, N, N) from memory.
 type Attention struct {
 	base
 	gemm    blas.Variant
@@ -50,9 +51,9 @@ type Attention struct {
 	// P, (B, N, D).
 	all   []float64
 	all32 []float32
-	// record says RecordProbs was called; kept, that the last forward
-	// kept P.
-	record, kept bool
+	// record says RecordProbs was called; backward, that the op has a
+	// backward pass (SymDiff); kept, that the last forward kept P.
+	record, backward, kept bool
 	// The output converted head by head for the linear layer that reads
 	// it (the projection).
 	outputConversion
@@ -150,6 +151,17 @@ func (op *Attention) Probs() (p []float64, b, h, n int) {
 	return p, b, op.heads, n
 }
 
+// recomputedProbsBytes is the size of an attention op's P, (B, H, R, N)
+// rows probRowStride(N) apart, from which a training graph's forward pass
+// no longer keeps it for the backward pass, which computes it again. The
+// extra q·kᵀ product and softmax cost more than writing and reading back
+// a small P, which saves little memory: on an AMD EPYC (family 26 model
+// 2, 2 threads, bf16 products) the CIFAR preset's training step at batch
+// 64 (4 MiB of P an op) spent 1.3 ms more in attention computing P again
+// (op-timed, 113 and 108 ms steps), while ViT-B/16's at batch 32 (60 MiB
+// an op) keeps 720 MiB less for 19 ms more of a 4 s step.
+const recomputedProbsBytes = 16 << 20
+
 // probRowStride is the distance, in elements, between the rows of a
 // head's N×N scores and probabilities: N rounded up to 16, so that in
 // float32 each row starts a 64-byte line (the buffers of a model's
@@ -184,7 +196,7 @@ func (op *Attention) UsePreallocDo(prealloc gorgonia.Value, in ...gorgonia.Value
 		op.keep = grow(op.keep, b*op.heads*rows*n)
 		fillKeep(op.keep, op.rng.streamKey(op.stream, op.rng.Step()), op.dropP)
 	}
-	op.kept = op.record
+	op.kept = op.record || (op.backward && size*int(dt.Size()) < recomputedProbsBytes)
 	if dt == tensor.Float32 {
 		probs := keptProbs(&op.probs32, op.kept, size)
 		y := floats[float32](out)
@@ -386,6 +398,7 @@ func keepRows[T Float](kept, p []T, rows, n, ldp int) {
 func (op *Attention) DiffWRT(int) []bool { return []bool{true} }
 
 func (op *Attention) SymDiff(inputs gorgonia.Nodes, output, grad *gorgonia.Node) (gorgonia.Nodes, error) {
+	op.backward = true
 	g := &attentionGrad{fwd: op}
 	g.base = base{name: "AttentionGrad", arity: 2, params: func(h hash.Hash) { fmt.Fprintf(h, "%p", op) }}
 	dqkv, err := gorgonia.ApplyOp(g, inputs[0], grad)

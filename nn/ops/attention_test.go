@@ -91,9 +91,9 @@ func TestAttentionGradient(t *testing.T) {
 	}
 }
 
-// TestAttentionProbsRowsSumToOne checks that an op without RecordProbs
-// keeps no probabilities, even with a backward pass (which computes them
-// again), and that after RecordProbs each row of them is a distribution.
+// TestAttentionProbsRowsSumToOne checks that an op with neither a
+// backward pass nor RecordProbs keeps no probabilities, and that after
+// RecordProbs each row of them is a distribution.
 func TestAttentionProbsRowsSumToOne(t *testing.T) {
 	rng := rand.New(rand.NewPCG(13, 14))
 	qkv := opstest.Rand(rng, -3, 3, 2, 4, 3*8)
@@ -102,11 +102,11 @@ func TestAttentionProbsRowsSumToOne(t *testing.T) {
 		o, a, err := ops.NewAttention(in[0], 2, 0, nil)
 		op = a
 		return o, err
-	}, []*tensor.Dense{qkv}, []int{0}, tensor.Float64, 1); err != nil {
+	}, []*tensor.Dense{qkv}, nil, tensor.Float64, 1); err != nil {
 		t.Fatal(err)
 	}
 	if p, _, _, _ := op.Probs(); p != nil {
-		t.Fatalf("an op with a backward pass but without RecordProbs kept its probabilities")
+		t.Fatalf("an op without a backward pass or RecordProbs kept its probabilities")
 	}
 	op.RecordProbs()
 	if _, err := op.Do(qkv); err != nil {
@@ -126,6 +126,34 @@ func TestAttentionProbsRowsSumToOne(t *testing.T) {
 		}
 		if math.Abs(sum-1) > 1e-12 {
 			t.Fatalf("row %d sums to %v", r, sum)
+		}
+	}
+}
+
+// TestAttentionKeepsSmallProbsForBackward checks that the forward pass of
+// an op with a backward pass keeps P for it below
+// ops.RecomputedProbsBytes, and from there on keeps nothing (the backward
+// pass computes P again): one float32 head of 2047 tokens (rows of 2048)
+// and one of 2048.
+func TestAttentionKeepsSmallProbsForBackward(t *testing.T) {
+	rng := rand.New(rand.NewPCG(17, 18))
+	for _, tc := range []struct {
+		n    int
+		kept bool
+	}{{2047, true}, {2048, false}} {
+		if size := tc.n * 2048 * 4; (size < ops.RecomputedProbsBytes) != tc.kept {
+			t.Fatalf("%d tokens: P of %d bytes against the threshold's %d", tc.n, size, ops.RecomputedProbsBytes)
+		}
+		var op *ops.Attention
+		if _, err := opstest.Eval(func(g *gorgonia.ExprGraph, in []*gorgonia.Node) (*gorgonia.Node, error) {
+			o, a, err := ops.NewAttention(in[0], 1, 0, nil)
+			op = a
+			return o, err
+		}, []*tensor.Dense{opstest.Rand(rng, -1, 1, 1, tc.n, 3*8)}, []int{0}, tensor.Float32, 1); err != nil {
+			t.Fatal(err)
+		}
+		if p, _, _, _ := op.Probs(); (p != nil) != tc.kept {
+			t.Fatalf("%d tokens: the forward pass kept P: %v, want %v", tc.n, p != nil, tc.kept)
 		}
 	}
 }
