@@ -38,9 +38,10 @@ type Attention struct {
 	dropP   float64
 	rng     *Randomness
 	stream  uint64
-	// Kept by the forward after RecordProbs, (B, H, R, N) for the R
-	// query rows it computed: the softmax probabilities, their rows
-	// probRowStride(N) apart. With attention dropout, the keep mask,
+	// Kept by the forward after RecordProbs, or for the backward pass
+	// below recomputedProbsBytes, (B, H, R, N) for the R query rows it
+	// computed: the softmax probabilities, their rows probRowStride(N)
+	// apart. With attention dropout, the keep mask,
 	// (B, H, R, N), which the backward pass reads.
 	probs   []float64
 	probs32 []float32
@@ -406,8 +407,8 @@ func (op *Attention) SymDiff(inputs gorgonia.Nodes, output, grad *gorgonia.Node)
 }
 
 // attentionGrad maps (qkv (B, N, 3D), dout (B, N, D)) to dqkv (B, N, 3D),
-// computing each head's probabilities again as its forward op made them
-// (or reading those it recorded).
+// reading each head's probabilities where its forward op kept them and
+// otherwise computing them again as the forward op made them.
 type attentionGrad struct {
 	base
 	fwd       *Attention
