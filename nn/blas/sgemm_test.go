@@ -461,7 +461,8 @@ func TestSgemmShapesShareBuffers(t *testing.T) {
 		f := func() {
 			for _, sh := range shapes {
 				m, n, k := sh[0], sh[1], sh[2]
-				a, b, c := scratch[:m*k], scratch[:k*n], scratch[m*k:m*k+m*n]
+				// A, B and C apart: the tasks write C while others pack B.
+				a, b, c := scratch[:m*k], scratch[m*k:m*k+k*n], scratch[m*k+k*n:m*k+k*n+m*n]
 				Gemm(false, true, m, n, k, 1, a, k, b, k, 0, c, n)
 			}
 		}
