@@ -6,10 +6,11 @@ import (
 	"github.com/vit-train/vit-train/nn/blas"
 )
 
-// BenchmarkAttention times attention's forward pass, which keeps no
-// probabilities in training as in inference, and its backward pass,
-// which computes them again, over the heads of vit_fmnist_patch4_28 (batch 128: 50 tokens, heads of 16)
-// and vit_cifar_patch4_32 (batch 64: 65 tokens, heads of 64) in float32,
+// BenchmarkAttention times attention's forward and backward passes as a
+// training graph runs them, keeping P for the backward pass where it is
+// below recomputedProbsBytes (every shape here) and otherwise computing
+// it again, over the heads of vit_fmnist_patch4_28 (batch 128: 50
+// tokens, heads of 16) and vit_cifar_patch4_32 (batch 64: 65 tokens, heads of 64) in float32,
 // and those of vit_cifar_patch4_32 and ViT-B/16 (batch 4: 197 tokens,
 // heads of 64) in each low-precision variant this processor runs (each
 // pass of a head too small for it runs in float32: see
@@ -35,12 +36,16 @@ func BenchmarkAttention(b *testing.B) {
 			dout[i] = float32(i%7)*0.01 - 0.03
 		}
 		out, dqkv := make([]float32, len(dout)), make([]float32, len(qkv))
-		scratch := make([]float32, attentionGradScratch(s.batch*s.heads, s.n, s.n, true, 0))
+		var probs []float32
+		if size := s.batch * s.heads * s.n * probRowStride(s.n); 4*size < recomputedProbsBytes {
+			probs = make([]float32, size)
+		}
+		scratch := make([]float32, attentionGradScratch(s.batch*s.heads, s.n, s.n, probs == nil, 0))
 		forward := func() {
-			attentionForward(s.v, qkv, out, nil, nil, 0, s.batch, s.n, s.n, s.d, s.heads, nil)
+			attentionForward(s.v, qkv, out, probs, nil, 0, s.batch, s.n, s.n, s.d, s.heads, nil)
 		}
 		backward := func() {
-			attentionBackward(s.v, qkv, dout, dqkv, nil, scratch, nil, 0, s.batch, s.n, s.n, s.n, s.d, s.heads)
+			attentionBackward(s.v, qkv, dout, dqkv, probs, scratch, nil, 0, s.batch, s.n, s.n, s.n, s.d, s.heads)
 		}
 		for _, pass := range []struct {
 			name string
