@@ -19,14 +19,17 @@
 // initialisation. Backend reports the kernel in use.
 //
 // GemmAs and PackBAs run float32 products in a low-precision Variant
-// instead: bfloat16 operands with float32 sums (VDPBF16PS) or float16
-// operands and short float16 sums (VFMADD231PH), each matching a pure-Go
-// emulation of its rounding bit for bit (see the tests). Mixed picks the
-// fastest one the CPU has, measured at first use, or FP32;
-// VIT_TRAIN_LOWP=bf16|fp16|none forces its choice.
+// instead: bfloat16 operands with float32 sums on the vector unit
+// (VDPBF16PS) or on AMX's tiles (TDPBF16PS), or float16 operands and
+// short float16 sums (VFMADD231PH), each matching a pure-Go emulation of
+// its rounding bit for bit (see the tests). Mixed picks the fastest one
+// the CPU has, measured at first use, or FP32;
+// VIT_TRAIN_LOWP=bf16|fp16|amx|none forces its choice.
 //
 // All matrices are row-major. A transposed operand is read as its transpose
-// without being copied, exactly as in CBLAS.
+// without being copied, exactly as in CBLAS. A and B may share memory; C
+// must not overlap either: the workers write C while others still read
+// (and pack) A and B.
 package blas
 
 import (
