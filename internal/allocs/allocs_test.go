@@ -1,6 +1,9 @@
 package allocs
 
-import "testing"
+import (
+	"runtime"
+	"testing"
+)
 
 var sink []byte
 
@@ -16,5 +19,20 @@ func TestLeast(t *testing.T) {
 	buf := make([]byte, 64)
 	if n := Least(0, 20, func() { buf[0]++ }); n != 0 {
 		t.Errorf("a call that allocates nothing counts %v", n)
+	}
+}
+
+// TestPerRunThreads: with more Ps than CPUs, f runs on as many Ps as
+// CPUs, and GOMAXPROCS is given back afterwards.
+func TestPerRunThreads(t *testing.T) {
+	cpus := runtime.NumCPU()
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(cpus + 3))
+	most := 0
+	PerRun(5, func() { most = max(most, runtime.GOMAXPROCS(0)) })
+	if most != cpus {
+		t.Errorf("with GOMAXPROCS=%d on %d CPUs, f ran with GOMAXPROCS up to %d", cpus+3, cpus, most)
+	}
+	if got := runtime.GOMAXPROCS(0); got != cpus+3 {
+		t.Errorf("GOMAXPROCS is %d after PerRun, want %d back", got, cpus+3)
 	}
 }
