@@ -28,6 +28,12 @@ type FolderOptions struct {
 // default: .jpg, .jpeg and .png (a new slice each call).
 func DefaultExtensions() []string { return []string{".jpg", ".jpeg", ".png"} }
 
+// otherImageExtensions are the suffixes of image formats that DecodeImage
+// does not read (torchvision's ImageFolder takes some of them): files
+// with them are listed in ImageFolder.Unread rather than left out
+// unannounced.
+var otherImageExtensions = []string{".avif", ".bmp", ".gif", ".heic", ".heif", ".jxl", ".pgm", ".ppm", ".tif", ".tiff", ".webp"}
+
 // ImageFolder is a dataset of image files sorted into one sub-folder per
 // class (root/<class>/**/<file>), as torchvision's ImageFolder: classes are
 // the sub-folder names sorted, files are listed folder by folder in sorted
@@ -37,6 +43,10 @@ type ImageFolder struct {
 	Root   string   // the folder holding the class folders
 	Files  []string // (N,) file paths
 	Labels []int    // (N,) class indices
+	// Unread are the image files under Root of other formats than
+	// Extensions' (BMP, GIF, HEIC, TIFF, WebP, …, by suffix), left out of
+	// the set, in the order Files would list them.
+	Unread []string
 
 	classes []string
 	opt     FolderOptions
@@ -86,19 +96,48 @@ func OpenImageFolder(root string, opt FolderOptions) (*ImageFolder, error) {
 		return nil, fmt.Errorf("data: image folder %s: no class folders", root)
 	}
 	for label, class := range f.classes {
-		files, err := listImages(filepath.Join(root, class), opt.Extensions)
+		files, unread, err := listImages(filepath.Join(root, class), opt.Extensions)
 		if err != nil {
 			return nil, err
 		}
 		if len(files) == 0 {
-			return nil, fmt.Errorf("data: image folder %s: class folder %q holds no image files (%s)", root, class, strings.Join(opt.Extensions, ", "))
+			return nil, fmt.Errorf("data: image folder %s: class folder %q holds no image files (%s)%s", root, class, strings.Join(opt.Extensions, ", "), unreadHint(unread))
 		}
 		for _, p := range files {
 			f.Files = append(f.Files, p)
 			f.Labels = append(f.Labels, label)
 		}
+		f.Unread = append(f.Unread, unread...)
 	}
 	return f, nil
+}
+
+// unreadHint ends the message about a class folder with no usable file:
+// the image files of other formats it holds, if any.
+func unreadHint(unread []string) string {
+	if len(unread) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; it holds %d of other formats (%s), which are not read: convert them to JPEG or PNG", len(unread), CountBySuffix(unread))
+}
+
+// CountBySuffix describes how many of files have each suffix, in lower
+// case: ".tif: 1, .webp: 3", suffixes sorted.
+func CountBySuffix(files []string) string {
+	count := map[string]int{}
+	for _, p := range files {
+		count[strings.ToLower(filepath.Ext(p))]++
+	}
+	suffixes := make([]string, 0, len(count))
+	for e := range count {
+		suffixes = append(suffixes, e)
+	}
+	sort.Strings(suffixes)
+	parts := make([]string, len(suffixes))
+	for i, e := range suffixes {
+		parts[i] = fmt.Sprintf("%s: %d", e, count[e])
+	}
+	return strings.Join(parts, ", ")
 }
 
 // isDir reports whether the entry is a folder or a link to one.
@@ -116,11 +155,13 @@ func isDir(p string, e os.DirEntry) bool {
 // maxFolderDepth bounds the recursion into class folders (link cycles).
 const maxFolderDepth = 32
 
-// listImages returns the image files under dir, grouped by folder with
-// folders in sorted path order and files sorted within each folder
-// (torchvision's sorted(os.walk(dir, followlinks=True))).
-func listImages(dir string, exts []string) ([]string, error) {
-	byDir := map[string][]string{}
+// listImages returns the image files under dir with one of exts'
+// suffixes, grouped by folder with folders in sorted path order and files
+// sorted within each folder (torchvision's sorted(os.walk(dir,
+// followlinks=True))), and in the same order those of other image
+// formats (otherImageExtensions).
+func listImages(dir string, exts []string) (files, unread []string, err error) {
+	byDir, unreadByDir := map[string][]string{}, map[string][]string{}
 	var walk func(d string, depth int) error
 	walk = func(d string, depth int) error {
 		if depth > maxFolderDepth {
@@ -138,15 +179,24 @@ func listImages(dir string, exts []string) ([]string, error) {
 				}
 				continue
 			}
-			if hasExt(e.Name(), exts) {
+			switch {
+			case hasExt(e.Name(), exts):
 				byDir[d] = append(byDir[d], e.Name())
+			case hasExt(e.Name(), otherImageExtensions):
+				unreadByDir[d] = append(unreadByDir[d], e.Name())
 			}
 		}
 		return nil
 	}
 	if err := walk(dir, 0); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	return sortedPaths(byDir), sortedPaths(unreadByDir), nil
+}
+
+// sortedPaths lists the files of byDir (folder → file names), folders in
+// sorted order and files sorted within each.
+func sortedPaths(byDir map[string][]string) []string {
 	dirs := make([]string, 0, len(byDir))
 	for d := range byDir {
 		dirs = append(dirs, d)
@@ -160,7 +210,7 @@ func listImages(dir string, exts []string) ([]string, error) {
 			files = append(files, filepath.Join(d, n))
 		}
 	}
-	return files, nil
+	return files
 }
 
 func hasExt(name string, exts []string) bool {

@@ -53,13 +53,15 @@ func parseTree(spec string) []folderEntry {
 // no links) and checks OpenImageFolder's listing against torchvision's
 // rules: classes are the sorted top-level folders, files with an accepted
 // extension are listed folder by folder in sorted path order, sorted
-// within a folder.
+// within a folder; image files of other formats are listed in Unread in
+// the same order.
 func FuzzImageFolder(f *testing.F) {
 	f.Add("cat/a.png\ncat/b.JPG\ndog/x.jpeg\n")
 	f.Add("ünïcode clåss/bild 1.png\n.hidden/.x.png\nspace s/ sp .jpg\n")
 	f.Add("a/sub/z.png\na/a.png\na/sub2/\nb/.png\nb/readme.txt\n")
 	f.Add("empty/\nfull/f.png\n")
 	f.Add("a.b/c.d.png\na.b/c.d.png.tmp-1\nc/x.png/\nc/y.png\n")
+	f.Add("a/x.webp\na/y.png\na/s/z.TIFF\nb/q.heic.png\nb/r.png.heic\n")
 	base := fuzzTempDir(f)
 	f.Fuzz(func(t *testing.T, spec string) {
 		entries := parseTree(spec)
@@ -115,6 +117,9 @@ func FuzzImageFolder(f *testing.F) {
 		if !slices.Equal(got.Files, want.files) || !slices.Equal(got.Labels, want.labels) {
 			t.Fatalf("files %q labels %v,\nwant %q labels %v", got.Files, got.Labels, want.files, want.labels)
 		}
+		if !slices.Equal(got.Unread, want.unread) {
+			t.Fatalf("unread %q, want %q", got.Unread, want.unread)
+		}
 	})
 }
 
@@ -147,6 +152,18 @@ type listing struct {
 	classes []string
 	files   []string
 	labels  []int
+	unread  []string
+}
+
+// inFolderOrder sorts paths folder by folder, then by name.
+func inFolderOrder(paths []string) {
+	sort.Slice(paths, func(i, j int) bool {
+		di, dj := filepath.Dir(paths[i]), filepath.Dir(paths[j])
+		if di != dj {
+			return di < dj
+		}
+		return filepath.Base(paths[i]) < filepath.Base(paths[j])
+	})
 }
 
 // expectedListing is an independent statement of torchvision's rules for
@@ -164,28 +181,28 @@ func expectedListing(root string, isDirAt map[string]bool, files []string) (list
 	}
 	for label, class := range l.classes {
 		prefix := filepath.Join(root, class) + string(filepath.Separator)
-		var mine []string
+		var mine, other []string
 		for _, f := range files {
-			name := strings.ToLower(filepath.Base(f))
-			ok := strings.HasSuffix(name, ".png") || strings.HasSuffix(name, ".jpg") || strings.HasSuffix(name, ".jpeg")
-			if ok && strings.HasPrefix(f, prefix) {
+			if !strings.HasPrefix(f, prefix) {
+				continue
+			}
+			switch strings.ToLower(filepath.Ext(f)) {
+			case ".png", ".jpg", ".jpeg":
 				mine = append(mine, f)
+			case ".avif", ".bmp", ".gif", ".heic", ".heif", ".jxl", ".pgm", ".ppm", ".tif", ".tiff", ".webp":
+				other = append(other, f)
 			}
 		}
 		if len(mine) == 0 {
 			return l, "an empty class " + class
 		}
-		sort.Slice(mine, func(i, j int) bool {
-			di, dj := filepath.Dir(mine[i]), filepath.Dir(mine[j])
-			if di != dj {
-				return di < dj
-			}
-			return filepath.Base(mine[i]) < filepath.Base(mine[j])
-		})
+		inFolderOrder(mine)
+		inFolderOrder(other)
 		for _, f := range mine {
 			l.files = append(l.files, f)
 			l.labels = append(l.labels, label)
 		}
+		l.unread = append(l.unread, other...)
 	}
 	return l, ""
 }

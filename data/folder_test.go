@@ -77,6 +77,10 @@ func TestImageFolderLayoutAndOrder(t *testing.T) {
 	writeFile(t, filepath.Join(root, "train", "cat", "a.JPEG"), jpegBytes(t, patternRGBA(8, 8), 90))
 	writeFile(t, filepath.Join(root, "train", "cat", "sub", "c.png"), rgb)
 	writeFile(t, filepath.Join(root, "train", "cat", "notes.txt"), []byte("not an image"))
+	writeFile(t, filepath.Join(root, "train", "cat", ".DS_Store"), []byte("folder settings"))
+	writeFile(t, filepath.Join(root, "train", "cat", "sub", "e.WEBP"), []byte("RIFF"))
+	writeFile(t, filepath.Join(root, "train", "cat", "d.tif"), []byte("II*"))
+	writeFile(t, filepath.Join(root, "train", "dog", "y.heic"), []byte("ftyp"))
 	writeFile(t, filepath.Join(root, "train", "README"), []byte("a file next to the classes"))
 	f, err := OpenImageFolderSplit(root, Train, FolderOptions{})
 	if err != nil {
@@ -93,6 +97,28 @@ func TestImageFolderLayoutAndOrder(t *testing.T) {
 	want := "train/cat/a.JPEG train/cat/b.png train/cat/sub/c.png train/dog/x.jpg"
 	if got := strings.Join(rel, " "); got != want || len(f.Labels) != 4 || f.Labels[2] != 0 || f.Labels[3] != 1 {
 		t.Errorf("files %s labels %v\nwant %s", got, f.Labels, want)
+	}
+	// Image files of other formats are listed, in the same order; other
+	// files are not.
+	rel = rel[:0]
+	for _, p := range f.Unread {
+		r, _ := filepath.Rel(root, p)
+		rel = append(rel, r)
+	}
+	want = "train/cat/d.tif train/cat/sub/e.WEBP train/dog/y.heic"
+	if got := strings.Join(rel, " "); got != want {
+		t.Errorf("unread %s\nwant %s", got, want)
+	}
+	if got := CountBySuffix(f.Unread); got != ".heic: 1, .tif: 1, .webp: 1" {
+		t.Errorf("CountBySuffix(%v) = %q", f.Unread, got)
+	}
+	// A suffix that Extensions names is read, not listed.
+	g, err := OpenImageFolderSplit(root, Train, FolderOptions{Extensions: []string{".png", ".tif", ".jpg"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(g.Files) != 4 || len(g.Unread) != 2 || !strings.HasSuffix(g.Files[1], "d.tif") {
+		t.Errorf("with .tif among Extensions: files %v, unread %v", g.Files, g.Unread)
 	}
 	img, label, err := f.Item(1)
 	if err != nil || label != 0 {
@@ -198,8 +224,14 @@ func TestImageFolderBadInput(t *testing.T) {
 	writeFile(t, filepath.Join(root, "a", "1.png"), pngBytes(t, patternRGBA(3, 3)))
 	os.MkdirAll(filepath.Join(root, "b", "deep"), 0o755)
 	writeFile(t, filepath.Join(root, "b", "deep", "x.txt"), []byte("x"))
-	if _, err := OpenImageFolder(root, FolderOptions{}); err == nil || !strings.Contains(err.Error(), `class folder "b" holds no image files`) {
+	if _, err := OpenImageFolder(root, FolderOptions{}); err == nil || !strings.Contains(err.Error(), `class folder "b" holds no image files`) || strings.Contains(err.Error(), "other formats") {
 		t.Errorf("empty class: %v", err)
+	}
+	writeFile(t, filepath.Join(root, "b", "1.webp"), []byte("RIFF"))
+	writeFile(t, filepath.Join(root, "b", "deep", "2.webp"), []byte("RIFF"))
+	writeFile(t, filepath.Join(root, "b", "3.BMP"), []byte("BM"))
+	if _, err := OpenImageFolder(root, FolderOptions{}); err == nil || !strings.Contains(err.Error(), `class folder "b" holds no image files (.jpg, .jpeg, .png); it holds 3 of other formats (.bmp: 1, .webp: 2), which are not read: convert them to JPEG or PNG`) {
+		t.Errorf("a class of WebP and BMP files: %v", err)
 	}
 	if _, err := OpenImageFolder(filepath.Join(root, "a"), FolderOptions{}); err == nil || !strings.Contains(err.Error(), "no class folders") {
 		t.Errorf("no classes: %v", err)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"strings"
 
 	"github.com/vit-train/vit-train/augment"
 	"github.com/vit-train/vit-train/data"
@@ -18,6 +19,7 @@ type Datasets struct {
 	Mean, Std   []float32
 	Classes     []string
 	Name        string // data.dataset
+	Root        string // data.root
 	// HeldOut are the indices in the training set of the images held out
 	// for validation (data.val_split), which Eval then holds; nil when the
 	// run validates on the test set.
@@ -31,7 +33,7 @@ func OpenDatasets(cfg DataConfig) (*Datasets, error) {
 		return nil, err
 	}
 	open := func(split data.Split) (data.Dataset, error) { return set.open(cfg, split) }
-	d := &Datasets{Name: cfg.Dataset}
+	d := &Datasets{Name: cfg.Dataset, Root: cfg.Root}
 	if d.Train, err = open(data.Train); err != nil {
 		return nil, err
 	}
@@ -53,6 +55,32 @@ func OpenDatasets(cfg DataConfig) (*Datasets, error) {
 	d.Eval = data.Subset(d.Eval, cfg.EvalSubset)
 	d.Classes = d.Train.Classes()
 	return d, nil
+}
+
+// UnreadNote is a line naming the image files under data.root that the
+// image folders leave out because they are of formats vit-train does not
+// decode (data.ImageFolder.Unread), or "" where there are none.
+func (d *Datasets) UnreadNote() string {
+	var files []string
+	seen := map[*data.ImageFolder]bool{}
+	for _, ds := range []data.Dataset{d.Train, d.Eval} {
+		if f, ok := data.FolderOf(ds); ok && !seen[f] {
+			seen[f] = true
+			files = append(files, f.Unread...)
+		}
+	}
+	if len(files) == 0 {
+		return ""
+	}
+	const shown = 3
+	examples := strings.Join(files[:min(len(files), shown)], ", ")
+	if len(files) > shown {
+		examples += ", …"
+	}
+	if len(files) == 1 {
+		return fmt.Sprintf("data.root = %s: 1 image file of a format vit-train does not read (%s) is left out; convert it to JPEG or PNG to use it: %s", d.Root, data.CountBySuffix(files), examples)
+	}
+	return fmt.Sprintf("data.root = %s: %d image files of formats vit-train does not read (%s) are left out; convert them to JPEG or PNG to use them: %s", d.Root, len(files), data.CountBySuffix(files), examples)
 }
 
 // meanStd returns the normalisation of the data set named dataset (a

@@ -225,3 +225,44 @@ func TestCheckDataNamesEveryBadFile(t *testing.T) {
 		}
 	}
 }
+
+// TestUnreadImagesAreNoted checks that image files of formats that are
+// not decoded are named in a note, once each, by a run, by prepare's
+// source (Datasets.UnreadNote) and with a held-out split; a folder with
+// none gets no note.
+func TestUnreadImagesAreNoted(t *testing.T) {
+	root := writeImageFolder(t, 2, [2]int{3, 1})
+	d, err := OpenDatasets(DataConfig{Dataset: "imagefolder", Root: root})
+	if err != nil || d.UnreadNote() != "" {
+		t.Fatalf("a folder of PNGs: note %q, %v", d.UnreadNote(), err)
+	}
+	webp := filepath.Join(root, "train", "class1", "phone.webp")
+	tif := filepath.Join(root, "val", "class0", "scan.TIF")
+	for _, p := range []string{webp, tif} {
+		if err := os.WriteFile(p, []byte("not decoded"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, valSplit := range []float64{0, 0.5} {
+		d, err := OpenDatasets(DataConfig{Dataset: "imagefolder", Root: root, ValSplit: valSplit, ValSeed: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		note := d.UnreadNote()
+		want := "data.root = " + root + ": 2 image files of formats vit-train does not read (.tif: 1, .webp: 1) are left out; convert them to JPEG or PNG to use them: " + webp + ", " + tif
+		if valSplit > 0 {
+			// Both parts are views of train/: its file, once.
+			want = "data.root = " + root + ": 1 image file of a format vit-train does not read (.webp: 1) is left out; convert it to JPEG or PNG to use it: " + webp
+		}
+		if note != want {
+			t.Errorf("data.val_split = %v: note\n%q\nwant\n%q", valSplit, note, want)
+		}
+	}
+	var out bytes.Buffer
+	if _, err := Run(context.Background(), folderConfig(t, root), Options{Dir: t.TempDir(), Out: &out}); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(out.String(), "note: data.root = "+root+": 2 image files"); n != 1 {
+		t.Errorf("a run printed the note %d times:\n%s", n, out.String())
+	}
+}

@@ -59,8 +59,13 @@ func (s *setup) build() error {
 // openData opens the data sets the configuration names.
 func (s *setup) openData() error {
 	var err error
-	s.t.ds, err = OpenDatasets(s.t.cfg.Data)
-	return err
+	if s.t.ds, err = OpenDatasets(s.t.cfg.Data); err != nil {
+		return err
+	}
+	if note := s.t.ds.UnreadNote(); note != "" {
+		fmt.Fprintf(s.t.opts.Out, "note: %s\n", note)
+	}
+	return nil
 }
 
 // newNetwork creates the configured network, its unset input taken from

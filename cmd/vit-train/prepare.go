@@ -72,6 +72,9 @@ func (f *prepareFlags) run(cmd *cobra.Command) error {
 		return fmt.Errorf("prepare: %w", err)
 	}
 	w := cmd.OutOrStdout()
+	if note := ds.UnreadNote(); note != "" {
+		fmt.Fprintf(w, "note: %s\n", note)
+	}
 	for _, s := range []struct {
 		split data.Split
 		ds    data.Dataset

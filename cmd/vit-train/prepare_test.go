@@ -22,10 +22,18 @@ func TestPrepareThenTrain(t *testing.T) {
 			}
 		}
 	}
+	// A photograph the decoder does not read is left out with a note.
+	heic := filepath.Join(src, "train", "dog", "phone.HEIC")
+	if err := os.WriteFile(heic, []byte("ftypheic"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	out := filepath.Join(dir, "prepared")
 	got, err := run(t, "prepare", "--root", src, "--out", out, "--max-side", "32", "--quality", "95")
 	if err != nil {
 		t.Fatal(err)
+	}
+	if !strings.Contains(got, "note: data.root = "+src+": 1 image file of a format vit-train does not read (.heic: 1) is left out; convert it to JPEG or PNG to use it: "+heic) {
+		t.Errorf("output %q does not note %s", got, heic)
 	}
 	for _, name := range []string{"train.shard", "test.shard"} {
 		if !strings.Contains(got, filepath.Join(out, name)+": 8 images") {
