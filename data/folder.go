@@ -63,16 +63,67 @@ type SkippedFile struct {
 
 // OpenImageFolderSplit opens split Train (root/train) or Test (root/val)
 // of a tree of image folders, as ImageNet's is laid out: each an
-// OpenImageFolder of class folders.
+// OpenImageFolder of class folders. The split's folder may also have
+// another of the names SplitFolderNames lists. Where root has none, the
+// error is a *MissingSplitError.
 func OpenImageFolderSplit(root string, split Split, opt FolderOptions) (*ImageFolder, error) {
 	if err := split.check(); err != nil {
 		return nil, err
 	}
-	sub := "train"
-	if split == Test {
-		sub = "val"
+	dir, err := SplitFolder(root, split)
+	if err != nil {
+		return nil, err
 	}
-	return OpenImageFolder(filepath.Join(root, sub), opt)
+	return OpenImageFolder(dir, opt)
+}
+
+// SplitFolderNames returns the names a split's folder may have, in the
+// order SplitFolder tries them: timm's (train, training; val, valid,
+// validation, eval, evaluation) and, for Test, test (a new slice each
+// call).
+func SplitFolderNames(split Split) []string {
+	if split == Test {
+		return []string{"val", "valid", "validation", "eval", "evaluation", "test"}
+	}
+	return []string{"train", "training"}
+}
+
+// SplitFolder returns the folder of split under root: the first of
+// SplitFolderNames(split) that root holds as a folder, in that case or,
+// failing that, in another ("Train/"). Where there is none, the error is
+// a *MissingSplitError.
+func SplitFolder(root string, split Split) (string, error) {
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		return "", fmt.Errorf("data: image folder: %w", err)
+	}
+	for _, name := range SplitFolderNames(split) {
+		for _, exact := range []bool{true, false} {
+			for _, e := range entries {
+				p := filepath.Join(root, e.Name())
+				if (e.Name() == name || !exact && strings.EqualFold(e.Name(), name)) && isDir(p, e) {
+					return p, nil
+				}
+			}
+		}
+	}
+	return "", &MissingSplitError{Root: root, Split: split}
+}
+
+// MissingSplitError is a tree of image folders without a split's folder.
+type MissingSplitError struct {
+	Root  string
+	Split Split
+}
+
+func (e *MissingSplitError) Error() string {
+	return fmt.Sprintf("data: image folder %s: no folder for the %s split (%s)", e.Root, e.Split, e.Tried())
+}
+
+// Tried lists the folder names looked for: "train/ or training/".
+func (e *MissingSplitError) Tried() string {
+	names := SplitFolderNames(e.Split)
+	return strings.Join(names[:len(names)-1], "/, ") + "/ or " + names[len(names)-1] + "/"
 }
 
 // OpenImageFolder lists root's class folders and their image files. It fails

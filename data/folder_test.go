@@ -2,6 +2,7 @@ package data
 
 import (
 	"bytes"
+	"errors"
 	"image"
 	"image/color"
 	"image/jpeg"
@@ -281,5 +282,43 @@ func TestImageFolderSkipCorrupt(t *testing.T) {
 	}
 	if r := f.SkipReport(); !strings.Contains(r, "2 of 4 files") || !strings.Contains(r, "2.jpg") {
 		t.Errorf("report %q", r)
+	}
+}
+
+// TestSplitFolder checks the order in which a split's folder names are
+// tried, in any case, that files and other folders are passed over, and
+// the error when none is there.
+func TestSplitFolder(t *testing.T) {
+	root := t.TempDir()
+	for _, d := range []string{"TRAIN", "test", "Valid", "eval", "other"} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeFile(t, filepath.Join(root, "val"), []byte("a file, not a folder"))
+	for _, c := range []struct {
+		split Split
+		want  string
+	}{{Train, "TRAIN"}, {Test, "Valid"}} {
+		got, err := SplitFolder(root, c.split)
+		if err != nil || got != filepath.Join(root, c.want) {
+			t.Errorf("%s split: %s, %v; want %s", c.split, got, err, c.want)
+		}
+	}
+	for _, c := range []struct{ remove, want string }{{"Valid", "eval"}, {"eval", "test"}} {
+		if err := os.Remove(filepath.Join(root, c.remove)); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := SplitFolder(root, Test); err != nil || got != filepath.Join(root, c.want) {
+			t.Errorf("test split without %s/: %s, %v; want %s", c.remove, got, err, c.want)
+		}
+	}
+	_, err := SplitFolder(filepath.Join(root, "other"), Train)
+	var missing *MissingSplitError
+	if !errors.As(err, &missing) || missing.Split != Train || err.Error() != "data: image folder "+filepath.Join(root, "other")+": no folder for the train split (train/ or training/)" {
+		t.Errorf("no train folder: %v", err)
+	}
+	if _, err := OpenImageFolderSplit(filepath.Join(root, "other"), Test, FolderOptions{}); !errors.As(err, &missing) || missing.Tried() != "val/, valid/, validation/, eval/, evaluation/ or test/" {
+		t.Errorf("no test folder: %v", err)
 	}
 }

@@ -153,6 +153,24 @@ type DataConfig struct {
 	ValSeed  uint64  `yaml:"val_seed"`
 }
 
+// EvalSet names the images that evaluations of this data score, for the
+// lines that report them: "test", or, with data.val_split, "held-out".
+func (c DataConfig) EvalSet() string {
+	if c.ValSplit > 0 {
+		return "held-out"
+	}
+	return "test"
+}
+
+// HeldOutNote says, with data.val_split, that evaluations score part of
+// the training set rather than the test set; "" without it.
+func (c DataConfig) HeldOutNote() string {
+	if c.ValSplit == 0 {
+		return ""
+	}
+	return fmt.Sprintf("held out of the training set by data.val_split = %v; the test set is not scored (data.val_split=0 scores it)", c.ValSplit)
+}
+
 // AugConfig is the augmentation recipe, with timm's names and meanings.
 type AugConfig struct {
 	// Train is the training pipeline: "padcrop-flip" (RandomCrop with

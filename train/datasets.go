@@ -2,6 +2,7 @@ package train
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -130,16 +131,59 @@ func (d *Datasets) writeHeldOut(cfg DataConfig, dir string) error {
 }
 
 // openImageFolder opens split of the image folder at data.root, naming
-// the setting when it is not set or not such a folder.
+// the setting when it is not set or not such a folder. With
+// data.val_split, a data.root that holds the class folders themselves,
+// and no train/, is the training set.
 func openImageFolder(cfg DataConfig, split data.Split) (data.Dataset, error) {
 	if cfg.Root == "" {
 		return nil, fmt.Errorf("config: data.dataset = imagefolder reads data.root, which is not set: set it to the folder that holds train/ and val/")
 	}
-	f, err := data.OpenImageFolderSplit(cfg.Root, split, data.FolderOptions{SkipCorrupt: cfg.SkipCorrupt})
+	opt := data.FolderOptions{SkipCorrupt: cfg.SkipCorrupt}
+	f, err := data.OpenImageFolderSplit(cfg.Root, split, opt)
+	var missing *data.MissingSplitError
+	if errors.As(err, &missing) {
+		flat, flatErr := openClassFolders(cfg.Root, opt)
+		switch {
+		case flatErr == nil && split == data.Train && cfg.ValSplit > 0:
+			return flat, nil
+		case flatErr == nil:
+			return nil, fmt.Errorf("config: data.root = %s holds class folders (%s), not train/ and val/: set data.val_split=0.1 to train on nine tenths of their images and validate on the rest, or move them into %s and %s", cfg.Root, classList(flat.Classes()), filepath.Join(cfg.Root, "train")+"/", filepath.Join(cfg.Root, "val")+"/")
+		case split == data.Test:
+			return nil, fmt.Errorf("config: data.root = %s has a training split but no folder for the test split (%s): set data.val_split=0.1 to validate on a tenth of the training images, or add a val/ folder with the same class folders", cfg.Root, missing.Tried())
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("config: data.root = %s (data.dataset = imagefolder, a folder that holds train/ and val/): %w", cfg.Root, err)
 	}
 	return f, nil
+}
+
+// openClassFolders opens root as one image folder of classes, unless one
+// of its folders has a split's name.
+func openClassFolders(root string, opt data.FolderOptions) (*data.ImageFolder, error) {
+	f, err := data.OpenImageFolder(root, opt)
+	if err != nil {
+		return nil, err
+	}
+	for _, class := range f.Classes() {
+		for _, split := range []data.Split{data.Train, data.Test} {
+			for _, name := range data.SplitFolderNames(split) {
+				if strings.EqualFold(class, name) {
+					return nil, fmt.Errorf("data: image folder %s: folder %s/ is named as a split", root, class)
+				}
+			}
+		}
+	}
+	return f, nil
+}
+
+// classList names the first few of classes.
+func classList(classes []string) string {
+	const shown = 4
+	if len(classes) <= shown {
+		return strings.Join(classes, ", ")
+	}
+	return strings.Join(classes[:shown], ", ") + fmt.Sprintf(", … %d in all", len(classes))
 }
 
 // CheckModel reports a network that cannot take the data.

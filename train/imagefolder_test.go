@@ -266,3 +266,61 @@ func TestUnreadImagesAreNoted(t *testing.T) {
 		t.Errorf("a run printed the note %d times:\n%s", n, out.String())
 	}
 }
+
+// TestImageFolderSplits checks the split folders' other names, that a
+// data.root of class folders trains with data.val_split and otherwise
+// says how to, and that a data.root without a validation folder says how
+// to validate; a run on held-out images says so in its summary.
+func TestImageFolderSplits(t *testing.T) {
+	root := writeImageFolder(t, 2, [2]int{4, 2})
+	for from, to := range map[string]string{"train": "Training", "val": "validation"} {
+		if err := os.Rename(filepath.Join(root, from), filepath.Join(root, to)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d, err := OpenDatasets(DataConfig{Dataset: "imagefolder", Root: root})
+	if err != nil || d.Train.Len() != 8 || d.Eval.Len() != 4 {
+		t.Fatalf("Training/ and validation/: %v", err)
+	}
+
+	// Only a training split.
+	if err := os.RemoveAll(filepath.Join(root, "validation")); err != nil {
+		t.Fatal(err)
+	}
+	_, err = OpenDatasets(DataConfig{Dataset: "imagefolder", Root: root})
+	if err == nil || !strings.Contains(err.Error(), "data.root = "+root+" has a training split but no folder for the test split (val/, valid/, validation/, eval/, evaluation/ or test/): set data.val_split=0.1") {
+		t.Errorf("no validation folder: %v", err)
+	}
+
+	// The class folders themselves.
+	flat := filepath.Join(root, "Training")
+	_, err = OpenDatasets(DataConfig{Dataset: "imagefolder", Root: flat})
+	if err == nil || !strings.Contains(err.Error(), "data.root = "+flat+" holds class folders (class0, class1), not train/ and val/: set data.val_split=0.1") {
+		t.Errorf("class folders without data.val_split: %v", err)
+	}
+	d, err = OpenDatasets(DataConfig{Dataset: "imagefolder", Root: flat, ValSplit: 0.25, ValSeed: 1})
+	if err != nil || d.Train.Len() != 6 || d.Eval.Len() != 2 || len(d.Classes) != 2 {
+		t.Fatalf("class folders with data.val_split = 0.25: %v", err)
+	}
+	var out bytes.Buffer
+	if _, err := Run(context.Background(), folderConfig(t, flat, "data.val_split=0.25"), Options{Dir: t.TempDir(), Out: &out}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "\nheld-out accuracy ") || !strings.Contains(out.String(), "the 2 images scored were held out of the training set by data.val_split = 0.25") {
+		t.Errorf("the summary of a run on held-out images:\n%s", out.String())
+	}
+
+	// A folder named as a split is not taken for a class.
+	if err := os.Rename(filepath.Join(flat, "class1", "0.png"), filepath.Join(flat, "0.png")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(flat, "val"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(filepath.Join(flat, "0.png"), filepath.Join(flat, "val", "0.png")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := OpenDatasets(DataConfig{Dataset: "imagefolder", Root: flat, ValSplit: 0.25}); err == nil || strings.Contains(err.Error(), "holds class folders") {
+		t.Errorf("class folders beside val/: %v", err)
+	}
+}

@@ -290,8 +290,11 @@ func (r *recorder) printEpoch(s checkpoint.State, stats epochStats, ev Evaluatio
 // printSummary prints the result of a finished run.
 func (r *recorder) printSummary(sum *Summary) {
 	s := sum.State
-	fmt.Fprintf(r.out, "test accuracy %.2f%% (top-5 %.2f%%, best %.2f%% at epoch %d) after %s, %.0f s; run folder %s\n",
-		sum.Last.Top1, sum.Last.Top5, s.BestTop1, s.BestEpoch, plural(r.cfg.Epochs, "epoch"), sum.Seconds, r.dir)
+	fmt.Fprintf(r.out, "%s accuracy %.2f%% (top-5 %.2f%%, best %.2f%% at epoch %d) after %s, %.0f s; run folder %s\n",
+		r.cfg.Data.EvalSet(), sum.Last.Top1, sum.Last.Top5, s.BestTop1, s.BestEpoch, plural(r.cfg.Epochs, "epoch"), sum.Seconds, r.dir)
+	if note := r.cfg.Data.HeldOutNote(); note != "" {
+		fmt.Fprintf(r.out, "  the %d images scored were %s\n", sum.Last.N, note)
+	}
 	if h := sum.Last.ClassHead; h != nil {
 		line := fmt.Sprintf("class head %.2f%%, distillation head %.2f%%, average %.2f%%", h.Top1, sum.Last.DistHead.Top1, sum.Last.Top1)
 		if r.teacher != nil {

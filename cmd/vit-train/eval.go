@@ -82,7 +82,10 @@ func (f *evalFlags) run(cmd *cobra.Command) error {
 		_, err := fmt.Fprintln(w, string(js))
 		return err
 	}
-	fmt.Fprintf(w, "%s on %s (%d images): top-1 %.2f%%  top-5 %.2f%%  loss %.4f\n", r.Net.Spec().Name(), r.Config.Data.Dataset, ev.N, ev.Top1, ev.Top5, ev.Loss)
+	fmt.Fprintf(w, "%s on %s (%d %s images): top-1 %.2f%%  top-5 %.2f%%  loss %.4f\n", r.Net.Spec().Name(), r.Config.Data.Dataset, ev.N, r.Config.Data.EvalSet(), ev.Top1, ev.Top5, ev.Loss)
+	if note := r.Config.Data.HeldOutNote(); note != "" {
+		fmt.Fprintf(w, "  %s\n", note)
+	}
 	if ev.ClassHead != nil {
 		fmt.Fprintf(w, "  class head %.2f%%, distillation head %.2f%%, average %.2f%%\n", ev.ClassHead.Top1, ev.DistHead.Top1, ev.Top1)
 	}
