@@ -172,6 +172,32 @@ func unreadHint(unread []string) string {
 	return fmt.Sprintf("; it holds %d of other formats (%s), which are not read: convert them to JPEG or PNG", len(unread), CountBySuffix(unread))
 }
 
+// UnreadNote is a line saying that files, image files of formats that
+// are not decoded (ImageFolder.Unread), are left out of what where names,
+// counted by suffix, the first three named; "" for no files.
+func UnreadNote(where string, files []string) string {
+	if len(files) == 0 {
+		return ""
+	}
+	const shown = 3
+	examples := strings.Join(files[:min(len(files), shown)], ", ")
+	if len(files) > shown {
+		examples += ", …"
+	}
+	if len(files) == 1 {
+		return fmt.Sprintf("%s: 1 image file of a format vit-train does not read (%s) is left out; convert it to JPEG or PNG to use it: %s", where, CountBySuffix(files), examples)
+	}
+	return fmt.Sprintf("%s: %d image files of formats vit-train does not read (%s) are left out; convert them to JPEG or PNG to use them: %s", where, len(files), CountBySuffix(files), examples)
+}
+
+// ImageFiles returns the image files under dir that an image folder
+// reads by default (DefaultExtensions), folder by folder in sorted path
+// order and sorted within each folder, and in the same order those of
+// other image formats, which it leaves out (as ImageFolder.Unread).
+func ImageFiles(dir string) (files, unread []string, err error) {
+	return listImages(dir, DefaultExtensions())
+}
+
 // CountBySuffix describes how many of files have each suffix, in lower
 // case: ".tif: 1, .webp: 3", suffixes sorted.
 func CountBySuffix(files []string) string {

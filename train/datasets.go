@@ -70,18 +70,7 @@ func (d *Datasets) UnreadNote() string {
 			files = append(files, f.Unread...)
 		}
 	}
-	if len(files) == 0 {
-		return ""
-	}
-	const shown = 3
-	examples := strings.Join(files[:min(len(files), shown)], ", ")
-	if len(files) > shown {
-		examples += ", …"
-	}
-	if len(files) == 1 {
-		return fmt.Sprintf("data.root = %s: 1 image file of a format vit-train does not read (%s) is left out; convert it to JPEG or PNG to use it: %s", d.Root, data.CountBySuffix(files), examples)
-	}
-	return fmt.Sprintf("data.root = %s: %d image files of formats vit-train does not read (%s) are left out; convert them to JPEG or PNG to use them: %s", d.Root, len(files), data.CountBySuffix(files), examples)
+	return data.UnreadNote("data.root = "+d.Root, files)
 }
 
 // meanStd returns the normalisation of the data set named dataset (a

@@ -1,10 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -156,7 +159,12 @@ func TestPredictIsLogitsBitForBit(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		out, err := run(t, append(append([]string{"predict", "--checkpoint", ck, "--json", "--logits"}, c.flags...), files...)...)
+		// The last case names the folder rather than its files.
+		inputs := files
+		if c.flags == nil && c.o.ImageSize == 0 {
+			inputs = []string{filepath.Join(root, "val")}
+		}
+		out, err := run(t, append(append([]string{"predict", "--checkpoint", ck, "--json", "--logits"}, c.flags...), inputs...)...)
 		if err != nil {
 			t.Fatalf("predict %v: %v\n%s", c.flags, err, out)
 		}
@@ -169,6 +177,9 @@ func TestPredictIsLogitsBitForBit(t *testing.T) {
 			if err := json.Unmarshal([]byte(l), &p); err != nil {
 				t.Fatal(err)
 			}
+			if p.File != files[i] {
+				t.Fatalf("predict %v: line %d is %s's, want %s's", inputs, i, p.File, files[i])
+			}
 			for j, v := range p.Logits {
 				if want := a.Data[i*2+j]; math.Float32bits(v) != math.Float32bits(want) {
 					t.Fatalf("size %d %v: predict %s: logit %d is %g, logits has %g", c.o.ImageSize, c.flags, files[i], j, v, want)
@@ -180,5 +191,35 @@ func TestPredictIsLogitsBitForBit(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "change the crop fraction with --crop-pct") {
 			t.Errorf("logits --set aug.crop_pct=0.5: %v", err)
 		}
+	}
+}
+
+// TestPredictImageArgs checks how predict's arguments expand: a folder to
+// its JPEG and PNG files, in an image folder's order, with a note of the
+// image files of other formats; a file as it is; a folder with nothing to
+// read is an error.
+func TestPredictImageArgs(t *testing.T) {
+	root := t.TempDir()
+	imagetest.JPEGFolder(t, root, "val", [][2]int{{20, 20}, {30, 20}}, 2, 1)
+	val := filepath.Join(root, "val")
+	folder, err := data.OpenImageFolder(val, data.FolderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	webp := filepath.Join(val, folder.Classes()[1], "phone.webp")
+	if err := os.WriteFile(webp, []byte("RIFF"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var notes bytes.Buffer
+	got, err := imageArgs([]string{"a.jpg", val}, &notes)
+	if want := append([]string{"a.jpg"}, folder.Files...); err != nil || !slices.Equal(got, want) {
+		t.Errorf("imageArgs: %q, %v; want %q", got, err, want)
+	}
+	if want := "note: " + val + ": 1 image file of a format vit-train does not read (.webp: 1) is left out; convert it to JPEG or PNG to use it: " + webp + "\n"; notes.String() != want {
+		t.Errorf("note %q, want %q", notes.String(), want)
+	}
+	empty := t.TempDir()
+	if _, err := imageArgs([]string{empty}, &notes); err == nil || !strings.Contains(err.Error(), empty+": a folder with no JPEG or PNG file under it") {
+		t.Errorf("an empty folder: %v", err)
 	}
 }

@@ -3,7 +3,9 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
+	"os"
 	"sort"
 
 	"github.com/spf13/cobra"
@@ -36,16 +38,21 @@ func newPredictCommand() *cobra.Command {
 		pre        train.PreprocessOverrides
 	)
 	cmd := &cobra.Command{
-		Use:   "predict --checkpoint PATH IMAGE...",
+		Use:   "predict --checkpoint PATH IMAGE|FOLDER...",
 		Short: "Classify image files with a checkpoint",
-		Long: `Classify JPEG or PNG files. Each image goes through the checkpoint's
+		Long: `Classify JPEG or PNG files, and those under each folder named (in the
+order an image folder lists them). Each image goes through the checkpoint's
 evaluation preprocessing, as in eval and logits: for inputs above 32 px, the
 shorter side resized to size/crop_pct and the centre cropped to the input
 size; for smaller inputs, resized to the input size; then normalised with
 the checkpoint's mean and std. --crop-pct and --interpolation override the
 checkpoint's crop fraction and resize filter.`,
 		Args: cobra.MinimumNArgs(1),
-		RunE: func(cmd *cobra.Command, files []string) error {
+		RunE: func(cmd *cobra.Command, args []string) error {
+			files, err := imageArgs(args, cmd.ErrOrStderr())
+			if err != nil {
+				return err
+			}
 			ck, net, err := train.OpenNetwork(ckPath, train.NetworkOptions{EMA: ema})
 			if err != nil {
 				return err
@@ -115,6 +122,33 @@ checkpoint's crop fraction and resize filter.`,
 	addPreprocessFlags(cmd, &pre)
 	_ = cmd.MarkFlagRequired("checkpoint")
 	return cmd
+}
+
+// imageArgs returns the image files args name: each file, and in place
+// of each folder the JPEG and PNG files under it (data.ImageFiles). The
+// image files of other formats under a folder are left out with a note
+// on w; a folder with no image file to read is an error.
+func imageArgs(args []string, w io.Writer) ([]string, error) {
+	var files []string
+	for _, a := range args {
+		st, err := os.Stat(a)
+		if err != nil || !st.IsDir() {
+			files = append(files, a) // a file, or what reading it will report
+			continue
+		}
+		found, unread, err := data.ImageFiles(a)
+		if err != nil {
+			return nil, err
+		}
+		if note := data.UnreadNote(a, unread); note != "" {
+			fmt.Fprintf(w, "note: %s\n", note)
+		}
+		if len(found) == 0 {
+			return nil, fmt.Errorf("%s: a folder with no JPEG or PNG file under it", a)
+		}
+		files = append(files, found...)
+	}
+	return files, nil
 }
 
 // topK returns the k most probable classes of a row of logits.
