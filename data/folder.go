@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -298,6 +299,36 @@ func hasExt(name string, exts []string) bool {
 		}
 	}
 	return false
+}
+
+// LabelBy labels f's files by classes, the classes of the split f is
+// scored against (a training split's, for a validation split that lacks
+// some of them): a file's label becomes the index of its class folder's
+// name in classes, and Classes returns classes. A class folder that
+// classes does not name is an error, which names it; f is then
+// unchanged.
+func (f *ImageFolder) LabelBy(classes []string) error {
+	index := make(map[string]int, len(classes))
+	for i, c := range classes {
+		index[c] = i
+	}
+	to := make([]int, len(f.classes))
+	var unknown []string
+	for i, c := range f.classes {
+		j, ok := index[c]
+		if !ok {
+			unknown = append(unknown, c)
+		}
+		to[i] = j
+	}
+	if len(unknown) > 0 {
+		return fmt.Errorf("data: image folder %s: class folders %q are not among the %d classes it is scored against", f.Root, unknown, len(classes))
+	}
+	for i, l := range f.Labels {
+		f.Labels[i] = to[l]
+	}
+	f.classes = slices.Clone(classes)
+	return nil
 }
 
 // Len returns the number of files.

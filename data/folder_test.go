@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -320,5 +321,31 @@ func TestSplitFolder(t *testing.T) {
 	}
 	if _, err := OpenImageFolderSplit(filepath.Join(root, "other"), Test, FolderOptions{}); !errors.As(err, &missing) || missing.Tried() != "val/, valid/, validation/, eval/, evaluation/ or test/" {
 		t.Errorf("no test folder: %v", err)
+	}
+}
+
+// TestLabelBy checks that LabelBy labels files by their class's index in
+// the list given, and that a class the list lacks is an error that
+// leaves the folder as it was.
+func TestLabelBy(t *testing.T) {
+	root := t.TempDir()
+	for _, p := range []string{"b/1.png", "b/2.png", "d/1.png"} {
+		writeFile(t, filepath.Join(root, p), pngBytes(t, patternRGBA(2, 2)))
+	}
+	f, err := OpenImageFolder(root, FolderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.LabelBy([]string{"a", "b", "c"}); err == nil || !strings.Contains(err.Error(), `class folders ["d"] are not among the 3 classes`) {
+		t.Errorf("a class the list lacks: %v", err)
+	}
+	if !slices.Equal(f.Classes(), []string{"b", "d"}) || !slices.Equal(f.Labels, []int{0, 0, 1}) {
+		t.Errorf("after a refused LabelBy: classes %q, labels %v", f.Classes(), f.Labels)
+	}
+	if err := f.LabelBy([]string{"a", "b", "c", "d"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, label, err := f.Item(2); err != nil || label != 3 || !slices.Equal(f.Classes(), []string{"a", "b", "c", "d"}) || !slices.Equal(f.Labels, []int{1, 1, 3}) {
+		t.Errorf("labelled by a, b, c, d: item 2's label %d (%v), classes %q, labels %v", label, err, f.Classes(), f.Labels)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/vit-train/vit-train/augment"
@@ -51,11 +52,31 @@ func OpenDatasets(cfg DataConfig) (*Datasets, error) {
 		d.Train, d.Eval, d.HeldOut = data.NewView(d.Train, train.Indices), data.NewView(d.Train, val.Indices), val.Indices
 	} else if d.Eval, err = open(data.Test); err != nil {
 		return nil, err
+	} else if err := labelByTrainingClasses(d.Eval, d.Train.Classes(), cfg); err != nil {
+		return nil, err
 	}
 	d.Train = data.Subset(d.Train, cfg.TrainSubset)
 	d.Eval = data.Subset(d.Eval, cfg.EvalSubset)
 	d.Classes = d.Train.Classes()
 	return d, nil
+}
+
+// labelByTrainingClasses makes the test split eval label its images by
+// the training split's classes, by name: an image folder's validation
+// split may lack some classes, which would otherwise shift the labels of
+// the classes after them. A test split of other classes is an error.
+func labelByTrainingClasses(eval data.Dataset, classes []string, cfg DataConfig) error {
+	if slices.Equal(eval.Classes(), classes) {
+		return nil
+	}
+	f, ok := eval.(*data.ImageFolder)
+	if !ok {
+		return fmt.Errorf("config: data.dataset = %s, data.root = %s: the test split's %d classes are not the training split's %d", cfg.Dataset, cfg.Root, len(eval.Classes()), len(classes))
+	}
+	if err := f.LabelBy(classes); err != nil {
+		return fmt.Errorf("config: data.root = %s: the validation folder holds classes the training folder does not, which no model trained on it can predict: %w", cfg.Root, err)
+	}
+	return nil
 }
 
 // UnreadNote is a line naming the image files under data.root that the

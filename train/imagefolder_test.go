@@ -9,6 +9,7 @@ import (
 	"image/png"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -322,5 +323,38 @@ func TestImageFolderSplits(t *testing.T) {
 	}
 	if _, err := OpenDatasets(DataConfig{Dataset: "imagefolder", Root: flat, ValSplit: 0.25}); err == nil || strings.Contains(err.Error(), "holds class folders") {
 		t.Errorf("class folders beside val/: %v", err)
+	}
+}
+
+// TestValidationClassesByName checks that a validation folder lacking a
+// training class labels its images by the training classes' names, not
+// by its own folders' order, and that one holding a class the training
+// folder lacks is an error naming it.
+func TestValidationClassesByName(t *testing.T) {
+	root := writeImageFolder(t, 3, [2]int{2, 2})
+	if err := os.RemoveAll(filepath.Join(root, "val", "class1")); err != nil {
+		t.Fatal(err)
+	}
+	d, err := OpenDatasets(DataConfig{Dataset: "imagefolder", Root: root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := d.Eval.Classes(); !slices.Equal(got, []string{"class0", "class1", "class2"}) {
+		t.Errorf("validation classes %q", got)
+	}
+	f, _ := data.FolderOf(d.Eval)
+	for i, file := range f.Files {
+		_, label, err := d.Eval.Item(i)
+		if want := int(filepath.Base(filepath.Dir(file))[len("class")] - '0'); err != nil || label != want {
+			t.Errorf("%s: label %d, %v; want %d", file, label, err, want)
+		}
+	}
+	extra := filepath.Join(root, "val", "class9")
+	if err := os.Rename(filepath.Join(root, "val", "class2"), extra); err != nil {
+		t.Fatal(err)
+	}
+	_, err = OpenDatasets(DataConfig{Dataset: "imagefolder", Root: root})
+	if err == nil || !strings.Contains(err.Error(), "data.root = "+root+": the validation folder holds classes the training folder does not") || !strings.Contains(err.Error(), `["class9"]`) {
+		t.Errorf("a validation class not trained on: %v", err)
 	}
 }

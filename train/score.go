@@ -61,10 +61,12 @@ func (s *Scorer) Add(logits []float32, labels []int) {
 
 // Result is the summary of a Scorer.
 type Result struct {
-	N        int       `json:"n"`
-	Loss     float64   `json:"loss"`
-	Top1     float64   `json:"top1"`
-	Top5     float64   `json:"top5"`
+	N    int     `json:"n"`
+	Loss float64 `json:"loss"`
+	Top1 float64 `json:"top1"`
+	Top5 float64 `json:"top5"`
+	// PerClass is each class's top-1 accuracy, 0 for a class with no
+	// images (its row of Confusion sums to 0).
 	PerClass []float64 `json:"per_class_top1"`
 	// Confusion[i][j] counts images of class i predicted as j.
 	Confusion [][]int `json:"confusion"`
@@ -116,7 +118,11 @@ func (r Result) WriteReport(dir, prefix string, names []string) error {
 		for _, v := range r.Confusion[i] {
 			total += v
 		}
-		rows = append(rows, []string{strconv.Itoa(i), name(i), strconv.Itoa(total), fmt.Sprintf("%.2f", acc)})
+		top1 := "" // no images of the class: no accuracy
+		if total > 0 {
+			top1 = fmt.Sprintf("%.2f", acc)
+		}
+		rows = append(rows, []string{strconv.Itoa(i), name(i), strconv.Itoa(total), top1})
 	}
 	if err := write(prefix+"per_class.csv", rows); err != nil {
 		return err

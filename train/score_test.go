@@ -2,6 +2,8 @@ package train
 
 import (
 	"math"
+	"os"
+	"path/filepath"
 	"testing"
 )
 
@@ -26,6 +28,15 @@ func TestScorer(t *testing.T) {
 	}
 	if r.Confusion[0][0] != 1 || r.Confusion[1][2] != 1 || r.PerClass[0] != 100 || r.PerClass[1] != 0 {
 		t.Fatalf("confusion %v per-class %v", r.Confusion, r.PerClass)
+	}
+	// Class 2 has no images: its row gives no accuracy.
+	dir := t.TempDir()
+	if err := r.WriteReport(dir, "eval_", []string{"cat", "dog", "fox"}); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "eval_per_class.csv"))
+	if want := "class,name,images,top1\n0,cat,1,100.00\n1,dog,1,0.00\n2,fox,0,\n"; err != nil || string(b) != want {
+		t.Errorf("eval_per_class.csv:\n%s%v\nwant\n%s", b, err, want)
 	}
 }
 
