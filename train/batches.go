@@ -70,7 +70,10 @@ func checkHoldsABatch(d DataConfig, l *data.Loader, n, ranks int) error {
 	case d.RepeatedAug > 1:
 		return fmt.Errorf("config: data.repeated_aug = %d: an epoch keeps %d of the %d training images (a multiple of 256, shared by %d process(es)), fewer than data.batch_size = %d", d.RepeatedAug, l.Len()*max(1, ranks), n, max(1, ranks), d.BatchSize)
 	}
-	return fmt.Errorf("config: data.batch_size = %d is larger than the %d training images", d.BatchSize, n)
+	if ranks > 1 {
+		return fmt.Errorf("config: data.batch_size = %d is larger than the %d of the %d training images that each of the %d processes reads: set data.batch_size = %d or less", d.BatchSize, l.Len(), n, ranks, l.Len())
+	}
+	return fmt.Errorf("config: data.batch_size = %d is larger than the %d training images: set data.batch_size = %d or less", d.BatchSize, n, n)
 }
 
 // newMixup is DeiT's Mixup/CutMix (lam corrected for clipped boxes) with

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/vit-train/vit-train/data"
 )
 
 // openTestSource opens the batch source of cfg (no teacher) and inputs to
@@ -56,5 +58,31 @@ func TestBatchSourceEpochs(t *testing.T) {
 	}
 	if !slices.Equal(in.Images, want.Images) || !slices.Equal(in.Targets, want.Targets) {
 		t.Fatal("the batch after an epoch with Repeat is not the next epoch's first")
+	}
+}
+
+// TestBatchLargerThanTheData checks that a batch larger than the training
+// images, or than one process's share of them, is an error that says
+// which size would do.
+func TestBatchLargerThanTheData(t *testing.T) {
+	full, err := data.EmbeddedFashionMNIST(data.Train)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds := data.Subset(full, 18)
+	for _, c := range []struct {
+		ranks int
+		want  string
+	}{
+		{1, "data.batch_size = 32 is larger than the 18 training images: set data.batch_size = 18 or less"},
+		{2, "data.batch_size = 32 is larger than the 9 of the 18 training images that each of the 2 processes reads: set data.batch_size = 9 or less"},
+	} {
+		l, err := data.NewLoader(data.LoaderConfig{Dataset: ds, BatchSize: 32, DropLast: true, Replicas: c.ranks})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := checkHoldsABatch(DataConfig{BatchSize: 32}, l, ds.Len(), c.ranks); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%d process(es): %v", c.ranks, err)
+		}
 	}
 }

@@ -358,3 +358,13 @@ func TestValidationClassesByName(t *testing.T) {
 		t.Errorf("a validation class not trained on: %v", err)
 	}
 }
+
+// TestOneClassIsAnError checks that a data set of one class, on which a
+// classifier learns nothing, is refused.
+func TestOneClassIsAnError(t *testing.T) {
+	root := writeImageFolder(t, 1, [2]int{2, 1})
+	_, err := OpenDatasets(DataConfig{Dataset: "imagefolder", Root: root})
+	if err == nil || !strings.Contains(err.Error(), "data.root = "+root+" (data.dataset = imagefolder) holds 1 class (class0): a classifier needs two or more") {
+		t.Errorf("one class: %v", err)
+	}
+}

@@ -133,8 +133,8 @@ func (r *recorder) close() {
 // resumed run starts from.
 func (r *recorder) announce(net model.Network, ds *Datasets, stepsPerEpoch, ranks int, s checkpoint.State) {
 	cfg := r.cfg
-	fmt.Fprintf(r.out, "%s; data %s: %d train / %d eval images; %d steps per epoch\n",
-		net.Describe(), cfg.Data.Dataset, ds.Train.Len(), ds.Eval.Len(), stepsPerEpoch)
+	fmt.Fprintf(r.out, "%s; data %s: %d train / %d eval images; %s per epoch\n",
+		net.Describe(), cfg.Data.Dataset, ds.Train.Len(), ds.Eval.Len(), plural(stepsPerEpoch, "step"))
 	if v, err := cfg.Model.Products(); err == nil && !v.IsFP32() {
 		fmt.Fprintf(r.out, "model.precision = %s: matrix products in %s\n", cfg.Model.Precision, v.Describe())
 	}
