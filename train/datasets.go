@@ -59,7 +59,7 @@ func OpenDatasets(cfg DataConfig) (*Datasets, error) {
 	d.Eval = data.Subset(d.Eval, cfg.EvalSubset)
 	d.Classes = d.Train.Classes()
 	if len(d.Classes) < 2 {
-		return nil, fmt.Errorf("config: data.root = %s (data.dataset = %s) holds %d class (%s): a classifier needs two or more, one folder for each", cfg.Root, cfg.Dataset, len(d.Classes), strings.Join(d.Classes, ""))
+		return nil, fmt.Errorf("config: data.root = %s (data.dataset = %s) holds %d class (%s): a classifier needs two or more, one folder for each", cfg.Root, cfg.Dataset, len(d.Classes), classList(d.Classes))
 	}
 	return d, nil
 }
