@@ -269,7 +269,8 @@ clipping at norm 1, warmup then cosine decay to 0, no augmentation. It
 keeps a converged model's accuracy at the checkpoint's own resolution.
 --freeze trains only the heads. Unless --config or --set names
 data.dataset, the data is the checkpoint's (data.dataset, data.root and
-data.skip_corrupt of the configuration it records).
+data.skip_corrupt of the configuration it records), held out as it was
+(data.val_split, data.val_seed).
 
 --resume continues a fine-tune with its run folder's config.yaml (--from
 may be left out); --img-size, --num-classes, --freeze and --ema cannot
@@ -330,13 +331,16 @@ func (f *trainFlags) setsDataset() (bool, error) {
 // finetuneBase is what a fine-tune of ck starts from when --config and
 // --set name no data.dataset: train.FinetuneConfig on the data ck was
 // trained on (data.dataset, data.root and data.skip_corrupt of its
-// configuration, when it records one).
+// configuration, when it records one), split as it was (data.val_split
+// and data.val_seed), so that images held out of its training stay out
+// of the fine-tune's.
 func finetuneBase(ck *train.Checkpoint) func() train.Config {
 	return func() train.Config {
 		c := train.FinetuneConfig()
 		if ck.Config != nil {
 			d := ck.Config.Data
 			c.Data.Dataset, c.Data.Root, c.Data.SkipCorrupt = d.Dataset, d.Root, d.SkipCorrupt
+			c.Data.ValSplit, c.Data.ValSeed = d.ValSplit, d.ValSeed
 		}
 		return c
 	}

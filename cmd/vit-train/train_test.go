@@ -207,6 +207,21 @@ func TestFinetuneTakesTheCheckpointsData(t *testing.T) {
 	if err == nil || strings.Contains(err.Error(), "no effect") || !strings.Contains(err.Error(), "takes 3 channels") {
 		t.Errorf("finetune of an RGB model on Fashion-MNIST: %v", err)
 	}
+	// A run on class folders with data.val_split: the fine-tune holds out
+	// the same images.
+	if out, err := run(t, append([]string{"train", "--model", "vit_fmnist_patch4_28", "--set", "data.dataset=imagefolder", "--set", "data.root=photos/train",
+		"--set", "data.val_split=0.5", "--set", "data.val_seed=3", "--set", "model.embed_dim=16", "--set", "model.depth=1", "--set", "model.num_heads=2", "--out", "held"}, tiny...)...); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	out, err = run(t, append([]string{"finetune", "--from", "held/best.safetensors", "--out", "ft3"}, tiny...)...)
+	if err != nil || !strings.Contains(out, "data imagefolder: 3 train / 3 eval images") || !strings.Contains(out, "held out of the training set by data.val_split = 0.5") {
+		t.Fatalf("finetune of a model trained on held-out class folders: %v\n%s", err, out)
+	}
+	held, err1 := os.ReadFile(filepath.Join("held", train.HeldOutFile))
+	ft, err2 := os.ReadFile(filepath.Join("ft3", train.HeldOutFile))
+	if err1 != nil || err2 != nil || string(held) != string(ft) {
+		t.Errorf("the fine-tune held out other images:\n%s%v\n%s%v", held, err1, ft, err2)
+	}
 }
 
 // TestHelpListsTheNames checks that train's and finetune's help list every
