@@ -368,3 +368,19 @@ func TestOneClassIsAnError(t *testing.T) {
 		t.Errorf("one class: %v", err)
 	}
 }
+
+// TestResNetOnAnImageFolderNeedsASize checks that a ResNet, which takes
+// its image size from the data, asks for one on an image folder, whose
+// images differ in size, and trains once it has one.
+func TestResNetOnAnImageFolderNeedsASize(t *testing.T) {
+	root := writeImageFolder(t, 2, [2]int{4, 2})
+	cfg := folderConfig(t, root, "model.name=resnet20", "model.img_size=0", "model.embed_dim=0", "model.depth=0", "model.num_heads=0")
+	_, err := Run(context.Background(), cfg, Options{Dir: t.TempDir()})
+	if err == nil || !strings.Contains(err.Error(), "model resnet20 takes its image size from the data, but the images of data.dataset = imagefolder differ in size: set --img-size N") {
+		t.Errorf("resnet20 on an image folder without model.img_size: %v", err)
+	}
+	cfg = folderConfig(t, root, "model.name=resnet20", "model.img_size=8", "model.embed_dim=0", "model.depth=0", "model.num_heads=0")
+	if _, err := Run(context.Background(), cfg, Options{Dir: t.TempDir()}); err != nil {
+		t.Errorf("resnet20 at 8 px: %v", err)
+	}
+}

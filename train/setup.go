@@ -99,6 +99,9 @@ func (s *setup) fitData() (model.Spec, error) {
 	if err != nil {
 		return spec, err
 	}
+	if _, size := spec.Input(); size == 0 {
+		return spec, fmt.Errorf("model %s takes its image size from the data, but the images of data.dataset = %s differ in size: set --img-size N (model.img_size), such as 32 for a ResNet-20 to -110 or 224 for a ResNet-18 to -152", spec.Name(), t.cfg.Data.Dataset)
+	}
 	m := &t.cfg.Model
 	channels, _ := spec.Input()
 	dataChannels, _, _ := t.ds.Train.Shape()
