@@ -199,6 +199,25 @@ func classList(classes []string) string {
 	return strings.Join(classes[:shown], ", ") + fmt.Sprintf(", … %d in all", len(classes))
 }
 
+// CheckClassNames reports a model whose classes, named by names (a
+// checkpoint's record of its data's classes; nil: none), give a class of
+// the data another label than the data does: a teacher or an evaluated
+// checkpoint trained on a folder with a class more or less, or renamed,
+// would otherwise score every class after it as another. Names the data
+// does not have (a model's own naming) are not compared.
+func (d *Datasets) CheckClassNames(what string, names []string) error {
+	label := make(map[string]int, len(names))
+	for i, n := range names {
+		label[n] = i
+	}
+	for i, c := range d.Classes {
+		if j, ok := label[c]; ok && j != i {
+			return fmt.Errorf("%s labels class %q %d, and the data (data.dataset = %s, data.root = %s) labels it %d: the model was trained on other classes, or in another order", what, c, j, d.Name, d.Root, i)
+		}
+	}
+	return nil
+}
+
 // CheckModel reports a network that cannot take the data.
 func (d *Datasets) CheckModel(s model.Spec) error {
 	channels, _ := s.Input()

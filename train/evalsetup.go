@@ -71,6 +71,9 @@ func OpenEval(path string, o EvalOptions) (*EvalRun, error) {
 	if err := r.Data.CheckModel(r.Net.Spec()); err != nil {
 		return nil, err
 	}
+	if err := r.Data.CheckClassNames("checkpoint "+path, ck.Classes); err != nil {
+		return nil, err
+	}
 	r.Items = r.Data.Eval
 	if o.TrainData {
 		r.Items = r.Data.Train

@@ -384,3 +384,32 @@ func TestResNetOnAnImageFolderNeedsASize(t *testing.T) {
 		t.Errorf("resnet20 at 8 px: %v", err)
 	}
 }
+
+// TestCheckpointClassesMatchTheData checks that evaluating a checkpoint,
+// or distilling from it, on data that labels one of its classes
+// otherwise (a class folder renamed so that it sorts elsewhere) is an
+// error naming the class, and that the same classes pass.
+func TestCheckpointClassesMatchTheData(t *testing.T) {
+	root := writeImageFolder(t, 3, [2]int{4, 2})
+	dir := t.TempDir()
+	if _, err := Run(context.Background(), folderConfig(t, root), Options{Dir: dir}); err != nil {
+		t.Fatal(err)
+	}
+	ck := filepath.Join(dir, LastCheckpoint)
+	if _, err := OpenEval(ck, EvalOptions{}); err != nil {
+		t.Fatalf("the checkpoint on its own data: %v", err)
+	}
+	for _, split := range []string{"train", "val"} {
+		if err := os.Rename(filepath.Join(root, split, "class0"), filepath.Join(root, split, "class9")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := `labels class "class1" 1, and the data (data.dataset = imagefolder, data.root = ` + root + `) labels it 0`
+	if _, err := OpenEval(ck, EvalOptions{}); err == nil || !strings.Contains(err.Error(), "checkpoint "+ck+" "+want) {
+		t.Errorf("eval on renamed classes: %v", err)
+	}
+	student := folderConfig(t, root, "model.name=deit_cifar_distilled_patch4_32", "distill.type=hard", "distill.teacher="+ck)
+	if _, err := Run(context.Background(), student, Options{Dir: t.TempDir()}); err == nil || !strings.Contains(err.Error(), "distill.teacher "+ck+" "+want) {
+		t.Errorf("a teacher of other classes: %v", err)
+	}
+}

@@ -29,6 +29,9 @@ func openTeacher(cfg Config, student model.Network, ds *Datasets) (distill.Teach
 	if err != nil {
 		return nil, fmt.Errorf("distill.teacher: %w", err)
 	}
+	if err := ds.CheckClassNames("distill.teacher "+d.Teacher, ck.Classes); err != nil {
+		return nil, err
+	}
 	// Its inputs must be normalised as the student's: the teacher's own
 	// normalisation, or the student's data's when its checkpoint records none.
 	_, size := net.Spec().Input()
