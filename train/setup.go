@@ -84,41 +84,51 @@ func (s *setup) newNetwork() error {
 	return err
 }
 
-// fitData resolves the model's configuration against the data: unset
-// inputs (a ResNet's) are the data's, and a model whose channels or class
-// count model.in_chans or model.num_classes leave to its preset takes the
-// data's instead, recorded in the run's configuration with a note.
+// fitData resolves the model's configuration against the data
+// (FitToData), printing the note of what it took from the data.
 func (s *setup) fitData() (model.Spec, error) {
-	t := s.t
-	resolve := func() (model.Spec, error) {
-		spec, err := t.cfg.ModelSpec()
-		ch, size, _ := t.ds.Train.Shape()
-		return spec.Resolve(ch, size, len(t.ds.Classes)), err
+	spec, note, err := FitToData(&s.t.cfg, s.t.ds)
+	if note != "" {
+		fmt.Fprintf(s.t.opts.Out, "note: %s\n", note)
 	}
-	spec, err := resolve()
-	if err != nil {
-		return spec, err
+	return spec, err
+}
+
+// FitToData resolves the model of cfg against the data ds: unset inputs
+// (a ResNet's) are the data's, and a model whose channels or class count
+// model.in_chans or model.num_classes leave to its preset takes the
+// data's instead, recorded in cfg.Model and said in note ("" where
+// nothing was taken). Training and `bench --data` fit their models so.
+func FitToData(cfg *Config, ds *Datasets) (spec model.Spec, note string, err error) {
+	resolve := func() (model.Spec, error) {
+		spec, err := cfg.ModelSpec()
+		ch, size, _ := ds.Train.Shape()
+		return spec.Resolve(ch, size, len(ds.Classes)), err
+	}
+	if spec, err = resolve(); err != nil {
+		return spec, "", err
 	}
 	if _, size := spec.Input(); size == 0 {
-		return spec, fmt.Errorf("model %s takes its image size from the data, but the images of data.dataset = %s differ in size: set --img-size N (model.img_size), such as 32 for a ResNet-20 to -110 or 224 for a ResNet-18 to -152", spec.Name(), t.cfg.Data.Dataset)
+		return spec, "", fmt.Errorf("model %s takes its image size from the data, but the images of data.dataset = %s differ in size: set --img-size N (model.img_size), such as 32 for a ResNet-20 to -110 or 224 for a ResNet-18 to -152", spec.Name(), cfg.Data.Dataset)
 	}
-	m := &t.cfg.Model
+	m := &cfg.Model
 	channels, _ := spec.Input()
-	dataChannels, _, _ := t.ds.Train.Shape()
-	var notes []string
+	dataChannels, _, _ := ds.Train.Shape()
+	var taken []string
 	if m.Channels == 0 && channels != dataChannels {
 		m.Channels = dataChannels
-		notes = append(notes, fmt.Sprintf("model.in_chans = %d (the model's %d)", dataChannels, channels))
+		taken = append(taken, fmt.Sprintf("model.in_chans = %d (the model's %d)", dataChannels, channels))
 	}
-	if classes := len(t.ds.Classes); m.NumClasses == 0 && spec.NumClasses() != classes {
+	if classes := len(ds.Classes); m.NumClasses == 0 && spec.NumClasses() != classes {
 		m.NumClasses = classes
-		notes = append(notes, fmt.Sprintf("model.num_classes = %d (the model's %d)", classes, spec.NumClasses()))
+		taken = append(taken, fmt.Sprintf("model.num_classes = %d (the model's %d)", classes, spec.NumClasses()))
 	}
-	if len(notes) == 0 {
-		return spec, nil
+	if len(taken) == 0 {
+		return spec, "", nil
 	}
-	fmt.Fprintf(t.opts.Out, "note: %s, from the data\n", strings.Join(notes, ", "))
-	return resolve()
+	note = strings.Join(taken, ", ") + ", from the data"
+	spec, err = resolve()
+	return spec, note, err
 }
 
 // openCheckpoint loads the checkpoint a resumed run continues from, after

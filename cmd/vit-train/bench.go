@@ -80,10 +80,12 @@ type benchResult struct {
 	AllreduceMsPerStep        float64 `json:"allreduce_ms_per_step"`
 	AllreduceShare            float64 `json:"allreduce_share"`
 	ExposedAllreduceMsPerStep float64 `json:"exposed_allreduce_ms_per_step"`
-	// With --data: the data set the steps trained on (data.dataset), the
+	// With --data: the data set the steps trained on (data.dataset), what
+	// the model took from it as training takes it (train.FitToData), the
 	// loader's workers, and how long a timed step waited for its batches,
 	// in milliseconds and as a share of the step.
 	Data              string  `json:"data,omitempty"`
+	DataFit           string  `json:"data_fit,omitempty"`
 	DataWorkers       int     `json:"data_workers,omitempty"`
 	DataWaitMsPerStep float64 `json:"data_wait_ms_per_step"`
 	DataWaitShare     float64 `json:"data_wait_share"`
@@ -262,11 +264,8 @@ type benchOptions struct {
 // several, the steps that average the gradients after the backward pass
 // are timed too (see benchResult).
 func runBench(cfg train.Config, o benchOptions, cm comm.Communicator) (benchResult, error) {
-	spec, err := cfg.ModelSpec()
+	ds, spec, fit, err := benchModel(&cfg, o.withData)
 	if err != nil {
-		return benchResult{}, err
-	}
-	if spec, err = withInput("bench", spec); err != nil {
 		return benchResult{}, err
 	}
 	c := spec.Config
@@ -293,11 +292,11 @@ func runBench(cfg train.Config, o benchOptions, cm comm.Communicator) (benchResu
 	var src train.MicroBatches = &heldBatch{images: batch}
 	var data *train.BatchSource
 	if o.withData {
-		if data, err = openBenchData(cfg, spec, cm); err != nil {
+		if data, err = openBenchData(cfg, ds, spec, cm); err != nil {
 			return benchResult{}, err
 		}
 		defer data.Close()
-		src, r.Data, r.DataWorkers = data, cfg.Data.Dataset, cfg.Data.Workers
+		src, r.Data, r.DataFit, r.DataWorkers = data, cfg.Data.Dataset, fit, cfg.Data.Workers
 	}
 	// One run of steps, from the warm-up to the steps timed op by op.
 	step := stepper(s, src)
@@ -349,15 +348,30 @@ func runBench(cfg train.Config, o benchOptions, cm comm.Communicator) (benchResu
 	return r, nil
 }
 
-// openBenchData opens the training micro-batches a run of cfg takes on
-// rank cm.Rank(), for a model of spec, which must take the data; they run
-// on from epoch to epoch. The teacher's logits are left as fillRandom
-// wrote them.
-func openBenchData(cfg train.Config, spec model.Spec, cm comm.Communicator) (*train.BatchSource, error) {
-	ds, err := train.OpenDatasets(cfg.Data)
-	if err != nil {
-		return nil, err
+// benchModel returns the model bench times: with the run's data (--data),
+// fitted to it as training fits it (train.FitToData, whose note is fit),
+// with that data opened; without, the configuration's model, which must
+// then name its input size and classes.
+func benchModel(cfg *train.Config, withData bool) (ds *train.Datasets, spec model.Spec, fit string, err error) {
+	if !withData {
+		if spec, err = cfg.ModelSpec(); err != nil {
+			return nil, spec, "", err
+		}
+		spec, err = withInput("bench", spec)
+		return nil, spec, "", err
 	}
+	if ds, err = train.OpenDatasets(cfg.Data); err != nil {
+		return nil, spec, "", err
+	}
+	spec, fit, err = train.FitToData(cfg, ds)
+	return ds, spec, fit, err
+}
+
+// openBenchData opens the training micro-batches a run of cfg takes on
+// rank cm.Rank() from ds, for a model of spec, which must take the data;
+// they run on from epoch to epoch. The teacher's logits are left as
+// fillRandom wrote them.
+func openBenchData(cfg train.Config, ds *train.Datasets, spec model.Spec, cm comm.Communicator) (*train.BatchSource, error) {
 	if err := ds.CheckModel(spec); err != nil {
 		return nil, err
 	}
@@ -408,6 +422,9 @@ func (r benchResult) print(w io.Writer) {
 	if r.Ranks > 1 {
 		fmt.Fprintf(w, "       %d processes × batch %d, %s of gradients per process; averaged after the backward pass: %.1f ms/step, %.1f ms (%.1f%%) of it in the allreduce; overlapped: %.1f ms left to wait\n",
 			r.Ranks, r.Batch, bytesString(r.GradBytes), r.NoOverlapMsPerStep, r.AllreduceMsPerStep, 100*r.AllreduceShare, r.ExposedAllreduceMsPerStep)
+	}
+	if r.DataFit != "" {
+		fmt.Fprintf(w, "note: %s\n", r.DataFit)
 	}
 	if r.Data != "" {
 		fmt.Fprintf(w, "data   %s through the loader (%d workers): the step waited %.1f ms for it (%.1f%% of the step)\n", r.Data, r.DataWorkers, r.DataWaitMsPerStep, 100*r.DataWaitShare)

@@ -51,6 +51,20 @@ func TestBenchData(t *testing.T) {
 	if r.Data != "imagefolder" || r.DataWorkers != 1 || !(r.DataWaitShare > 0.3 && r.DataWaitShare <= 1) || r.DataWaitMsPerStep > r.TrainMsPerStep {
 		t.Errorf("bench --data: data %q, %d workers, waited %.1f ms of %.1f (share %.3f)", r.Data, r.DataWorkers, r.DataWaitMsPerStep, r.TrainMsPerStep, r.DataWaitShare)
 	}
+	// Without --in-chans and --num-classes the model takes the data's, as
+	// training's does, and says so.
+	out, err = run(t, "bench", "--model", "vit_fmnist_patch4_28", "--batch", "4", "--steps", "1", "--data", "--json",
+		"--set", "data.dataset=imagefolder", "--set", "data.root="+root, "--set", "data.workers=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fitted benchResult
+	if err := json.Unmarshal([]byte(out), &fitted); err != nil {
+		t.Fatal(err)
+	}
+	if want := "model.in_chans = 3 (the model's 1), model.num_classes = 2 (the model's 10), from the data"; fitted.DataFit != want || fitted.Params != r.Params {
+		t.Errorf("bench --data fitted the model with %q to %d params; want %q and %d", fitted.DataFit, fitted.Params, want, r.Params)
+	}
 }
 
 func writeFileAll(t *testing.T, path string, b []byte) {
