@@ -86,14 +86,16 @@ func newAttentionCommand() *cobra.Command {
 		pre                 train.PreprocessOverrides
 	)
 	cmd := &cobra.Command{
-		Use:   "attention --checkpoint PATH IMAGE...",
+		Use:   "attention --checkpoint PATH IMAGE|FOLDER...",
 		Short: "Draw attention maps of images: rollout from [CLS] to the patches, and the last block's heads",
 		Long: `Draw, for each image, what the model attends to: the image as the model
 sees it (through the checkpoint's evaluation preprocessing, as in eval and
 predict; --crop-pct and --interpolation override it), the map of
 the [CLS] token (and of the distillation token of a DeiT-distilled model)
 over the patches, upsampled and overlaid on the image, and the last block's
-per-head [CLS] maps. Writes OUT/<image name>-attention.png.
+per-head [CLS] maps. A folder stands for the JPEG and PNG files under it,
+as in predict. Writes OUT/<image name>-attention.png, the name led by its
+folder's (<folder>-<image name>) where two images share a name.
 
 --method rollout (default) is attention rollout (Abnar & Zuidema 2020): each
 block's attention averaged over heads, plus the identity for the residual,
@@ -101,8 +103,12 @@ rows renormalised, multiplied through the blocks. --method last uses the
 last block's head-averaged attention. Each map is scaled from its minimum
 (dark blue) to its maximum (dark red).`,
 		Args: cobra.MinimumNArgs(1),
-		RunE: func(cmd *cobra.Command, files []string) error {
+		RunE: func(cmd *cobra.Command, args []string) error {
 			meth, err := viz.ParseMethod(method)
+			if err != nil {
+				return err
+			}
+			files, err := imageArgs(args, cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}
@@ -151,7 +157,8 @@ func drawAttention(ckPath string, ema bool, pre train.PreprocessOverrides, metho
 		return nil, err
 	}
 	var written []string
-	for _, f := range files {
+	names := pictureNames(files)
+	for i, f := range files {
 		img, err := data.LoadImage(f, channels, &view)
 		if err != nil {
 			return written, err
@@ -169,20 +176,47 @@ func drawAttention(ckPath string, ema bool, pre train.PreprocessOverrides, metho
 		if best.Class >= len(ck.Classes) {
 			label = fmt.Sprintf("class %d", best.Class)
 		}
-		base := strings.TrimSuffix(filepath.Base(f), filepath.Ext(f))
 		fig := viz.AttentionFigure{
 			Title:  fmt.Sprintf("%s: %s %.1f%% (%s)", filepath.Base(f), label, 100*best.Probability, spec.Name()),
 			Image:  img,
 			Att:    a,
 			Method: method,
 		}
-		path := filepath.Join(out, base+"-attention.png")
+		path := filepath.Join(out, names[i]+"-attention.png")
 		if err := fig.Save(path); err != nil {
 			return written, err
 		}
 		written = append(written, path)
 	}
 	return written, nil
+}
+
+// pictureNames names the picture of each of files: the file's name
+// without its extension, led by its folder's name where another file has
+// the same name (the same picture name in two class folders), and
+// numbered from 2 where that still repeats, so that no picture
+// overwrites another.
+func pictureNames(files []string) []string {
+	stem := func(f string) string { return strings.TrimSuffix(filepath.Base(f), filepath.Ext(f)) }
+	count := map[string]int{}
+	for _, f := range files {
+		count[stem(f)]++
+	}
+	names := make([]string, len(files))
+	used := map[string]bool{}
+	for i, f := range files {
+		name := stem(f)
+		if count[name] > 1 {
+			name = filepath.Base(filepath.Dir(f)) + "-" + name
+		}
+		unique := name
+		for n := 2; used[unique]; n++ {
+			unique = fmt.Sprintf("%s-%d", name, n)
+		}
+		used[unique] = true
+		names[i] = unique
+	}
+	return names
 }
 
 func newPosEmbedCommand() *cobra.Command {

@@ -94,6 +94,24 @@ func TestAttentionAndPosEmbedCommands(t *testing.T) {
 	if _, err := run(t, "attention", "--checkpoint", ck, "--method", "saliency", imgPath); err == nil {
 		t.Error("attention accepted --method saliency")
 	}
+	// A folder stands for its images; pictures of images of one name in
+	// two folders do not overwrite each other.
+	b, err := os.ReadFile(imgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	photos := filepath.Join(dir, "photos")
+	for _, class := range []string{"cat", "dog"} {
+		writeFileAll(t, filepath.Join(photos, class, "shirt.png"), b)
+	}
+	printed, err := run(t, "attention", "--checkpoint", ck, "--out", out, photos, imgPath)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, printed)
+	}
+	want := strings.Join([]string{filepath.Join(out, "cat-shirt-attention.png"), filepath.Join(out, "dog-shirt-attention.png"), filepath.Join(out, filepath.Base(dir)+"-shirt-attention.png")}, "\n")
+	if strings.TrimSpace(printed) != want {
+		t.Errorf("attention on a folder printed\n%s\nwant\n%s", printed, want)
+	}
 
 	pe := filepath.Join(dir, "pos.png")
 	if printed, err := run(t, "posembed", "--checkpoint", ck, "--out", pe); err != nil {
@@ -215,5 +233,15 @@ func TestEveryEntranceRunsTheCheckpointsPrecision(t *testing.T) {
 		if _, err := run(t, args...); err == nil || !strings.Contains(err.Error(), "model.precision = mixed") {
 			t.Errorf("%s on a processor without a low-precision product: %v; want the precision's error", args[0], err)
 		}
+	}
+}
+
+// TestPictureNames checks that pictures of files of one name are told
+// apart by their folders, and numbered where those repeat too.
+func TestPictureNames(t *testing.T) {
+	got := pictureNames([]string{"a/x.jpg", "b/x.png", "c/y.jpg", "a/x.jpg", "a-x.jpg", "d/a-x-2.png"})
+	want := []string{"a-x", "b-x", "y", "a-x-2", "a-x-3", "a-x-2-2"}
+	if !slices.Equal(got, want) {
+		t.Errorf("pictureNames: %q, want %q", got, want)
 	}
 }
