@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -160,7 +162,7 @@ func openImageFolder(cfg DataConfig, split data.Split) (data.Dataset, error) {
 		case flatErr == nil && split == data.Train && cfg.ValSplit > 0:
 			return flat, nil
 		case flatErr == nil:
-			return nil, fmt.Errorf("config: data.root = %s holds class folders (%s), not train/ and val/: set data.val_split=0.1 to train on nine tenths of their images and validate on the rest, or move them into %s and %s", cfg.Root, classList(flat.Classes()), filepath.Join(cfg.Root, "train")+"/", filepath.Join(cfg.Root, "val")+"/")
+			return nil, &ClassFoldersError{Folder: flat}
 		case split == data.Test:
 			return nil, fmt.Errorf("config: data.root = %s has a training split but no folder for the test split (%s): set data.val_split=0.1 to validate on a tenth of the training images, or add a val/ folder with the same class folders", cfg.Root, missing.Tried())
 		}
@@ -169,6 +171,30 @@ func openImageFolder(cfg DataConfig, split data.Split) (data.Dataset, error) {
 		return nil, fmt.Errorf("config: data.root = %s (data.dataset = imagefolder, a folder that holds train/ and val/): %w", cfg.Root, err)
 	}
 	return f, nil
+}
+
+// ClassFoldersError is the error of a data.root of class folders with no
+// training and validation folders (photos/cat, photos/dog), opened
+// without data.val_split; Folder is the folder of all its images.
+type ClassFoldersError struct {
+	Folder *data.ImageFolder
+}
+
+func (e *ClassFoldersError) Error() string {
+	root := e.Folder.Root
+	return fmt.Sprintf("config: data.root = %s holds class folders (%s), not train/ and val/: set data.val_split=0.1 to train on nine tenths of their images and validate on the rest, or move them into %s and %s", root, classList(e.Folder.Classes()), filepath.Join(root, "train")+"/", filepath.Join(root, "val")+"/")
+}
+
+// openPrepared opens split of the prepared set at data.root; a set with no
+// test split (prepared from class folders alone) says how to validate.
+func openPrepared(cfg DataConfig, split data.Split) (data.Dataset, error) {
+	p, err := data.OpenPreparedSplit(cfg.Root, split)
+	if split == data.Test && errors.Is(err, fs.ErrNotExist) {
+		if _, trainErr := os.Stat(filepath.Join(cfg.Root, data.Train.String()+data.PreparedExt)); trainErr == nil {
+			return nil, fmt.Errorf("config: data.root = %s (data.dataset = prepared) holds a training split and no test split: set data.val_split=0.1 to validate on a tenth of its images: %w", cfg.Root, err)
+		}
+	}
+	return p, err
 }
 
 // openClassFolders opens root as one image folder of classes, unless one

@@ -191,7 +191,7 @@ var datasets = choices[dataset]{key: "data.dataset", list: []choice[dataset]{
 	{"cifar10", dataset{func(c DataConfig, s data.Split) (data.Dataset, error) { return data.OpenCIFAR10(c.Root, s) }, data.CIFAR10MeanStd}, root},
 	{"cifar100", dataset{func(c DataConfig, s data.Split) (data.Dataset, error) { return data.OpenCIFAR100(c.Root, s, false) }, data.CIFAR100MeanStd}, root},
 	{"imagefolder", dataset{openImageFolder, nil}, []string{"data.root", "data.skip_corrupt"}},
-	{"prepared", dataset{func(c DataConfig, s data.Split) (data.Dataset, error) { return data.OpenPreparedSplit(c.Root, s) }, nil}, root},
+	{"prepared", dataset{openPrepared, nil}, root},
 }}
 
 // root is what a data set read from disk reads.

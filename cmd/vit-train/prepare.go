@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -25,7 +26,9 @@ func newPrepareCommand() *cobra.Command {
 		Use:   "prepare",
 		Short: "Write a data set once into prepared files (resized, encoded, indexed) to train from",
 		Long: `Write both splits of a data set (named as data.dataset and data.root
-name it) into --out/train.shard and --out/test.shard: each image resized so
+name it) into --out/train.shard and --out/test.shard (an image folder of
+class folders with no train/ and val/: train.shard alone, to train on with
+data.val_split): each image resized so
 that its longer side is at most --max-side (bicubic, antialiased), stored as
 JPEG (--quality; JPEG files of an image folder that fit are kept as they
 are) or raw uint8, with an index record per image. Train on them
@@ -64,7 +67,7 @@ func (f *prepareFlags) run(cmd *cobra.Command) error {
 		}
 		f.quality = 0
 	}
-	ds, err := train.OpenDatasets(train.DataConfig{Dataset: f.dataset, Root: f.root})
+	splits, notes, err := f.sources()
 	if err != nil {
 		return fmt.Errorf("prepare: %w", err)
 	}
@@ -72,13 +75,10 @@ func (f *prepareFlags) run(cmd *cobra.Command) error {
 		return fmt.Errorf("prepare: %w", err)
 	}
 	w := cmd.OutOrStdout()
-	if note := ds.UnreadNote(); note != "" {
+	for _, note := range notes {
 		fmt.Fprintf(w, "note: %s\n", note)
 	}
-	for _, s := range []struct {
-		split data.Split
-		ds    data.Dataset
-	}{{data.Train, ds.Train}, {data.Test, ds.Eval}} {
+	for _, s := range splits {
 		path := filepath.Join(f.out, s.split.String()+data.PreparedExt)
 		opt := data.PrepareOptions{Source: f.dataset, Split: s.split, MaxSide: f.maxSide, Encoding: enc, Quality: f.quality,
 			Workers: f.workers, Progress: progressTenths(cmd.ErrOrStderr(), path)}
@@ -92,6 +92,42 @@ func (f *prepareFlags) run(cmd *cobra.Command) error {
 		fmt.Fprintf(w, "%s: %d images, %.1f MiB\n", path, s.ds.Len(), float64(st.Size())/(1<<20))
 	}
 	return nil
+}
+
+// preparedSplit is a split prepare writes, and the data it writes.
+type preparedSplit struct {
+	split data.Split
+	ds    data.Dataset
+}
+
+// sources opens what prepare writes, with the notes to print: both splits
+// of the data set, or, for a data.root of class folders with no training
+// and validation folders (train.ClassFoldersError), all its images as the
+// training split alone, to be trained on with data.val_split. An earlier
+// test split in --out is then an error, lest it be evaluated against
+// another data set's training split.
+func (f *prepareFlags) sources() ([]preparedSplit, []string, error) {
+	ds, err := train.OpenDatasets(train.DataConfig{Dataset: f.dataset, Root: f.root})
+	var flat *train.ClassFoldersError
+	if !errors.As(err, &flat) {
+		if err != nil {
+			return nil, nil, err
+		}
+		var notes []string
+		if note := ds.UnreadNote(); note != "" {
+			notes = append(notes, note)
+		}
+		return []preparedSplit{{data.Train, ds.Train}, {data.Test, ds.Eval}}, notes, nil
+	}
+	trainFile, testFile := data.Train.String()+data.PreparedExt, data.Test.String()+data.PreparedExt
+	if _, err := os.Stat(filepath.Join(f.out, testFile)); err == nil {
+		return nil, nil, fmt.Errorf("data.root = %s holds class folders and no validation folder, so no %s is written, but %s holds one from an earlier prepare: remove it, or use another --out", f.root, testFile, f.out)
+	}
+	notes := []string{fmt.Sprintf("data.root = %s holds class folders and no validation folder: only %s is written; train on it with --set data.val_split=0.1, which holds a tenth of its images out for validation", f.root, trainFile)}
+	if note := data.UnreadNote("data.root = "+f.root, flat.Folder.Unread); note != "" {
+		notes = append(notes, note)
+	}
+	return []preparedSplit{{data.Train, flat.Folder}}, notes, nil
 }
 
 // progressTenths prints to w each time another tenth of path's images is

@@ -60,6 +60,35 @@ func TestPrepareThenTrain(t *testing.T) {
 	if _, err := run(t, "prepare", "--root", src, "--out", out, "--encoding", "raw", "--quality", "80"); err == nil || !strings.Contains(err.Error(), "no effect") {
 		t.Errorf("--quality with raw: %v", err)
 	}
+
+	// Class folders with no split: train.shard alone, trained on with
+	// data.val_split, and only into a folder without an earlier test.shard.
+	flat := filepath.Join(src, "train")
+	if _, err := run(t, "prepare", "--root", flat, "--out", out); err == nil || !strings.Contains(err.Error(), "holds one from an earlier prepare") {
+		t.Errorf("class folders into a folder with a test.shard: %v", err)
+	}
+	flatOut := filepath.Join(dir, "flat")
+	got, err = run(t, "prepare", "--root", flat, "--out", flatOut)
+	if err != nil || !strings.Contains(got, "note: data.root = "+flat+" holds class folders and no validation folder: only train.shard is written") {
+		t.Fatalf("prepare of class folders: %v\n%s", err, got)
+	}
+	if _, err := os.Stat(filepath.Join(flatOut, "test.shard")); !os.IsNotExist(err) {
+		t.Errorf("prepare of class folders wrote a test.shard: %v", err)
+	}
+	trainOn := func(sets ...string) (string, error) {
+		args := []string{"train", "--set", "data.dataset=prepared", "--set", "data.root=" + flatOut, "--set", "model.name=vit_fmnist_patch4_28",
+			"--set", "epochs=1", "--set", "data.batch_size=4", "--set", "data.eval_batch_size=4", "--set", "progress=false", "--out", filepath.Join(dir, "run-"+strings.Join(sets, ""))}
+		for _, s := range sets {
+			args = append(args, "--set", s)
+		}
+		return run(t, args...)
+	}
+	if _, err := trainOn(); err == nil || !strings.Contains(err.Error(), "holds a training split and no test split: set data.val_split=0.1") {
+		t.Errorf("training on train.shard alone without data.val_split: %v", err)
+	}
+	if got, err := trainOn("data.val_split=0.25"); err != nil || !strings.Contains(got, "held-out accuracy") {
+		t.Errorf("training on train.shard alone with data.val_split: %v\n%s", err, got)
+	}
 }
 
 // writePNG writes a w × h image of one grey level.
