@@ -89,6 +89,19 @@ func SplitFolderNames(split Split) []string {
 	return []string{"train", "training"}
 }
 
+// IsSplitFolderName reports whether a folder called name would be taken
+// for a split's (SplitFolderNames, in any case).
+func IsSplitFolderName(name string) bool {
+	for _, split := range []Split{Train, Test} {
+		for _, n := range SplitFolderNames(split) {
+			if strings.EqualFold(name, n) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // SplitFolder returns the folder of split under root: the first of
 // SplitFolderNames(split) that root holds as a folder, in that case or,
 // failing that, in another ("Train/"). Where there is none, the error is

@@ -14,6 +14,10 @@ import (
 // is the folder holding train.shard and test.shard.
 const PreparedExt = ".shard"
 
+// PreparedFile is the name of split's file in a prepared data set's
+// folder: train.shard or test.shard.
+func PreparedFile(split Split) string { return split.String() + PreparedExt }
+
 // Prepared is a data set read from a prepared file (formats/imageshard):
 // images already resized and encoded once, each read from the file's
 // memory mapping (or with one ReadAt where it has none) and checked
@@ -31,7 +35,7 @@ func OpenPreparedSplit(root string, split Split) (*Prepared, error) {
 	if err := split.check(); err != nil {
 		return nil, err
 	}
-	p, err := OpenPrepared(filepath.Join(root, split.String()+PreparedExt), 0)
+	p, err := OpenPrepared(filepath.Join(root, PreparedFile(split)), 0)
 	if err != nil {
 		return nil, err
 	}

@@ -190,7 +190,7 @@ func (e *ClassFoldersError) Error() string {
 func openPrepared(cfg DataConfig, split data.Split) (data.Dataset, error) {
 	p, err := data.OpenPreparedSplit(cfg.Root, split)
 	if split == data.Test && errors.Is(err, fs.ErrNotExist) {
-		if _, trainErr := os.Stat(filepath.Join(cfg.Root, data.Train.String()+data.PreparedExt)); trainErr == nil {
+		if _, trainErr := os.Stat(filepath.Join(cfg.Root, data.PreparedFile(data.Train))); trainErr == nil {
 			return nil, fmt.Errorf("config: data.root = %s (data.dataset = prepared) holds a training split and no test split: set data.val_split=0.1 to validate on a tenth of its images: %w", cfg.Root, err)
 		}
 	}
@@ -205,12 +205,8 @@ func openClassFolders(root string, opt data.FolderOptions) (*data.ImageFolder, e
 		return nil, err
 	}
 	for _, class := range f.Classes() {
-		for _, split := range []data.Split{data.Train, data.Test} {
-			for _, name := range data.SplitFolderNames(split) {
-				if strings.EqualFold(class, name) {
-					return nil, fmt.Errorf("data: image folder %s: folder %s/ is named as a split", root, class)
-				}
-			}
+		if data.IsSplitFolderName(class) {
+			return nil, fmt.Errorf("data: image folder %s: folder %s/ is named as a split", root, class)
 		}
 	}
 	return f, nil

@@ -79,7 +79,7 @@ func (f *prepareFlags) run(cmd *cobra.Command) error {
 		fmt.Fprintf(w, "note: %s\n", note)
 	}
 	for _, s := range splits {
-		path := filepath.Join(f.out, s.split.String()+data.PreparedExt)
+		path := filepath.Join(f.out, data.PreparedFile(s.split))
 		opt := data.PrepareOptions{Source: f.dataset, Split: s.split, MaxSide: f.maxSide, Encoding: enc, Quality: f.quality,
 			Workers: f.workers, Progress: progressTenths(cmd.ErrOrStderr(), path)}
 		if err := data.WritePrepared(path, s.ds, opt); err != nil {
@@ -119,7 +119,7 @@ func (f *prepareFlags) sources() ([]preparedSplit, []string, error) {
 		}
 		return []preparedSplit{{data.Train, ds.Train}, {data.Test, ds.Eval}}, notes, nil
 	}
-	trainFile, testFile := data.Train.String()+data.PreparedExt, data.Test.String()+data.PreparedExt
+	trainFile, testFile := data.PreparedFile(data.Train), data.PreparedFile(data.Test)
 	if _, err := os.Stat(filepath.Join(f.out, testFile)); err == nil {
 		return nil, nil, fmt.Errorf("data.root = %s holds class folders and no validation folder, so no %s is written, but %s holds one from an earlier prepare: remove it, or use another --out", f.root, testFile, f.out)
 	}

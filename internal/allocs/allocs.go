@@ -15,8 +15,8 @@ import "runtime"
 // they block between loops far more often, and the refills came to 0.9
 // of an allocation per product (GOMAXPROCS=16 on 2 CPUs).
 func PerRun(runs int, f func()) float64 {
-	if cpus := runtime.NumCPU(); runtime.GOMAXPROCS(0) > cpus {
-		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(cpus))
+	if threads := Threads(); runtime.GOMAXPROCS(0) > threads {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(threads))
 	}
 	for range 10 {
 		f()
@@ -29,6 +29,10 @@ func PerRun(runs int, f func()) float64 {
 	runtime.ReadMemStats(&after)
 	return float64(after.Mallocs-before.Mallocs) / float64(runs)
 }
+
+// Threads is the GOMAXPROCS PerRun measures at: the current one or the
+// number of CPUs, whichever is less.
+func Threads() int { return min(runtime.GOMAXPROCS(0), runtime.NumCPU()) }
 
 // Tries is how many times Least measures before it reports a count over
 // its limit.

@@ -163,6 +163,10 @@ func (op *Attention) Probs() (p []float64, b, h, n int) {
 // an op) keeps 0.64 GiB less for 19 ms more of a 4 s step.
 const recomputedProbsBytes = 16 << 20
 
+// keepsProbs reports whether a training graph's forward pass keeps a P of
+// that many bytes for the backward pass (below recomputedProbsBytes).
+func keepsProbs(bytes int) bool { return bytes < recomputedProbsBytes }
+
 // probRowStride is the distance, in elements, between the rows of a
 // head's N×N scores and probabilities: N rounded up to 16, so that in
 // float32 each row starts a 64-byte line (the buffers of a model's
@@ -197,7 +201,7 @@ func (op *Attention) UsePreallocDo(prealloc gorgonia.Value, in ...gorgonia.Value
 		op.keep = grow(op.keep, b*op.heads*rows*n)
 		fillKeep(op.keep, op.rng.streamKey(op.stream, op.rng.Step()), op.dropP)
 	}
-	op.kept = op.record || (op.backward && size*int(dt.Size()) < recomputedProbsBytes)
+	op.kept = op.record || (op.backward && keepsProbs(size*int(dt.Size())))
 	if dt == tensor.Float32 {
 		probs := keptProbs(&op.probs32, op.kept, size)
 		y := floats[float32](out)

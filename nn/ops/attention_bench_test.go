@@ -37,7 +37,7 @@ func BenchmarkAttention(b *testing.B) {
 		}
 		out, dqkv := make([]float32, len(dout)), make([]float32, len(qkv))
 		var probs []float32
-		if size := s.batch * s.heads * s.n * probRowStride(s.n); 4*size < recomputedProbsBytes {
+		if size := s.batch * s.heads * s.n * probRowStride(s.n); keepsProbs(4 * size) {
 			probs = make([]float32, size)
 		}
 		scratch := make([]float32, attentionGradScratch(s.batch*s.heads, s.n, s.n, probs == nil, 0))
